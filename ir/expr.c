@@ -1,0 +1,389 @@
+/* Expression constructors, kind tables, equality and substitution.
+ * Constructors canonicalize cheaply: two immediates fold; x+0, x*1, x*0 (ints) simplify.
+ * Everything else is left to lower/simplify.c. */
+#include "ir/expr.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ir/tensor.h"
+
+const char *const weft_expr_kind_names[WEFT_EXPR_COUNT] = {
+#define X(name, str, arity, flags) str,
+#include "ir/expr_kinds.def"
+#undef X
+};
+const int weft_expr_kind_arity[WEFT_EXPR_COUNT] = {
+#define X(name, str, arity, flags) arity,
+#include "ir/expr_kinds.def"
+#undef X
+};
+const unsigned weft_expr_kind_flags[WEFT_EXPR_COUNT] = {
+#define X(name, str, arity, flags) flags,
+#include "ir/expr_kinds.def"
+#undef X
+};
+const char *const weft_intrin_names[WEFT_INTRIN_COUNT] = {
+    "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "pow", "fabs", "sigmoid",
+};
+
+int weft_intrin_arity(weft_intrin fn) { return fn == WEFT_INTRIN_POW ? 2 : 1; }
+
+const char *weft_dtype_name(weft_dtype t)
+{
+    switch (t.code) {
+    case WEFT_DTYPE_BOOL: return "bool";
+    case WEFT_DTYPE_INT: return t.bits == 64 ? "int64" : "int32";
+    case WEFT_DTYPE_FLOAT: return t.bits == 64 ? "float64" : "float32";
+    default: return "?";
+    }
+}
+
+bool weft_dtype_parse(const char *s, weft_dtype *out)
+{
+    if (!strcmp(s, "float32")) *out = WEFT_F32;
+    else if (!strcmp(s, "int32")) *out = WEFT_I32;
+    else if (!strcmp(s, "int64")) *out = WEFT_I64;
+    else if (!strcmp(s, "bool")) *out = WEFT_BOOL;
+    else return false;
+    return true;
+}
+
+static weft_expr *node(weft_arena *a, weft_expr_kind k, weft_dtype t)
+{
+    weft_expr *e = weft_arena_alloc(a, sizeof *e);
+    if (!e) return NULL;
+    e->kind = (uint16_t)k;
+    e->dtype = t;
+    return e;
+}
+
+/* Wraps an int64 result to the dtype's width so folding matches run-time arithmetic. */
+static int64_t wrap_int(weft_dtype t, int64_t v)
+{
+    if (t.code == WEFT_DTYPE_INT && t.bits == 32) return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
+    if (t.code == WEFT_DTYPE_BOOL) return v != 0;
+    return v;
+}
+
+const weft_expr *weft_int(weft_arena *a, weft_dtype t, int64_t v)
+{
+    weft_expr *e = node(a, WEFT_EXPR_INT, t);
+    if (e) e->u.imm_int = wrap_int(t, v);
+    return e;
+}
+
+const weft_expr *weft_i64(weft_arena *a, int64_t v) { return weft_int(a, WEFT_I64, v); }
+
+const weft_expr *weft_float(weft_arena *a, weft_dtype t, double v)
+{
+    weft_expr *e = node(a, WEFT_EXPR_FLOAT, t);
+    if (e) e->u.imm_float = t.bits == 32 ? (double)(float)v : v;
+    return e;
+}
+
+const weft_expr *weft_f32(weft_arena *a, double v) { return weft_float(a, WEFT_F32, v); }
+
+const weft_expr *weft_var(weft_arena *a, const char *name, weft_dtype t)
+{
+    weft_expr *e = node(a, WEFT_EXPR_VAR, t);
+    if (!e) return NULL;
+    e->u.var.name = weft_arena_strdup(a, name ? name : "v");
+    e->u.var.id = weft_arena_next_id(a);
+    return e->u.var.name ? e : NULL;
+}
+
+static int64_t floordiv64(int64_t x, int64_t y)
+{
+    int64_t q = x / y;
+    if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
+    return q;
+}
+
+static int64_t floormod64(int64_t x, int64_t y) { return x - floordiv64(x, y) * y; }
+
+/* Folds two immediates; returns NULL when it cannot (division by zero is left to run time). */
+static const weft_expr *fold_binary(weft_arena *a, weft_expr_kind k, const weft_expr *x, const weft_expr *y)
+{
+    unsigned f = weft_expr_kind_flags[k];
+    weft_dtype t = x->dtype;
+    if (x->kind == WEFT_EXPR_INT && y->kind == WEFT_EXPR_INT) {
+        int64_t p = x->u.imm_int, q = y->u.imm_int;
+        if (f & WEFT_KF_COMPARE) {
+            int r = k == WEFT_EXPR_EQ ? p == q : k == WEFT_EXPR_NE ? p != q : k == WEFT_EXPR_LT ? p < q
+                  : k == WEFT_EXPR_LE ? p <= q : k == WEFT_EXPR_GT ? p > q : p >= q;
+            return weft_int(a, WEFT_BOOL, r);
+        }
+        switch (k) {
+        case WEFT_EXPR_ADD: return weft_int(a, t, (int64_t)((uint64_t)p + (uint64_t)q));
+        case WEFT_EXPR_SUB: return weft_int(a, t, (int64_t)((uint64_t)p - (uint64_t)q));
+        case WEFT_EXPR_MUL: return weft_int(a, t, (int64_t)((uint64_t)p * (uint64_t)q));
+        case WEFT_EXPR_DIV: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, p / q);
+        case WEFT_EXPR_FLOORDIV: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, floordiv64(p, q));
+        case WEFT_EXPR_FLOORMOD: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, floormod64(p, q));
+        case WEFT_EXPR_MIN: return weft_int(a, t, p < q ? p : q);
+        case WEFT_EXPR_MAX: return weft_int(a, t, p > q ? p : q);
+        case WEFT_EXPR_AND: return weft_int(a, t, p && q);
+        case WEFT_EXPR_OR: return weft_int(a, t, p || q);
+        default: return NULL;
+        }
+    }
+    if (x->kind == WEFT_EXPR_FLOAT && y->kind == WEFT_EXPR_FLOAT) {
+        double p = x->u.imm_float, q = y->u.imm_float;
+        if (f & WEFT_KF_COMPARE) {
+            int r = k == WEFT_EXPR_EQ ? p == q : k == WEFT_EXPR_NE ? p != q : k == WEFT_EXPR_LT ? p < q
+                  : k == WEFT_EXPR_LE ? p <= q : k == WEFT_EXPR_GT ? p > q : p >= q;
+            return weft_int(a, WEFT_BOOL, r);
+        }
+        switch (k) {
+        case WEFT_EXPR_ADD: return weft_float(a, t, p + q);
+        case WEFT_EXPR_SUB: return weft_float(a, t, p - q);
+        case WEFT_EXPR_MUL: return weft_float(a, t, p * q);
+        case WEFT_EXPR_MIN: return weft_float(a, t, p < q ? p : q);
+        case WEFT_EXPR_MAX: return weft_float(a, t, p > q ? p : q);
+        default: return NULL;
+        }
+    }
+    return NULL;
+}
+
+const weft_expr *weft_binary(weft_arena *a, weft_expr_kind k, const weft_expr *x, const weft_expr *y)
+{
+    if (!x || !y) return NULL;
+    assert(weft_expr_kind_flags[k] & WEFT_KF_BINARY);
+    assert(weft_dtype_eq(x->dtype, y->dtype));
+    const weft_expr *c = fold_binary(a, k, x, y);
+    if (c) return c;
+    bool is_int = weft_dtype_is_int(x->dtype);
+    /* Cheap identities on integers (index arithmetic); floats keep IEEE semantics. */
+    if (is_int) {
+        if (k == WEFT_EXPR_ADD && weft_expr_is_int_const(y, 0)) return x;
+        if (k == WEFT_EXPR_ADD && weft_expr_is_int_const(x, 0)) return y;
+        if (k == WEFT_EXPR_SUB && weft_expr_is_int_const(y, 0)) return x;
+        if (k == WEFT_EXPR_MUL && (weft_expr_is_int_const(y, 1))) return x;
+        if (k == WEFT_EXPR_MUL && (weft_expr_is_int_const(x, 1))) return y;
+        if (k == WEFT_EXPR_MUL && weft_expr_is_int_const(y, 0)) return y;
+        if (k == WEFT_EXPR_MUL && weft_expr_is_int_const(x, 0)) return x;
+        if ((k == WEFT_EXPR_FLOORDIV || k == WEFT_EXPR_DIV) && weft_expr_is_int_const(y, 1)) return x;
+        if (k == WEFT_EXPR_FLOORMOD && weft_expr_is_int_const(y, 1)) return weft_int(a, x->dtype, 0);
+    }
+    /* Constants on the right of commutative ops. */
+    if ((weft_expr_kind_flags[k] & WEFT_KF_COMMUTATIVE) && weft_expr_is_const(x) && !weft_expr_is_const(y)) {
+        const weft_expr *t = x;
+        x = y;
+        y = t;
+    }
+    weft_dtype rt = (weft_expr_kind_flags[k] & WEFT_KF_COMPARE) ? WEFT_BOOL : x->dtype;
+    weft_expr *e = node(a, k, rt);
+    if (!e) return NULL;
+    e->u.bin.a = x;
+    e->u.bin.b = y;
+    return e;
+}
+
+const weft_expr *weft_add(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_ADD, x, y); }
+const weft_expr *weft_sub(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_SUB, x, y); }
+const weft_expr *weft_mul(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_MUL, x, y); }
+const weft_expr *weft_div(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_DIV, x, y); }
+const weft_expr *weft_floordiv(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_FLOORDIV, x, y); }
+const weft_expr *weft_floormod(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_FLOORMOD, x, y); }
+const weft_expr *weft_min(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_MIN, x, y); }
+const weft_expr *weft_max(weft_arena *a, const weft_expr *x, const weft_expr *y) { return weft_binary(a, WEFT_EXPR_MAX, x, y); }
+const weft_expr *weft_cmp(weft_arena *a, weft_expr_kind k, const weft_expr *x, const weft_expr *y)
+{
+    assert(weft_expr_kind_flags[k] & WEFT_KF_COMPARE);
+    return weft_binary(a, k, x, y);
+}
+const weft_expr *weft_and(weft_arena *a, const weft_expr *x, const weft_expr *y)
+{
+    if (x && x->kind == WEFT_EXPR_INT) return x->u.imm_int ? y : x;
+    if (y && y->kind == WEFT_EXPR_INT) return y->u.imm_int ? x : y;
+    return weft_binary(a, WEFT_EXPR_AND, x, y);
+}
+const weft_expr *weft_or(weft_arena *a, const weft_expr *x, const weft_expr *y)
+{
+    if (x && x->kind == WEFT_EXPR_INT) return x->u.imm_int ? x : y;
+    if (y && y->kind == WEFT_EXPR_INT) return y->u.imm_int ? y : x;
+    return weft_binary(a, WEFT_EXPR_OR, x, y);
+}
+
+const weft_expr *weft_not(weft_arena *a, const weft_expr *x)
+{
+    if (!x) return NULL;
+    if (x->kind == WEFT_EXPR_INT) return weft_int(a, WEFT_BOOL, !x->u.imm_int);
+    weft_expr *e = node(a, WEFT_EXPR_NOT, WEFT_BOOL);
+    if (e) e->u.un.a = x;
+    return e;
+}
+
+const weft_expr *weft_select(weft_arena *a, const weft_expr *c, const weft_expr *t, const weft_expr *f)
+{
+    if (!c || !t || !f) return NULL;
+    assert(weft_dtype_eq(t->dtype, f->dtype));
+    if (c->kind == WEFT_EXPR_INT) return c->u.imm_int ? t : f;
+    weft_expr *e = node(a, WEFT_EXPR_SELECT, t->dtype);
+    if (!e) return NULL;
+    e->u.sel.c = c;
+    e->u.sel.t = t;
+    e->u.sel.f = f;
+    return e;
+}
+
+const weft_expr *weft_cast(weft_arena *a, weft_dtype t, const weft_expr *x)
+{
+    if (!x) return NULL;
+    if (weft_dtype_eq(t, x->dtype)) return x;
+    if (x->kind == WEFT_EXPR_INT) {
+        if (weft_dtype_is_float(t)) return weft_float(a, t, (double)x->u.imm_int);
+        return weft_int(a, t, x->u.imm_int);
+    }
+    if (x->kind == WEFT_EXPR_FLOAT && weft_dtype_is_float(t)) return weft_float(a, t, x->u.imm_float);
+    weft_expr *e = node(a, WEFT_EXPR_CAST, t);
+    if (e) e->u.un.a = x;
+    return e;
+}
+
+const weft_expr *weft_call(weft_arena *a, weft_intrin fn, int n, const weft_expr *const *args)
+{
+    assert(n == weft_intrin_arity(fn));
+    for (int i = 0; i < n; i++)
+        if (!args[i]) return NULL;
+    weft_expr *e = node(a, WEFT_EXPR_CALL, args[0]->dtype);
+    const weft_expr **v = weft_arena_alloc(a, sizeof *v * (size_t)n);
+    if (!e || !v) return NULL;
+    memcpy(v, args, sizeof *v * (size_t)n);
+    e->u.call.fn = fn;
+    e->u.call.n = n;
+    e->u.call.args = v;
+    return e;
+}
+
+const weft_expr *weft_call1(weft_arena *a, weft_intrin fn, const weft_expr *x) { return weft_call(a, fn, 1, &x); }
+
+const weft_expr *weft_tload(weft_arena *a, const weft_tensor *t, int n, const weft_expr *const *idx)
+{
+    if (!t) return NULL;
+    assert(n == t->ndim);
+    for (int i = 0; i < n; i++)
+        if (!idx[i]) return NULL;
+    weft_expr *e = node(a, WEFT_EXPR_TLOAD, t->dtype);
+    const weft_expr **v = weft_arena_alloc(a, sizeof *v * (size_t)(n ? n : 1));
+    if (!e || !v) return NULL;
+    if (n) memcpy(v, idx, sizeof *v * (size_t)n);
+    e->u.tload.tensor = t;
+    e->u.tload.n = n;
+    e->u.tload.idx = v;
+    return e;
+}
+
+bool weft_expr_equal(const weft_expr *x, const weft_expr *y)
+{
+    if (x == y) return true;
+    if (!x || !y || x->kind != y->kind || !weft_dtype_eq(x->dtype, y->dtype)) return false;
+    switch ((weft_expr_kind)x->kind) {
+    case WEFT_EXPR_INT: return x->u.imm_int == y->u.imm_int;
+    case WEFT_EXPR_FLOAT: return memcmp(&x->u.imm_float, &y->u.imm_float, sizeof(double)) == 0;
+    case WEFT_EXPR_VAR: return false; /* identity only */
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: return weft_expr_equal(x->u.un.a, y->u.un.a);
+    case WEFT_EXPR_SELECT:
+        return weft_expr_equal(x->u.sel.c, y->u.sel.c) && weft_expr_equal(x->u.sel.t, y->u.sel.t) &&
+               weft_expr_equal(x->u.sel.f, y->u.sel.f);
+    case WEFT_EXPR_CALL:
+        if (x->u.call.fn != y->u.call.fn || x->u.call.n != y->u.call.n) return false;
+        for (int i = 0; i < x->u.call.n; i++)
+            if (!weft_expr_equal(x->u.call.args[i], y->u.call.args[i])) return false;
+        return true;
+    case WEFT_EXPR_TLOAD:
+        if (x->u.tload.tensor != y->u.tload.tensor || x->u.tload.n != y->u.tload.n) return false;
+        for (int i = 0; i < x->u.tload.n; i++)
+            if (!weft_expr_equal(x->u.tload.idx[i], y->u.tload.idx[i])) return false;
+        return true;
+    case WEFT_EXPR_LOAD:
+        return x->u.load.buf == y->u.load.buf && weft_expr_equal(x->u.load.index, y->u.load.index);
+    default:
+        return weft_expr_equal(x->u.bin.a, y->u.bin.a) && weft_expr_equal(x->u.bin.b, y->u.bin.b);
+    }
+}
+
+const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
+                                      const weft_expr *const *from, const weft_expr *const *to)
+{
+    if (!e) return NULL;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT: return e;
+    case WEFT_EXPR_VAR:
+        for (int i = 0; i < n; i++)
+            if (from[i] == e) return to[i];
+        return e;
+    case WEFT_EXPR_NOT: {
+        const weft_expr *x = weft_expr_substitute(a, e->u.un.a, n, from, to);
+        return x == e->u.un.a ? e : weft_not(a, x);
+    }
+    case WEFT_EXPR_CAST: {
+        const weft_expr *x = weft_expr_substitute(a, e->u.un.a, n, from, to);
+        return x == e->u.un.a ? e : weft_cast(a, e->dtype, x);
+    }
+    case WEFT_EXPR_SELECT: {
+        const weft_expr *c = weft_expr_substitute(a, e->u.sel.c, n, from, to);
+        const weft_expr *t = weft_expr_substitute(a, e->u.sel.t, n, from, to);
+        const weft_expr *f = weft_expr_substitute(a, e->u.sel.f, n, from, to);
+        if (c == e->u.sel.c && t == e->u.sel.t && f == e->u.sel.f) return e;
+        return weft_select(a, c, t, f);
+    }
+    case WEFT_EXPR_CALL: {
+        const weft_expr *args[4];
+        bool same = true;
+        for (int i = 0; i < e->u.call.n; i++) {
+            args[i] = weft_expr_substitute(a, e->u.call.args[i], n, from, to);
+            same = same && args[i] == e->u.call.args[i];
+        }
+        return same ? e : weft_call(a, (weft_intrin)e->u.call.fn, e->u.call.n, args);
+    }
+    case WEFT_EXPR_TLOAD: {
+        const weft_expr *idx[WEFT_MAX_DIMS];
+        bool same = true;
+        for (int i = 0; i < e->u.tload.n; i++) {
+            idx[i] = weft_expr_substitute(a, e->u.tload.idx[i], n, from, to);
+            same = same && idx[i] == e->u.tload.idx[i];
+        }
+        return same ? e : weft_tload(a, e->u.tload.tensor, e->u.tload.n, idx);
+    }
+    case WEFT_EXPR_LOAD: {
+        const weft_expr *i = weft_expr_substitute(a, e->u.load.index, n, from, to);
+        return i == e->u.load.index ? e : weft_load(a, e->u.load.buf, i);
+    }
+    default: {
+        const weft_expr *x = weft_expr_substitute(a, e->u.bin.a, n, from, to);
+        const weft_expr *y = weft_expr_substitute(a, e->u.bin.b, n, from, to);
+        if (x == e->u.bin.a && y == e->u.bin.b) return e;
+        return weft_binary(a, (weft_expr_kind)e->kind, x, y);
+    }
+    }
+}
+
+bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v)
+{
+    if (!e) return false;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT: return false;
+    case WEFT_EXPR_VAR: return e == v;
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: return weft_expr_uses_var(e->u.un.a, v);
+    case WEFT_EXPR_SELECT:
+        return weft_expr_uses_var(e->u.sel.c, v) || weft_expr_uses_var(e->u.sel.t, v) ||
+               weft_expr_uses_var(e->u.sel.f, v);
+    case WEFT_EXPR_CALL:
+        for (int i = 0; i < e->u.call.n; i++)
+            if (weft_expr_uses_var(e->u.call.args[i], v)) return true;
+        return false;
+    case WEFT_EXPR_TLOAD:
+        for (int i = 0; i < e->u.tload.n; i++)
+            if (weft_expr_uses_var(e->u.tload.idx[i], v)) return true;
+        return false;
+    case WEFT_EXPR_LOAD: return weft_expr_uses_var(e->u.load.index, v);
+    default: return weft_expr_uses_var(e->u.bin.a, v) || weft_expr_uses_var(e->u.bin.b, v);
+    }
+}

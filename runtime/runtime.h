@@ -1,0 +1,40 @@
+/* Runtime used by generated code and by the tools: a persistent thread pool with a
+ * parallel-for, 64-byte aligned buffers, and a monotonic clock.
+ *
+ * Generated CPU code outlines the body of a parallel loop into
+ *     void body(void *closure, int64_t begin, int64_t end)
+ * and calls weft_rt_parallel_for(pool, body, closure, extent): the iterations [0, extent) are
+ * split into at most n_threads contiguous chunks, one per thread, the calling thread taking the
+ * first. A NULL pool, a pool of one thread, or a call made from inside a running parallel-for
+ * runs body(closure, 0, extent) inline. These symbols are looked up by the JIT by name.
+ */
+#ifndef WEFT_RUNTIME_H
+#define WEFT_RUNTIME_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+typedef struct weft_threadpool weft_threadpool;
+typedef void (*weft_rt_body)(void *closure, int64_t begin, int64_t end);
+
+/* n_threads <= 0 means the cores available to this process (sched_getaffinity). Caller owns
+ * the pool: weft_threadpool_destroy (accepts NULL). */
+WEFT_API weft_status weft_threadpool_create(int n_threads, weft_threadpool **out);
+WEFT_API void weft_threadpool_destroy(weft_threadpool *p);
+WEFT_API int weft_threadpool_size(const weft_threadpool *p);
+/* Number of cores available to this process. */
+WEFT_API int weft_rt_cores(void);
+
+/* Called by generated code. */
+WEFT_API void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, int64_t extent);
+
+/* 64-byte aligned, zeroed allocation of n bytes; large blocks are madvise'd for huge pages.
+ * Free with weft_rt_free (accepts NULL). Also used by generated code for large ALLOCATEs. */
+WEFT_API void *weft_rt_alloc(size_t n);
+WEFT_API void weft_rt_free(void *p);
+
+/* Monotonic time in seconds. */
+WEFT_API double weft_rt_now(void);
+
+#endif
