@@ -9,20 +9,12 @@
 #define WEFT_TARGETS_TARGET_H
 #include <stdbool.h>
 
+#include "ir/caps.h"
 #include "ir/stmt.h"
 #include "runtime/runtime.h"
 #include "weft/weft.h"
 
-typedef struct weft_target_caps {
-    const char *name;       /* "llvm", "interp", later "cuda", "hip" */
-    int vector_bits;        /* widest native vector register (512 with AVX-512), 0 if none */
-    int vector_lanes_f32;   /* vector_bits / 32 */
-    int max_threads;        /* CPU: cores available; GPU: threads per block */
-    bool has_thread_binding;/* THREAD_BOUND loops allowed (GPU) */
-    bool scopes[WEFT_SCOPE_COUNT]; /* memory scopes cache stages may use */
-    char cpu[64];           /* host CPU name ("znver5") or GPU arch */
-    char features[1024];    /* ISA features ("+avx512f,+fma,...") */
-} weft_target_caps;
+/* weft_target_caps lives in ir/caps.h so lowering and schedules can read it. */
 
 typedef struct weft_target weft_target; /* a backend instance (JIT session, device context) */
 typedef struct weft_kernel weft_kernel; /* one compiled kernel */

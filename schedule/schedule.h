@@ -1,0 +1,45 @@
+/* Schedules are data (DESIGN #2): an ordered list of steps over the stages of one kernel.
+ *
+ * A schedule starts from a kernel's tensor expressions with every compute tensor a stage,
+ * computed at root in topological order, its loops the tensor's axes then its reduction axes
+ * (the "naive" schedule). Each step transforms the state: split, fuse, reorder, annotate
+ * (parallel, vectorize, unroll), compute_at, compute_inline, compute_root, cache_write,
+ * cache_read, pragma auto_unroll. Steps name stages and iterators by name and print as one line
+ * of text each (grammar in schedule/step_text.c); replaying the text rebuilds the same schedule.
+ *
+ * Iterator names: a tensor's axes keep their names ("i", "j", reduction "k"); split of `i` into
+ * n+1 parts gives "i.0" (outermost) ... "i.n"; fuse of `a` and `b` gives "a@b". Cache stages are
+ * named "<tensor>.<scope>" ("C.local"); a cache_read stage of B for reader C is "B.local".
+ */
+#ifndef WEFT_SCHEDULE_SCHEDULE_H
+#define WEFT_SCHEDULE_SCHEDULE_H
+#include <stdio.h>
+
+#include "ir/caps.h"
+#include "ir/tensor.h"
+
+typedef struct weft_schedule weft_schedule;
+
+/* A naive schedule for f. f and its arena must outlive the schedule. Caller destroys. */
+weft_status weft_schedule_create(const weft_te_func *f, weft_schedule **out);
+void weft_schedule_destroy(weft_schedule *s); /* accepts NULL */
+/* Parses and applies one step line (comments '#' and blank lines are no-ops). On error the
+ * schedule is unchanged and the message names the step text and what is wrong. */
+weft_status weft_schedule_apply(weft_schedule *s, const char *step_line);
+/* Applies several lines (separated by '\n' or ';'); stops at the first error, naming its line.
+ * Steps before the failing one stay applied. */
+weft_status weft_schedule_apply_text(weft_schedule *s, const char *text);
+/* The steps applied so far, one per line; malloc'd, caller frees. */
+char *weft_schedule_text(const weft_schedule *s);
+int weft_schedule_n_steps(const weft_schedule *s);
+const weft_te_func *weft_schedule_func(const weft_schedule *s);
+/* Prints stages, their iterators (in loop order, with annotations) and attachments. */
+void weft_schedule_print(const weft_schedule *s, FILE *out);
+
+/* Built-in schedules (schedule/default.c, schedule/manual.c). */
+/* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */
+weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps);
+/* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
+weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);
+
+#endif
