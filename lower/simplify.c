@@ -1,0 +1,191 @@
+/* Index simplification.
+ *
+ * Integer sums are flattened into (coefficient, atom) terms plus a constant, like terms are
+ * combined (atoms compared structurally) and the sum is rebuilt in first-seen order. Atoms are
+ * simplified recursively. With a range environment, floordiv/floormod by a positive constant
+ * peel off the terms divisible by it when the remainder is provably in [0, c) (the inverse of
+ * split and fuse), and min/max/comparisons decided by the ranges fold to one side / a constant,
+ * which removes the guards of perfect splits. Floats are left alone except inside their
+ * integer sub-expressions (indices of loads).
+ */
+#include "lower/lower_internal.h"
+
+#define MAX_TERMS 64
+
+typedef struct lin {
+    int n;
+    const weft_expr *atom[MAX_TERMS];
+    int64_t coeff[MAX_TERMS];
+    int64_t c;
+    bool overflow;
+} lin;
+
+static const weft_expr *simplify_atom(weft_arena *a, const weft_expr *e, const weft_range_env *env);
+
+static void add_term(lin *L, const weft_expr *atom, int64_t k)
+{
+    for (int i = 0; i < L->n; i++)
+        if (weft_expr_equal(L->atom[i], atom)) {
+            L->coeff[i] += k;
+            return;
+        }
+    if (L->n == MAX_TERMS) {
+        L->overflow = true;
+        return;
+    }
+    L->atom[L->n] = atom;
+    L->coeff[L->n++] = k;
+}
+
+static void collect(weft_arena *a, const weft_expr *e, int64_t k, lin *L, const weft_range_env *env)
+{
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT: L->c += k * weft_expr_int(e); return;
+    case WEFT_EXPR_ADD:
+        collect(a, weft_expr_a(e), k, L, env);
+        collect(a, weft_expr_b(e), k, L, env);
+        return;
+    case WEFT_EXPR_SUB:
+        collect(a, weft_expr_a(e), k, L, env);
+        collect(a, weft_expr_b(e), -k, L, env);
+        return;
+    case WEFT_EXPR_MUL:
+        if (weft_expr_b(e)->kind == WEFT_EXPR_INT) {
+            collect(a, weft_expr_a(e), k * weft_expr_int(weft_expr_b(e)), L, env);
+            return;
+        }
+        if (weft_expr_a(e)->kind == WEFT_EXPR_INT) {
+            collect(a, weft_expr_b(e), k * weft_expr_int(weft_expr_a(e)), L, env);
+            return;
+        }
+        break;
+    default: break;
+    }
+    const weft_expr *s = simplify_atom(a, e, env);
+    if (s->kind == WEFT_EXPR_INT) L->c += k * weft_expr_int(s);
+    else if (s != e && (s->kind == WEFT_EXPR_ADD || s->kind == WEFT_EXPR_SUB || s->kind == WEFT_EXPR_MUL))
+        collect(a, s, k, L, env);
+    else add_term(L, s, k);
+}
+
+static const weft_expr *rebuild(weft_arena *a, const lin *L, weft_dtype t)
+{
+    const weft_expr *r = NULL;
+    for (int i = 0; i < L->n; i++) {
+        int64_t k = L->coeff[i];
+        if (k == 0) continue;
+        if (!r) r = k == 1 ? L->atom[i] : weft_mul(a, L->atom[i], weft_int(a, t, k));
+        else if (k > 0) r = weft_add(a, r, k == 1 ? L->atom[i] : weft_mul(a, L->atom[i], weft_int(a, t, k)));
+        else r = weft_sub(a, r, k == -1 ? L->atom[i] : weft_mul(a, L->atom[i], weft_int(a, t, -k)));
+    }
+    if (!r) return weft_int(a, t, L->c);
+    if (L->c > 0) return weft_add(a, r, weft_int(a, t, L->c));
+    if (L->c < 0) return weft_sub(a, r, weft_int(a, t, -L->c));
+    return r;
+}
+
+static const weft_expr *simplify_int_sum(weft_arena *a, const weft_expr *e, const weft_range_env *env)
+{
+    lin L = {0};
+    collect(a, e, 1, &L, env);
+    if (L.overflow) return e;
+    return rebuild(a, &L, e->dtype);
+}
+
+/* floordiv/floormod(x, c): x = c*q + r with r provably in [0, c) -> q / r. */
+static const weft_expr *div_mod(weft_arena *a, weft_expr_kind k, const weft_expr *x, int64_t c, const weft_range_env *env)
+{
+    lin L = {0};
+    collect(a, x, 1, &L, env);
+    if (L.overflow) return NULL;
+    lin q = {0}, r = {0};
+    for (int i = 0; i < L.n; i++) {
+        if (L.coeff[i] % c == 0) add_term(&q, L.atom[i], L.coeff[i] / c);
+        else add_term(&r, L.atom[i], L.coeff[i]);
+    }
+    int64_t cq = L.c / c, cr = L.c % c;
+    if (cr < 0) cr += c, cq -= 1;
+    q.c = cq;
+    r.c = cr;
+    const weft_expr *rest = rebuild(a, &r, x->dtype);
+    int64_t lo, hi;
+    if (!weft_const_range(rest, env, &lo, &hi) || lo < 0 || hi >= c) return NULL;
+    return k == WEFT_EXPR_FLOORDIV ? rebuild(a, &q, x->dtype) : rest;
+}
+
+static const weft_expr *simplify_atom(weft_arena *a, const weft_expr *e, const weft_range_env *env)
+{
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT:
+    case WEFT_EXPR_VAR: return e;
+    case WEFT_EXPR_NOT: return weft_not(a, weft_simplify(a, weft_expr_operand(e), env));
+    case WEFT_EXPR_CAST: return weft_cast(a, e->dtype, weft_simplify(a, weft_expr_operand(e), env));
+    case WEFT_EXPR_SELECT:
+        return weft_select(a, weft_simplify(a, weft_expr_sel_cond(e), env), weft_simplify(a, weft_expr_sel_true(e), env),
+                           weft_simplify(a, weft_expr_sel_false(e), env));
+    case WEFT_EXPR_CALL: {
+        const weft_expr *args[4];
+        for (int i = 0; i < weft_expr_call_n(e); i++) args[i] = weft_simplify(a, weft_expr_call_arg(e, i), env);
+        return weft_call(a, weft_expr_call_fn(e), weft_expr_call_n(e), args);
+    }
+    case WEFT_EXPR_TLOAD: {
+        const weft_expr *idx[WEFT_MAX_DIMS];
+        for (int i = 0; i < weft_expr_tload_n(e); i++) idx[i] = weft_simplify(a, weft_expr_tload_idx(e, i), env);
+        return weft_tload(a, weft_expr_tload_tensor(e), weft_expr_tload_n(e), idx);
+    }
+    case WEFT_EXPR_LOAD: return weft_load(a, weft_expr_load_buf(e), weft_simplify(a, weft_expr_load_index(e), env));
+    default: break;
+    }
+    weft_expr_kind k = (weft_expr_kind)e->kind;
+    const weft_expr *x = weft_simplify(a, weft_expr_a(e), env), *y = weft_simplify(a, weft_expr_b(e), env);
+    if (!x || !y) return NULL;
+    int64_t xl, xh, yl, yh;
+    bool int_ops = weft_dtype_is_int(x->dtype);
+    if (int_ops && env && (k == WEFT_EXPR_FLOORDIV || k == WEFT_EXPR_FLOORMOD) && y->kind == WEFT_EXPR_INT &&
+        weft_expr_int(y) > 0) {
+        const weft_expr *r = div_mod(a, k, x, weft_expr_int(y), env);
+        if (r) return r;
+    }
+    if (int_ops && env && weft_const_range(x, env, &xl, &xh) && weft_const_range(y, env, &yl, &yh)) {
+        switch (k) {
+        case WEFT_EXPR_MIN:
+            if (xh <= yl) return x;
+            if (yh <= xl) return y;
+            break;
+        case WEFT_EXPR_MAX:
+            if (xh <= yl) return y;
+            if (yh <= xl) return x;
+            break;
+        case WEFT_EXPR_LT:
+            if (xh < yl) return weft_int(a, WEFT_BOOL, 1);
+            if (xl >= yh) return weft_int(a, WEFT_BOOL, 0);
+            break;
+        case WEFT_EXPR_LE:
+            if (xh <= yl) return weft_int(a, WEFT_BOOL, 1);
+            if (xl > yh) return weft_int(a, WEFT_BOOL, 0);
+            break;
+        case WEFT_EXPR_GT:
+            if (xl > yh) return weft_int(a, WEFT_BOOL, 1);
+            if (xh <= yl) return weft_int(a, WEFT_BOOL, 0);
+            break;
+        case WEFT_EXPR_GE:
+            if (xl >= yh) return weft_int(a, WEFT_BOOL, 1);
+            if (xh < yl) return weft_int(a, WEFT_BOOL, 0);
+            break;
+        default: break;
+        }
+    }
+    if (k == WEFT_EXPR_AND) return weft_and(a, x, y);
+    if (k == WEFT_EXPR_OR) return weft_or(a, x, y);
+    return weft_binary(a, k, x, y);
+}
+
+const weft_expr *weft_simplify(weft_arena *a, const weft_expr *e, const weft_range_env *env)
+{
+    if (!e) return NULL;
+    if (weft_dtype_is_int(e->dtype) &&
+        (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB || e->kind == WEFT_EXPR_MUL))
+        return simplify_int_sum(a, e, env);
+    return simplify_atom(a, e, env);
+}

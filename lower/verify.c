@@ -1,0 +1,116 @@
+/* Structural verifier for loop IR (run after lowering in every build): variables bound before
+ * use, constant positive extents where the kind needs them, no tensor loads left, buffers in
+ * scope, dtypes consistent. A failure is a lowering bug: WEFT_ERR_INTERNAL naming the spot. */
+#include "ir/error.h"
+#include "lower/lower_internal.h"
+
+typedef struct vctx {
+    const weft_loop_func *f;
+    const weft_expr *vars[WEFT_RANGE_MAX];
+    int n_vars;
+    const weft_buffer *bufs[WEFT_RANGE_MAX];
+    int n_bufs;
+} vctx;
+
+static bool buf_ok(const vctx *v, const weft_buffer *b)
+{
+    if (b->param_index >= 0) return b->param_index < v->f->n_params && v->f->params[b->param_index] == b;
+    for (int i = 0; i < v->n_bufs; i++)
+        if (v->bufs[i] == b) return true;
+    return false;
+}
+
+static weft_status check_expr(const vctx *v, const weft_expr *e)
+{
+    if (!e) return weft_fail(WEFT_ERR_INTERNAL, "verify %s: NULL expression", v->f->name);
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT: return WEFT_OK;
+    case WEFT_EXPR_VAR:
+        for (int i = 0; i < v->n_vars; i++)
+            if (v->vars[i] == e) return WEFT_OK;
+        return weft_fail(WEFT_ERR_INTERNAL, "verify %s: variable %s used outside its loop", v->f->name, weft_expr_var_name(e));
+    case WEFT_EXPR_TLOAD:
+        return weft_fail(WEFT_ERR_INTERNAL, "verify %s: tensor load of %s left in loop IR", v->f->name,
+                         weft_expr_tload_tensor(e)->name);
+    case WEFT_EXPR_LOAD:
+        if (!buf_ok(v, weft_expr_load_buf(e)))
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: load from %s outside its allocation", v->f->name,
+                             weft_expr_load_buf(e)->name);
+        if (!weft_dtype_is_int(weft_expr_load_index(e)->dtype))
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: non-integer index into %s", v->f->name, weft_expr_load_buf(e)->name);
+        return check_expr(v, weft_expr_load_index(e));
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: return check_expr(v, weft_expr_operand(e));
+    case WEFT_EXPR_SELECT: {
+        weft_status rc = check_expr(v, weft_expr_sel_cond(e));
+        if (rc == WEFT_OK) rc = check_expr(v, weft_expr_sel_true(e));
+        if (rc == WEFT_OK) rc = check_expr(v, weft_expr_sel_false(e));
+        return rc;
+    }
+    case WEFT_EXPR_CALL:
+        for (int i = 0; i < weft_expr_call_n(e); i++) {
+            weft_status rc = check_expr(v, weft_expr_call_arg(e, i));
+            if (rc != WEFT_OK) return rc;
+        }
+        return WEFT_OK;
+    default: {
+        weft_status rc = check_expr(v, weft_expr_a(e));
+        return rc == WEFT_OK ? check_expr(v, weft_expr_b(e)) : rc;
+    }
+    }
+}
+
+static weft_status check_stmt(vctx *v, const weft_stmt *s)
+{
+    if (!s) return weft_fail(WEFT_ERR_INTERNAL, "verify %s: NULL statement", v->f->name);
+    weft_status rc = WEFT_OK;
+    switch (s->kind) {
+    case WEFT_STMT_FOR: {
+        const weft_expr *ext = s->u.loop.extent;
+        if ((rc = check_expr(v, s->u.loop.min)) != WEFT_OK || (rc = check_expr(v, ext)) != WEFT_OK) return rc;
+        if (ext->kind == WEFT_EXPR_INT && weft_expr_int(ext) <= 0)
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: loop %s has extent %lld", v->f->name,
+                             weft_expr_var_name(s->u.loop.var), (long long)weft_expr_int(ext));
+        if ((s->u.loop.kind == WEFT_FOR_VECTORIZED || s->u.loop.kind == WEFT_FOR_UNROLLED) && ext->kind != WEFT_EXPR_INT)
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: %s loop %s needs a constant extent", v->f->name,
+                             weft_for_kind_names[s->u.loop.kind], weft_expr_var_name(s->u.loop.var));
+        if (v->n_vars >= WEFT_RANGE_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: loops nested too deep", v->f->name);
+        v->vars[v->n_vars++] = s->u.loop.var;
+        rc = check_stmt(v, s->u.loop.body);
+        v->n_vars--;
+        return rc;
+    }
+    case WEFT_STMT_STORE:
+        if (!buf_ok(v, s->u.store.buf))
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: store to %s outside its allocation", v->f->name, s->u.store.buf->name);
+        if (!weft_dtype_eq(s->u.store.buf->dtype, s->u.store.value->dtype))
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: store of %s into %s buffer %s", v->f->name,
+                             weft_dtype_name(s->u.store.value->dtype), weft_dtype_name(s->u.store.buf->dtype),
+                             s->u.store.buf->name);
+        if ((rc = check_expr(v, s->u.store.index)) != WEFT_OK) return rc;
+        return check_expr(v, s->u.store.value);
+    case WEFT_STMT_ALLOCATE:
+        if (s->u.alloc.buf->size <= 0)
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: empty allocation %s", v->f->name, s->u.alloc.buf->name);
+        if (v->n_bufs >= WEFT_RANGE_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: too many allocations", v->f->name);
+        v->bufs[v->n_bufs++] = s->u.alloc.buf;
+        rc = check_stmt(v, s->u.alloc.body);
+        v->n_bufs--;
+        return rc;
+    case WEFT_STMT_IF:
+        if ((rc = check_expr(v, s->u.cond.cond)) != WEFT_OK) return rc;
+        if ((rc = check_stmt(v, s->u.cond.then_s)) != WEFT_OK) return rc;
+        return s->u.cond.else_s ? check_stmt(v, s->u.cond.else_s) : WEFT_OK;
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->u.seq.n && rc == WEFT_OK; i++) rc = check_stmt(v, s->u.seq.items[i]);
+        return rc;
+    default: return weft_fail(WEFT_ERR_INTERNAL, "verify %s: unknown statement kind %d", v->f->name, (int)s->kind);
+    }
+}
+
+weft_status weft_lower_verify(const weft_loop_func *f)
+{
+    vctx v = {.f = f};
+    return check_stmt(&v, f->body);
+}

@@ -1,0 +1,72 @@
+/* Compute-location steps: compute_at, compute_inline, compute_root.
+ *
+ * Legality:
+ *   compute_at P C ITER  P is not an output; C reads P (directly or through inlined stages)
+ *                        and is the only stage that does; ITER is a leaf of C; C is not
+ *                        itself computed inside P. P is then computed, for each iteration of
+ *                        C's loops down to ITER, over the region C needs there.
+ *   compute_inline P     P is not an output, has no reduction, and nothing is attached to it.
+ *   compute_root P       P gets its own loop nest at the top level again.
+ */
+#include <string.h>
+
+#include "ir/error.h"
+#include "schedule/state.h"
+
+weft_status weft_sched_apply_compute_at(weft_schedule *s, const weft_step *step)
+{
+    int p = weft_sched_find_stage(s, step->args[0]);
+    if (p < 0) return WEFT_ERR_INVALID_ARG;
+    int c = weft_sched_find_stage(s, step->args[1]);
+    if (c < 0) return WEFT_ERR_INVALID_ARG;
+    weft_stage *ps = &s->stages[p], *cs = &s->stages[c];
+    if (ps->is_output) return weft_fail(WEFT_ERR_INVALID_ARG, "output stage %s must stay at root", ps->name);
+    if (p == c) return weft_fail(WEFT_ERR_INVALID_ARG, "cannot compute %s inside itself", ps->name);
+    if (cs->attach == WEFT_ATTACH_INLINE) return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is inlined", cs->name);
+    int it = weft_sched_find_iter(cs, step->args[2]);
+    if (it < 0) return WEFT_ERR_INVALID_ARG;
+    if (weft_sched_leaf_pos(cs, it) < 0)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "iterator %s of stage %s was already split or fused", step->args[2], cs->name);
+    if (!weft_sched_reads(s, c, p))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s does not read %s, so %s cannot be computed at it", cs->name,
+                         ps->name, ps->name);
+    for (int q = 0; q < s->n_stages; q++) {
+        if (q == c || q == p || s->stages[q].attach == WEFT_ATTACH_INLINE) continue;
+        if (weft_sched_reads(s, q, p))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is also read by %s, so it cannot be computed inside %s",
+                             ps->name, s->stages[q].name, cs->name);
+    }
+    for (int q = c, depth = 0; s->stages[q].attach == WEFT_ATTACH_AT && depth <= s->n_stages; depth++) {
+        q = s->stages[q].at_stage;
+        if (q == p) return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s (a cycle)", cs->name, ps->name);
+    }
+    ps->attach = WEFT_ATTACH_AT;
+    ps->at_stage = c;
+    ps->at_iter = it;
+    return WEFT_OK;
+}
+
+weft_status weft_sched_apply_compute_inline(weft_schedule *s, const weft_step *step)
+{
+    int p = weft_sched_find_stage(s, step->args[0]);
+    if (p < 0) return WEFT_ERR_INVALID_ARG;
+    weft_stage *ps = &s->stages[p];
+    if (step->n_args != 1) return weft_fail(WEFT_ERR_INVALID_ARG, "compute_inline takes one stage");
+    if (ps->is_output) return weft_fail(WEFT_ERR_INVALID_ARG, "output stage %s cannot be inlined", ps->name);
+    if (ps->op->n_reduce) return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s has a reduction and cannot be inlined", ps->name);
+    for (int q = 0; q < s->n_stages; q++)
+        if (s->stages[q].attach == WEFT_ATTACH_AT && s->stages[q].at_stage == p)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s; it cannot be inlined", s->stages[q].name,
+                             ps->name);
+    ps->attach = WEFT_ATTACH_INLINE;
+    return WEFT_OK;
+}
+
+weft_status weft_sched_apply_compute_root(weft_schedule *s, const weft_step *step)
+{
+    int p = weft_sched_find_stage(s, step->args[0]);
+    if (p < 0) return WEFT_ERR_INVALID_ARG;
+    if (step->n_args != 1) return weft_fail(WEFT_ERR_INVALID_ARG, "compute_root takes one stage");
+    s->stages[p].attach = WEFT_ATTACH_ROOT;
+    return WEFT_OK;
+}
