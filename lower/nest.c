@@ -260,29 +260,107 @@ static void collect_accesses(const weft_expr *e, const weft_tensor *t, const wef
     }
 }
 
-/* Region of stage p needed by one iteration of consumer cs's loops down to leaf position lp. */
+/* Accesses of stage p's result by one reader: the reader's expanded body with its axis
+ * variables to be replaced by `to` (the reader's axis values). */
+typedef struct reader_view {
+    const weft_expr *body;
+    const weft_tensor *op;
+    const weft_expr *to[2 * WEFT_MAX_DIMS];
+} reader_view;
+
+static void compute_extents(const weft_stage *st, stage_info *si);
+static void compute_values(ctx *c, const weft_stage *st, const weft_expr **val, const int64_t *ext);
+static weft_status infer_region(ctx *c, int p, int cons, int lp);
+
+/* A reader q attached at cons (level lq >= lp): its axis values with every one of its loops
+ * free, for bounding what it reads of a stage attached at cons's level lp. The free loop
+ * variables are pushed on env (the caller restores env). */
+static weft_status preview_reader(ctx *c, int q, reader_view *rv, const weft_expr **free_vars, int *n_free)
+{
+    const weft_stage *qs = &c->s->stages[q];
+    stage_info *qi = &c->info[q];
+    int lq = weft_sched_leaf_pos(&c->s->stages[qs->at_stage], qs->at_iter);
+    weft_status rc = infer_region(c, q, qs->at_stage, lq);
+    if (rc != WEFT_OK) return rc;
+    compute_extents(qs, qi);
+    const weft_expr *val[WEFT_SCHED_MAX_ITERS];
+    for (int l = 0; l < qs->n_leaves; l++) {
+        int it = qs->leaves[l];
+        if (qi->iter_ext[it] == 1) {
+            val[it] = weft_i64(c->a, 0);
+            continue;
+        }
+        val[it] = weft_var(c->a, qs->iters[it].name, WEFT_I64);
+        weft_range_push(&c->env, val[it], 0, qi->iter_ext[it] - 1);
+        free_vars[(*n_free)++] = val[it];
+    }
+    compute_values(c, qs, val, qi->iter_ext);
+    rv->body = qi->body;
+    rv->op = qs->op;
+    for (int d = 0; d < qs->op->ndim; d++) rv->to[d] = weft_add(c->a, qi->lo[d], val[d]);
+    for (int r = 0; r < qs->op->n_reduce; r++) rv->to[qs->op->ndim + r] = val[qs->op->ndim + r];
+    return weft_arena_failed(c->a) ? fail_nomem(c) : WEFT_OK;
+}
+
+/* Region of stage p needed by one iteration of stage cons's loops down to leaf position lp:
+ * what cons reads of p, plus what the stages attached at cons below lp read of it. */
 static weft_status infer_region(ctx *c, int p, int cons, int lp)
 {
-    const weft_stage *ps = &c->s->stages[p], *cs = &c->s->stages[cons];
+    const weft_schedule *s = c->s;
+    const weft_stage *ps = &s->stages[p], *cs = &s->stages[cons];
     stage_info *pi = &c->info[p], *ci = &c->info[cons];
-    const weft_tensor *pt = ps->ref, *cop = cs->op;
-    const weft_expr **acc[64];
-    int n_acc = 0;
-    collect_accesses(ci->body, pt, acc, &n_acc, 64);
-    const weft_expr *free_vars[WEFT_SCHED_MAX_ITERS];
+    const weft_tensor *pt = ps->ref;
+    int env_mark = c->env.n;
+    const weft_expr *free_vars[4 * WEFT_SCHED_MAX_ITERS];
     int n_free = 0;
     for (int l = lp + 1; l < cs->n_leaves; l++)
         if (ci->leaf_var[l]) free_vars[n_free++] = ci->leaf_var[l];
-    const weft_expr *from[2 * WEFT_MAX_DIMS], *to[2 * WEFT_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < cop->ndim; d++) from[m] = cop->axis[d].var, to[m] = ci->axis_val[m], m++;
-    for (int r = 0; r < cop->n_reduce; r++) from[m] = cop->reduce_axis[r].var, to[m] = ci->axis_val[m], m++;
+    reader_view views[8];
+    int n_views = 0;
+    views[n_views].body = ci->body;
+    views[n_views].op = cs->op;
+    for (int m = 0; m < cs->op->ndim + cs->op->n_reduce; m++) views[n_views].to[m] = ci->axis_val[m];
+    n_views++;
+    for (int q = 0; q < s->n_stages; q++) {
+        const weft_stage *qs = &s->stages[q];
+        if (q == p || qs->attach != WEFT_ATTACH_AT || qs->at_stage != cons) continue;
+        const weft_tensor *reads[64];
+        int nr = weft_te_reads(qs->op, reads, 64);
+        bool reads_p = false;
+        for (int i = 0; i < nr; i++) reads_p = reads_p || reads[i] == pt;
+        if (!reads_p) continue;
+        if (weft_sched_leaf_pos(cs, qs->at_iter) < lp) {
+            c->err = weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed at %s.%s, outside %s which it reads", qs->name,
+                               cs->name, cs->iters[qs->at_iter].name, ps->name);
+            return c->err;
+        }
+        if (n_views == 8) {
+            c->err = weft_fail(WEFT_ERR_UNSUPPORTED, "stage %s has more than 7 readers attached at %s", ps->name, cs->name);
+            return c->err;
+        }
+        weft_status rc = preview_reader(c, q, &views[n_views], free_vars, &n_free);
+        if (rc != WEFT_OK) return rc;
+        n_views++;
+    }
+    const weft_expr **acc[64];
+    const reader_view *acc_view[64];
+    int n_acc = 0;
+    for (int v = 0; v < n_views; v++) {
+        int before = n_acc;
+        collect_accesses(views[v].body, pt, acc, &n_acc, 64);
+        for (int k = before; k < n_acc; k++) acc_view[k] = &views[v];
+    }
     for (int d = 0; d < pt->ndim; d++) {
         bool full = n_acc == 0;
         const weft_expr *lo = NULL;
         int64_t hi_off = 0; /* region is [lo, lo + hi_off] */
         for (int k = 0; k < n_acc && !full; k++) {
-            const weft_expr *idx = weft_simplify(c->a, weft_expr_substitute(c->a, acc[k][d], m, from, to), &c->env);
+            const reader_view *rv = acc_view[k];
+            const weft_expr *from[2 * WEFT_MAX_DIMS];
+            int m = 0;
+            for (int e = 0; e < rv->op->ndim; e++) from[m++] = rv->op->axis[e].var;
+            for (int r = 0; r < rv->op->n_reduce; r++) from[m++] = rv->op->reduce_axis[r].var;
+            const weft_expr *idx = weft_simplify(c->a, weft_expr_substitute(c->a, acc[k][d], m, from, rv->to), &c->env);
             weft_interval iv;
             if (!weft_bound_interval(c->a, idx, &c->env, n_free, free_vars, &iv)) {
                 full = true;
@@ -316,6 +394,7 @@ static weft_status infer_region(ctx *c, int p, int cons, int lp)
             pi->ext[d] = hi_off + 1;
         }
     }
+    c->env.n = env_mark;
     return weft_arena_failed(c->a) ? fail_nomem(c) : WEFT_OK;
 }
 
@@ -478,6 +557,7 @@ static weft_status check_attachments(const weft_schedule *s)
         if (ps->attach != WEFT_ATTACH_AT) continue;
         for (int q = 0; q < s->n_stages; q++) {
             if (q == p || q == ps->at_stage || s->stages[q].attach == WEFT_ATTACH_INLINE) continue;
+            if (s->stages[q].attach == WEFT_ATTACH_AT && s->stages[q].at_stage == ps->at_stage) continue;
             if (weft_sched_reads(s, q, p))
                 return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s but also read by %s", ps->name,
                                  s->stages[ps->at_stage].name, s->stages[q].name);

@@ -17,6 +17,7 @@
 #define WEFT_OPS_OPS_H
 #include <stdint.h>
 
+#include "ir/pattern.h"
 #include "ir/tensor.h"
 
 /* matmul: A[M,K], B[K,N] -> C[i,j] = sum_k A[i,k] * B[k,j]. Inputs {A, B}, output {C}. */
@@ -82,24 +83,6 @@ weft_status weft_op_build(weft_arena *a, const char *op, int n_shape, const int6
 /* Multi-line list of ops and their shape forms; static storage. */
 const char *weft_op_usage(void);
 
-/* Compute patterns the default schedules dispatch on (ops/pattern.c has the exact rule):
- *   ELEMWISE             no reduction; every read indexes with the tensor's own axes in order
- *                        (dims may be dropped or fixed by constants: broadcast)
- *   INJECTIVE            no reduction; some other index form (padding clamp, transpose, ...)
- *   REDUCTION            reduction axes, no data reuse across output axes (row sum, softmax max)
- *   OUT_REDUCTION_REUSE  reduction axes and a read that walks a reduction axis but not some
- *                        output axis, so its data is reused across that axis (matmul, conv) */
-typedef enum weft_op_pattern {
-    WEFT_PATTERN_ELEMWISE,
-    WEFT_PATTERN_INJECTIVE,
-    WEFT_PATTERN_REDUCTION,
-    WEFT_PATTERN_OUT_REDUCTION_REUSE,
-    WEFT_PATTERN_COUNT
-} weft_op_pattern;
-
-/* "elemwise", "injective", "reduction", "out_reduction_reuse". */
-extern const char *const weft_op_pattern_names[WEFT_PATTERN_COUNT];
-/* Pattern of a compute tensor; a placeholder (no body) counts as ELEMWISE. */
-weft_op_pattern weft_tensor_pattern(const weft_tensor *t);
+/* Compute patterns (weft_tensor_pattern) are in ir/pattern.h. */
 
 #endif

@@ -1,10 +1,12 @@
 /* Compute-location steps: compute_at, compute_inline, compute_root.
  *
  * Legality:
- *   compute_at P C ITER  P is not an output; C reads P (directly or through inlined stages)
- *                        and is the only stage that does; ITER is a leaf of C; C is not
- *                        itself computed inside P. P is then computed, for each iteration of
- *                        C's loops down to ITER, over the region C needs there.
+ *   compute_at P C ITER  P is not an output; every stage that reads P (directly or through
+ *                        inlined stages) is C or is computed at C (TVM lets a producer sit
+ *                        above its reader's own attach point: packing a panel once for many
+ *                        register tiles); ITER is a leaf of C; C is not computed inside P.
+ *                        P is then computed, for each iteration of C's loops down to ITER,
+ *                        over the region its readers need there.
  *   compute_inline P     P is not an output, has no reduction, and nothing is attached to it.
  *   compute_root P       P gets its own loop nest at the top level again.
  */
@@ -27,14 +29,20 @@ weft_status weft_sched_apply_compute_at(weft_schedule *s, const weft_step *step)
     if (it < 0) return WEFT_ERR_INVALID_ARG;
     if (weft_sched_leaf_pos(cs, it) < 0)
         return weft_fail(WEFT_ERR_INVALID_ARG, "iterator %s of stage %s was already split or fused", step->args[2], cs->name);
-    if (!weft_sched_reads(s, c, p))
+    /* Every reader of P must be C or computed at C (then P is computed once for them all). */
+    bool c_reads = weft_sched_reads(s, c, p), attached_reader = false;
+    for (int q = 0; q < s->n_stages; q++)
+        if (q != p && q != c && s->stages[q].attach == WEFT_ATTACH_AT && s->stages[q].at_stage == c &&
+            weft_sched_reads(s, q, p))
+            attached_reader = true;
+    if (!c_reads && !attached_reader)
         return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s does not read %s, so %s cannot be computed at it", cs->name,
                          ps->name, ps->name);
     for (int q = 0; q < s->n_stages; q++) {
-        if (q == c || q == p || s->stages[q].attach == WEFT_ATTACH_INLINE) continue;
-        if (weft_sched_reads(s, q, p))
-            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is also read by %s, so it cannot be computed inside %s",
-                             ps->name, s->stages[q].name, cs->name);
+        if (q == p || q == c || s->stages[q].attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, p)) continue;
+        if (s->stages[q].attach == WEFT_ATTACH_AT && s->stages[q].at_stage == c) continue;
+        return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is also read by %s, so it cannot be computed inside %s",
+                         ps->name, s->stages[q].name, cs->name);
     }
     for (int q = c, depth = 0; s->stages[q].attach == WEFT_ATTACH_AT && depth <= s->n_stages; depth++) {
         q = s->stages[q].at_stage;

@@ -18,7 +18,7 @@
  *                and do not count as reuse.
  * A placeholder has no body and classifies as ELEMWISE.
  */
-#include "ops/ops.h"
+#include "ir/pattern.h"
 
 const char *const weft_op_pattern_names[WEFT_PATTERN_COUNT] = {
     "elemwise", "injective", "reduction", "out_reduction_reuse",
