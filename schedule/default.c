@@ -1,0 +1,132 @@
+/* The default schedule: decent without tuning, chosen per stage by compute pattern
+ * (ir/pattern.h), written as ordinary steps so it prints and replays like any other.
+ *
+ *   elementwise / injective, not an output   compute_inline into its readers
+ *   reduction with reuse (matmul, conv)      a register tile: the output is tiled (outer
+ *                                            loops fused and parallel, the last axis's tile
+ *                                            vectorized) and the reduction is computed per
+ *                                            tile into a local accumulator (cache_write when
+ *                                            the reduction is itself the output, otherwise at
+ *                                            its elementwise reader: dense+bias+relu is one nest)
+ *   elementwise output                       outer loops fused and parallel, last axis
+ *                                            vectorized in vector-width chunks
+ *   reduction without reuse                  computed per row at its reader's parallel loop
+ *                                            when it has one reader with more axes (softmax,
+ *                                            layer norm), else parallel over its own rows
+ */
+#include <string.h>
+
+#include "ir/pattern.h"
+#include "schedule/sched_util.h"
+
+static int only_reader(const weft_schedule *s, int p)
+{
+    int found = -1;
+    for (int q = 0; q < s->n_stages; q++) {
+        if (q == p || s->stages[q].attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, p)) continue;
+        if (found >= 0) return -1;
+        found = q;
+    }
+    return found;
+}
+
+static weft_status parallel_rows(weft_schedule *s, int x)
+{
+    const weft_stage *st = &s->stages[x];
+    int n = st->op->ndim;
+    if (n == 0) return WEFT_OK;
+    char sname[WEFT_SCHED_NAME], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    snprintf(sname, sizeof sname, "%s", st->name);
+    int len = snprintf(line, sizeof line, "fuse %s", sname);
+    for (int d = 0; d < n; d++) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
+        strncat(fused, d ? "@" : "", sizeof fused - strlen(fused) - 1);
+        strncat(fused, st->iters[d].name, sizeof fused - strlen(fused) - 1);
+    }
+    if (n >= 2 && strlen(fused) < WEFT_SCHED_NAME) {
+        weft_status rc = weft_schedule_apply(s, line);
+        if (rc != WEFT_OK) return rc;
+        return weft_sched_stepf(s, "parallel %s %s", sname, fused);
+    }
+    return weft_sched_stepf(s, "parallel %s %s", sname, st->iters[0].name);
+}
+
+weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
+{
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    const int64_t last_cands[] = {2 * lanes, lanes, 8, 4, 2};
+    const int64_t row_cands[] = {8, 6, 4, 3, 2};
+    weft_status rc = WEFT_OK;
+    /* 1. Inline elementwise and injective stages that are not outputs. */
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE))
+            rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    }
+    /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
+     * stage is inserted, so outputs are found by name each time. */
+    char outputs[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int n_out = 0;
+    for (int i = 0; i < s->n_stages; i++)
+        if (s->stages[i].is_output) snprintf(outputs[n_out++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+    char row_loop[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    memset(row_loop, 0, sizeof row_loop);
+    for (int o = 0; o < n_out && rc == WEFT_OK; o++) {
+        int y = weft_sched_find_stage(s, outputs[o]);
+        weft_op_pattern p = weft_tensor_pattern(s->stages[y].op);
+        int r = -1;
+        if (p == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
+            rc = weft_sched_stepf(s, "cache_write %s local", outputs[o]);
+            if (rc != WEFT_OK) break;
+            y = weft_sched_find_stage(s, outputs[o]);
+            r = y - 1;
+        } else if (p == WEFT_PATTERN_REDUCTION) {
+            rc = parallel_rows(s, y);
+            continue;
+        } else {
+            for (int q = 0; q < s->n_stages; q++)
+                if (s->stages[q].attach == WEFT_ATTACH_ROOT && !s->stages[q].is_output &&
+                    weft_tensor_pattern(s->stages[q].op) == WEFT_PATTERN_OUT_REDUCTION_REUSE && only_reader(s, q) == y &&
+                    s->stages[q].op->ndim == s->stages[y].op->ndim)
+                    r = q;
+        }
+        const weft_tensor *op = s->stages[y].op;
+        int n = op->ndim;
+        int64_t inner_last = n ? weft_sched_pick_tile(op->shape[n - 1], 2 * lanes, last_cands, 5) : 1;
+        int64_t inner_prev = (r >= 0 && n >= 2) ? weft_sched_pick_tile(op->shape[n - 2], 1, row_cands, 5) : 1;
+        char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
+        rc = weft_sched_tile_spatial(s, y, inner_prev, inner_last, attach, par);
+        if (rc != WEFT_OK) break;
+        snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
+        if (r >= 0) {
+            char rname[WEFT_SCHED_NAME];
+            snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+            if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
+            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), inner_prev, inner_last, 64);
+        }
+    }
+    /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */
+    for (int x = s->n_stages - 1; x >= 0 && rc == WEFT_OK; x--) {
+        weft_stage *st = &s->stages[x];
+        if (st->attach != WEFT_ATTACH_ROOT || st->is_output || !st->op->n_reduce) continue;
+        int y = only_reader(s, x);
+        /* Readers computed at y count as y (readers come later, so they are attached first). */
+        bool all_y = true;
+        int yy = -1;
+        for (int q = 0; q < s->n_stages; q++) {
+            if (q == x || s->stages[q].attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, x)) continue;
+            int top = s->stages[q].attach == WEFT_ATTACH_AT ? s->stages[q].at_stage : q;
+            if (yy < 0) yy = top;
+            all_y = all_y && top == yy && (q == top || s->stages[q].at_stage == top);
+        }
+        if (y < 0 && all_y) y = yy;
+        if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && st->op->ndim < s->stages[y].op->ndim)
+            rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
+        else if (weft_tensor_pattern(st->op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
+            int64_t inner_last = st->op->ndim ? weft_sched_pick_tile(st->op->shape[st->op->ndim - 1], 2 * lanes, last_cands, 5) : 1;
+            rc = parallel_rows(s, x);
+            (void)inner_last;
+        } else rc = parallel_rows(s, x);
+    }
+    return rc;
+}
