@@ -7,6 +7,10 @@
  * split into at most n_threads contiguous chunks, one per thread, the calling thread taking the
  * first. A NULL pool, a pool of one thread, or a call made from inside a running parallel-for
  * runs body(closure, 0, extent) inline. These symbols are looked up by the JIT by name.
+ *
+ * A pool runs one parallel-for at a time: a call made while another thread's parallel-for is
+ * running on the same pool does not wait, it runs its whole range inline on its own thread.
+ * Chunks are balanced (sizes differ by at most one) and min(n_threads, extent) in number.
  */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H

@@ -1,0 +1,28 @@
+/* Vendor-library peers for the matmul benchmark: row-major float32 C[M,N] = A[M,K] * B[K,N]
+ * computed by OpenBLAS (cblas_sgemm) or oneDNN (a matmul primitive with pre-packed weights).
+ *
+ * Everything that is not the multiplication itself (engine, primitive, weight packing, thread
+ * count) happens in bench_peer_create, so bench_peer_run is the call to time. A peer whose
+ * library was not found at build time returns WEFT_ERR_UNAVAILABLE with a message.
+ */
+#ifndef WEFT_BENCH_PEERS_H
+#define WEFT_BENCH_PEERS_H
+#include "weft/weft.h"
+
+typedef struct bench_peer bench_peer;
+
+/* name: "openblas" or "onednn"; threads <= 0 means the cores available to this process.
+ * B (K*N floats) is borrowed by "openblas" (must outlive the peer) and packed into a copy by
+ * "onednn". Caller owns *out: bench_peer_destroy. The thread count is process-wide state of
+ * each library, re-applied by bench_peer_run when another peer changed it. */
+weft_status bench_peer_create(const char *name, int M, int N, int K, int threads, const float *B,
+                              bench_peer **out);
+/* The timed call: C (M*N floats) = A (M*K floats) * B. Synchronous. */
+weft_status bench_peer_run(bench_peer *p, const float *A, float *C);
+/* Accepts NULL. */
+void bench_peer_destroy(bench_peer *p);
+/* One line naming the library version and the kernel it selected for this CPU; borrowed,
+ * valid until the next call on this thread. Never NULL ("unavailable: ..." when not built). */
+const char *bench_peer_info(const char *name);
+
+#endif

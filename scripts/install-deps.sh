@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages weft needs to build, test and benchmark, only those missing.
+# Idempotent: a second run installs nothing and runs no apt-get update.
+set -euo pipefail
+
+PACKAGES=(
+    build-essential cmake pkg-config   # toolchain
+    llvm-19-dev                        # the LLVM CPU backend
+    libsqlite3-dev                     # the tuning database
+    libcmocka-dev                      # unit tests
+    libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+    [[ "$status" == "installed" ]] || missing+=("$pkg")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -eq 0 ]]; then
+    SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+else
+    echo "install-deps: missing packages (${missing[*]}) and not root, no sudo" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

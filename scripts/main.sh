@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up, builds a Release build in build/release and runs the main job: the 1024^3 float32
+# matmul benchmark on 1 and 2 threads (weft schedules against the vendor-library peers).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+bash scripts/install-deps.sh
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j"${JOBS:-2}"
+
+# OPENBLAS_CORETYPE would pin OpenBLAS to an older kernel set; let it detect the CPU.
+# oneDNN runs on libgomp, whose idle threads otherwise spin after each call and slow whatever
+# is measured next on a machine with few cores; libgomp reads this only at process start.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+for threads in 1 2; do
+    env -u OPENBLAS_CORETYPE build/release/weft bench op matmul --shape 1024,1024,1024 --threads "$threads"
+done

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test twice: a Debug build (-Werror) in build/debug and an
+# ASan+UBSan build in build/asan. Exits nonzero on any failure.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+JOBS=${JOBS:-2}
+
+bash scripts/install-deps.sh
+
+results=()
+failed=0
+
+run_suite() { # name build-dir cmake-args...
+    local name=$1 dir=$2
+    shift 2
+    echo "== $name: configure + build ($dir)"
+    if ! cmake -S . -B "$dir" "$@" >"$dir.configure.log" 2>&1; then
+        cat "$dir.configure.log" >&2
+        results+=("$name: configure FAILED"); failed=1; return
+    fi
+    if ! cmake --build "$dir" -j"$JOBS"; then
+        results+=("$name: build FAILED"); failed=1; return
+    fi
+    echo "== $name: ctest"
+    if (cd "$dir" && ctest --output-on-failure -j"$JOBS"); then
+        results+=("$name: passed")
+    else
+        results+=("$name: tests FAILED"); failed=1
+    fi
+}
+
+mkdir -p build
+run_suite debug build/debug -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON
+
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if [[ -f "$REPO/tests/lsan.supp" ]]; then
+    export LSAN_OPTIONS=suppressions=$REPO/tests/lsan.supp
+fi
+run_suite asan build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undefined
+
+summary=$(IFS=';'; echo "${results[*]}")
+if [[ $failed -eq 0 ]]; then
+    echo "test.sh: OK ($summary)"
+else
+    echo "test.sh: FAILED ($summary)"
+fi
+exit $failed
