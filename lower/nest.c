@@ -550,28 +550,11 @@ static const weft_stmt *gen_stage(ctx *c, int sidx)
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
-static weft_status check_attachments(const weft_schedule *s)
-{
-    for (int p = 0; p < s->n_stages; p++) {
-        const weft_stage *ps = &s->stages[p];
-        if (ps->attach != WEFT_ATTACH_AT) continue;
-        for (int q = 0; q < s->n_stages; q++) {
-            if (q == p || q == ps->at_stage || s->stages[q].attach == WEFT_ATTACH_INLINE) continue;
-            if (s->stages[q].attach == WEFT_ATTACH_AT && s->stages[q].at_stage == ps->at_stage) continue;
-            if (weft_sched_reads(s, q, p))
-                return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s but also read by %s", ps->name,
-                                 s->stages[ps->at_stage].name, s->stages[q].name);
-        }
-        if (ps->is_output) return weft_fail(WEFT_ERR_INVALID_ARG, "output stage %s must be at root", ps->name);
-    }
-    return WEFT_OK;
-}
-
 weft_status weft_lower_nest(const weft_schedule *s, weft_arena *a, weft_loop_func **out)
 {
     *out = NULL;
     const weft_te_func *f = s->func;
-    weft_status rc = check_attachments(s);
+    weft_status rc = weft_sched_check(s);
     if (rc != WEFT_OK) return rc;
     ctx *c = weft_arena_alloc(a, sizeof *c);
     stage_info *info = weft_arena_alloc(a, sizeof *info * (size_t)(s->n_stages ? s->n_stages : 1));

@@ -78,3 +78,31 @@ weft_status weft_sched_apply_compute_root(weft_schedule *s, const weft_step *ste
     s->stages[p].attach = WEFT_ATTACH_ROOT;
     return WEFT_OK;
 }
+
+/* Whole-schedule invariants that a step may break indirectly (a cache_read adding a reader to
+ * an attached stage, a compute_root of a reader, ...): every attached stage's readers are its
+ * target or computed at its target, the target point is a leaf, nothing is attached inside an
+ * inlined stage, and outputs stay at root. */
+weft_status weft_sched_check(const weft_schedule *s)
+{
+    for (int p = 0; p < s->n_stages; p++) {
+        const weft_stage *ps = &s->stages[p];
+        if (ps->is_output && ps->attach != WEFT_ATTACH_ROOT)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "output stage %s must stay at root", ps->name);
+        if (ps->attach != WEFT_ATTACH_AT) continue;
+        const weft_stage *ts = &s->stages[ps->at_stage];
+        if (ts->attach == WEFT_ATTACH_INLINE)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s, which is inlined", ps->name, ts->name);
+        if (weft_sched_leaf_pos(ts, ps->at_iter) < 0)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed at %s.%s, which is no longer a loop", ps->name,
+                             ts->name, ts->iters[ps->at_iter].name);
+        for (int q = 0; q < s->n_stages; q++) {
+            const weft_stage *qs = &s->stages[q];
+            if (q == p || q == ps->at_stage || qs->attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, p)) continue;
+            if (qs->attach == WEFT_ATTACH_AT && qs->at_stage == ps->at_stage) continue;
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s but also read by %s", ps->name, ts->name,
+                             qs->name);
+        }
+    }
+    return WEFT_OK;
+}

@@ -36,6 +36,10 @@ const weft_te_func *weft_schedule_func(const weft_schedule *s);
 /* Prints stages, their iterators (in loop order, with annotations) and attachments. */
 void weft_schedule_print(const weft_schedule *s, FILE *out);
 
+/* Up to n_steps random valid steps (schedule/random.c); deterministic for a seed. Invalid
+ * draws are rejected by the validator and not kept. */
+weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
+
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */
 /* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps);

@@ -116,6 +116,9 @@ weft_status weft_sched_apply_compute_root(weft_schedule *s, const weft_step *st)
 weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_cache_read(weft_schedule *s, const weft_step *st);
 
+/* Invariants across stages, checked after every step (schedule/compute_loc.c). */
+weft_status weft_sched_check(const weft_schedule *s);
+
 /* Step text. */
 weft_status weft_sched_parse_step(const char *line, weft_step *out);
 void weft_sched_print_step(const weft_step *st, char *buf, size_t n);

@@ -87,6 +87,7 @@ weft_status weft_sched_apply_step(weft_schedule *s, const weft_step *st)
     if (!saved) return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");
     memcpy(saved, s->stages, sizeof *saved * (size_t)n);
     weft_status rc = step_table[st->kind].apply(s, st);
+    if (rc == WEFT_OK) rc = weft_sched_check(s);
     if (rc != WEFT_OK) {
         char line[1200];
         weft_sched_print_step(st, line, sizeof line);
