@@ -1,8 +1,76 @@
-/* The weft command: dispatches to subcommands (show, bench). */
+/* The weft command: dispatches to subcommands.
+ *
+ *   weft show OP --shape S [--schedule naive|default|manual|random:SEED] [--steps TEXT|@FILE]
+ *             [--target llvm|interp] [--print te,schedule,loop,llvm,asm]
+ *   weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli.h"
 #include "weft/weft.h"
+
+int weft_cli_parse_shape(const char *s, int64_t *out, int max)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || n == max) return -1;
+        out[n++] = v;
+        if (*end == ',') end++;
+        else if (*end) return -1;
+        p = end;
+    }
+    return n;
+}
+
+const char *weft_cli_opt(int argc, char **argv, const char *name)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], name)) return i + 1 < argc && strncmp(argv[i + 1], "--", 2) ? argv[i + 1] : "";
+    return NULL;
+}
+
+char *weft_cli_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0) break;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) buf[len] = '\0';
+    return buf;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: weft <command> ...\n"
+            "  weft show OP --shape S [--schedule naive|default|manual|random:SEED] [--steps TEXT|@FILE]\n"
+            "            [--target llvm|interp] [--print te,schedule,loop,llvm,asm]\n"
+            "  weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]\n"
+            "  weft --version\n");
+}
 
 int main(int argc, char **argv)
 {
@@ -10,6 +78,13 @@ int main(int argc, char **argv)
         printf("weft %s\n", weft_version());
         return 0;
     }
-    fprintf(stderr, "usage: weft <show|bench> ...\n");
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "show")) return weft_cmd_show(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "bench")) return weft_cmd_bench(argc - 2, argv + 2);
+    if (argc >= 2) fprintf(stderr, "weft: unknown command '%s'\n", argv[1]);
+    usage(stderr);
     return 2;
 }

@@ -1,0 +1,237 @@
+/* weft bench op: one process, one run, every schedule of one kernel and the vendor peers.
+ *
+ * Rows: naive (every stage at root, loops in declaration order), default (by pattern),
+ * manual (the hand-written matmul schedule, matmul-like kernels only), openblas and onednn
+ * (matmul only, when built with them; oneDNN's weights are pre-packed outside the timed loop).
+ * Each row is the median of repeated runs after a warm-up, repeated until --min-time seconds
+ * (at least 5 runs, at least 3 for slow ones). Every weft schedule's output is compared with
+ * the naive schedule's before it is reported; a mismatch is an error, not a row.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/peers.h"
+#include "ops/ops.h"
+#include "targets/build.h"
+#include "tools/cli.h"
+
+typedef struct bench_ctx {
+    const weft_te_func *f;
+    int n_params;
+    void *args[16];
+    size_t bytes[16];
+    float *reference; /* naive output 0 */
+    double flops;
+    double min_time;
+    int threads;
+    bool csv;
+    char shape[64];
+} bench_ctx;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef void (*run_fn)(void *ud);
+
+/* Median seconds of fn over repeated runs after one warm-up. */
+static double time_median(run_fn fn, void *ud, double min_time)
+{
+    double t0 = weft_rt_now();
+    fn(ud);
+    double first = weft_rt_now() - t0;
+    int max_runs = 1000, min_runs = first > 0.2 ? 3 : 5;
+    double *ts = malloc(sizeof *ts * (size_t)max_runs);
+    if (!ts) return first;
+    int n = 0;
+    double start = weft_rt_now();
+    while (n < max_runs && (n < min_runs || weft_rt_now() - start < min_time)) {
+        double a = weft_rt_now();
+        fn(ud);
+        ts[n++] = weft_rt_now() - a;
+    }
+    qsort(ts, (size_t)n, sizeof *ts, cmp_double);
+    double med = n % 2 ? ts[n / 2] : 0.5 * (ts[n / 2 - 1] + ts[n / 2]);
+    free(ts);
+    return med;
+}
+
+static void row(const bench_ctx *b, const char *sched, double sec)
+{
+    double gflops = b->flops / sec * 1e-9;
+    if (b->csv) printf("%s,%s,%s,%d,%.1f,%.2f\n", b->f->name, b->shape, sched, b->threads, sec * 1e6, gflops);
+    else printf("%-10s %-16s %-9s %7d %12.1f %9.2f\n", b->f->name, b->shape, sched, b->threads, sec * 1e6, gflops);
+    fflush(stdout);
+}
+
+typedef struct kernel_run {
+    const weft_target_ops *ops;
+    weft_kernel *k;
+    void **args;
+    weft_threadpool *pool;
+} kernel_run;
+
+static void run_kernel(void *ud)
+{
+    kernel_run *r = ud;
+    r->ops->run(r->k, r->args, r->pool);
+}
+
+/* Max |x - ref| relative to max(1, max|ref|). */
+static double rel_error(const float *x, const float *ref, size_t n)
+{
+    double md = 0, mr = 1;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - (double)ref[i]);
+        if (!(d <= md)) md = d; /* NaN propagates */
+        if (fabs(ref[i]) > mr) mr = fabs(ref[i]);
+    }
+    return md / mr;
+}
+
+static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops *ops, weft_target *t,
+                          weft_threadpool *pool)
+{
+    weft_target_caps caps;
+    ops->caps(t, &caps);
+    weft_schedule *s = NULL;
+    weft_arena *a = weft_arena_create();
+    weft_kernel *k = NULL;
+    int status = 1;
+    if (!a || weft_schedule_create(b->f, &s) != WEFT_OK || weft_cli_apply_schedule(s, name, NULL, &caps) != WEFT_OK ||
+        weft_target_build(ops, t, s, a, NULL, &k) != WEFT_OK) {
+        fprintf(stderr, "weft bench: %s schedule: %s\n", name, weft_last_error());
+        goto done;
+    }
+    int out = b->f->n_inputs;
+    memset(b->args[out], 0, b->bytes[out]);
+    kernel_run r = {ops, k, b->args, pool};
+    double sec = time_median(run_kernel, &r, b->min_time);
+    size_t n = b->bytes[out] / sizeof(float);
+    if (!b->reference) {
+        b->reference = malloc(b->bytes[out]);
+        if (b->reference) memcpy(b->reference, b->args[out], b->bytes[out]);
+    } else {
+        double err = rel_error(b->args[out], b->reference, n);
+        if (!(err <= 1e-4)) {
+            fprintf(stderr, "weft bench: %s schedule disagrees with naive (relative error %.3g)\n", name, err);
+            goto done;
+        }
+    }
+    row(b, name, sec);
+    status = 0;
+done:
+    if (k) ops->kernel_destroy(k);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return status;
+}
+
+typedef struct peer_run {
+    bench_peer *p;
+    const float *A;
+    float *C;
+} peer_run;
+
+static void run_peer(void *ud)
+{
+    peer_run *r = ud;
+    bench_peer_run(r->p, r->A, r->C);
+}
+
+static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
+{
+    static const char *const names[] = {"openblas", "onednn"};
+    for (int i = 0; i < 2; i++) {
+        bench_peer *p = NULL;
+        if (bench_peer_create(names[i], (int)M, (int)N, (int)K, b->threads, b->args[1], &p) != WEFT_OK) {
+            fprintf(stderr, "# %s: %s\n", names[i], weft_last_error());
+            continue;
+        }
+        fprintf(stderr, "# %s: %s\n", names[i], bench_peer_info(names[i]));
+        float *C = b->args[2];
+        memset(C, 0, b->bytes[2]);
+        peer_run r = {p, b->args[0], C};
+        double sec = time_median(run_peer, &r, b->min_time);
+        double err = b->reference ? rel_error(C, b->reference, b->bytes[2] / sizeof(float)) : 0;
+        if (!(err <= 1e-4)) fprintf(stderr, "weft bench: %s disagrees with naive (relative error %.3g)\n", names[i], err);
+        else row(b, names[i], sec);
+        bench_peer_destroy(p);
+    }
+}
+
+int weft_cmd_bench(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[0], "op")) {
+        fprintf(stderr, "usage: weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]\n%s", weft_op_usage());
+        return 2;
+    }
+    const char *op = argv[1], *shape_s = weft_cli_opt(argc, argv, "--shape");
+    const char *threads_s = weft_cli_opt(argc, argv, "--threads"), *min_time_s = weft_cli_opt(argc, argv, "--min-time");
+    int64_t shape[16];
+    int n = shape_s ? weft_cli_parse_shape(shape_s, shape, 16) : -1;
+    if (n < 0) {
+        fprintf(stderr, "weft bench: --shape must be a comma-separated list of integers\n");
+        return 2;
+    }
+    bench_ctx b = {0};
+    b.threads = threads_s && *threads_s ? atoi(threads_s) : weft_rt_cores();
+    if (b.threads <= 0) {
+        fprintf(stderr, "weft bench: --threads must be positive\n");
+        return 2;
+    }
+    b.min_time = min_time_s && *min_time_s ? atof(min_time_s) : 1.0;
+    b.csv = weft_cli_opt(argc, argv, "--csv") != NULL;
+    snprintf(b.shape, sizeof b.shape, "%s", shape_s);
+    for (char *c = b.shape; *c; c++)
+        if (*c == ',') *c = 'x';
+    int status = 1;
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = NULL;
+    weft_threadpool *pool = NULL;
+    weft_target *t = NULL;
+    const weft_target_ops *ops = weft_target_find("llvm");
+    if (!ops) {
+        fprintf(stderr, "weft bench: %s\n", weft_last_error());
+        weft_arena_destroy(a);
+        return 1;
+    }
+    if (weft_op_build(a, op, n, shape, &f) != WEFT_OK || weft_threadpool_create(b.threads, &pool) != WEFT_OK ||
+        ops->create(&t) != WEFT_OK) {
+        fprintf(stderr, "weft bench: %s\n", weft_last_error());
+        goto done;
+    }
+    b.f = f;
+    b.flops = weft_te_func_flops(f);
+    b.n_params = f->n_inputs + f->n_outputs;
+    uint64_t seed = 42;
+    for (int i = 0; i < b.n_params; i++) {
+        const weft_tensor *tt = i < f->n_inputs ? f->inputs[i] : f->outputs[i - f->n_inputs];
+        b.bytes[i] = (size_t)weft_te_numel(tt) * (size_t)weft_dtype_bytes(tt->dtype);
+        b.args[i] = weft_rt_alloc(b.bytes[i]);
+        if (!b.args[i]) goto done;
+        float *x = b.args[i];
+        for (size_t e = 0; i < f->n_inputs && e < b.bytes[i] / 4; e++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            x[e] = (float)((seed >> 40) & 0xffff) / 32768.0f - 1.0f;
+        }
+    }
+    if (b.csv) printf("kernel,shape,schedule,threads,median_us,gflops\n");
+    else printf("%-10s %-16s %-9s %7s %12s %9s\n", "kernel", "shape", "schedule", "threads", "median_us", "gflops");
+    status = bench_schedule(&b, "naive", ops, t, pool);
+    if (status == 0) status = bench_schedule(&b, "default", ops, t, pool);
+    bool matmul = !strcmp(op, "matmul") || !strcmp(op, "dense_bias_relu");
+    if (status == 0 && matmul) status = bench_schedule(&b, "manual", ops, t, pool);
+    if (status == 0 && !strcmp(op, "matmul")) bench_peers(&b, shape[0], shape[1], shape[2]);
+done:
+    for (int i = 0; i < b.n_params; i++) weft_rt_free(b.args[i]);
+    free(b.reference);
+    if (t) ops->destroy(t);
+    weft_threadpool_destroy(pool);
+    weft_arena_destroy(a);
+    return status;
+}
