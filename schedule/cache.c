@@ -73,16 +73,22 @@ static weft_tensor *clone_op(weft_arena *a, const weft_tensor *t, const char *na
     return n;
 }
 
-/* A tensor name.SCOPE[, name.SCOPE2, ...] not used by any stage yet. */
-static void unique_name(const weft_schedule *s, const char *base, const char *scope, char *out)
+/* A tensor name.SCOPE[, name.SCOPE2, ...] not used by any stage yet; fails when too long. */
+static weft_status unique_name(const weft_schedule *s, const char *base, const char *scope, char *out)
 {
-    snprintf(out, WEFT_SCHED_NAME, "%s.%s", base, scope);
-    for (int k = 2; k < 100; k++) {
+    char buf[3 * WEFT_SCHED_NAME];
+    for (int k = 1; k < 100; k++) {
+        if (k == 1) snprintf(buf, sizeof buf, "%s.%s", base, scope);
+        else snprintf(buf, sizeof buf, "%s.%s%d", base, scope, k);
+        if (strlen(buf) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_UNSUPPORTED, "stage name %s is too long", buf);
         bool taken = false;
-        for (int i = 0; i < s->n_stages; i++) taken = taken || !strcmp(s->stages[i].name, out);
-        if (!taken) return;
-        snprintf(out, WEFT_SCHED_NAME, "%s.%s%d", base, scope, k);
+        for (int i = 0; i < s->n_stages; i++) taken = taken || !strcmp(s->stages[i].name, buf);
+        if (!taken) {
+            memcpy(out, buf, strlen(buf) + 1);
+            return WEFT_OK;
+        }
     }
+    return weft_fail(WEFT_ERR_UNSUPPORTED, "too many caches of %s", base);
 }
 
 weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step)
@@ -98,7 +104,8 @@ weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step
         return weft_fail(WEFT_ERR_INVALID_ARG, "cache_write must come before splits and fuses of %s", cs->name);
     if (s->n_stages >= WEFT_SCHED_MAX_STAGES) return weft_fail(WEFT_ERR_UNSUPPORTED, "too many stages");
     char name[WEFT_SCHED_NAME];
-    unique_name(s, cs->name, step->args[1], name);
+    weft_status rc = unique_name(s, cs->name, step->args[1], name);
+    if (rc != WEFT_OK) return rc;
     weft_tensor *cache = clone_op(s->arena, cs->op, name);
     weft_tensor *copy = weft_te_compute(s->arena, cs->name, cs->op->ndim, cs->op->shape, NULL);
     if (copy) {
@@ -168,7 +175,8 @@ weft_status weft_sched_apply_cache_read(weft_schedule *s, const weft_step *step)
     }
     if (s->n_stages >= WEFT_SCHED_MAX_STAGES) return weft_fail(WEFT_ERR_UNSUPPORTED, "too many stages");
     char name[WEFT_SCHED_NAME];
-    unique_name(s, t->name, step->args[1], name);
+    weft_status rc = unique_name(s, t->name, step->args[1], name);
+    if (rc != WEFT_OK) return rc;
     const char *axis_names[WEFT_MAX_DIMS];
     char buf[WEFT_MAX_DIMS][16];
     for (int d = 0; d < t->ndim; d++) {

@@ -29,6 +29,7 @@ static bool parse_int(const char *s, int64_t *out)
 /* Resolves STAGE and a leaf ITER; returns WEFT_OK and the indices. */
 static weft_status stage_leaf(weft_schedule *s, const char *stage, const char *iter, int *si, int *ii)
 {
+    *ii = -1;
     *si = weft_sched_find_stage(s, stage);
     if (*si < 0) return WEFT_ERR_INVALID_ARG;
     weft_stage *st = &s->stages[*si];

@@ -1,0 +1,402 @@
+/* Expressions -> LLVM values. One emitter serves scalar code and widened VECTORIZED bodies:
+ * a value is a vector exactly when its LLVM type is, and operands of mixed shape are unified
+ * by broadcasting the scalar one. LOADs inside a widened body go to vector.c.
+ *
+ * Semantics kept here (ir/expr.h): integer DIV truncates (sdiv), FLOORDIV/FLOORMOD round toward
+ * -inf (exact for negative operands and divisors), MIN/MAX on floats are llvm.minnum/maxnum
+ * (fminf/fmaxf), comparisons give i1, SELECT evaluates both arms. Float arithmetic carries
+ * reassoc+contract fast-math flags (never nnan/ninf: -inf is the max-reduction identity).
+ */
+#include <string.h>
+
+#include "ir/tensor.h"
+#include "targets/llvm/llvm_internal.h"
+
+LLVMTypeRef weft_llvm_type(weft_llvm_cg *cg, weft_dtype t)
+{
+    if (t.lanes != 1) return NULL;
+    switch (t.code) {
+    case WEFT_DTYPE_BOOL: return cg->t_i1;
+    case WEFT_DTYPE_INT:
+        return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64 ? LLVMIntTypeInContext(cg->ctx, t.bits) : NULL;
+    case WEFT_DTYPE_FLOAT: return t.bits == 32 ? cg->t_f32 : t.bits == 64 ? cg->t_f64 : NULL;
+    default: return NULL;
+    }
+}
+
+LLVMTypeRef weft_llvm_mem_type(weft_llvm_cg *cg, weft_dtype t)
+{
+    return weft_dtype_is_bool(t) ? cg->t_i8 : weft_llvm_type(cg, t);
+}
+
+int weft_llvm_lanes_of(LLVMValueRef v)
+{
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    return LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 0;
+}
+
+LLVMValueRef weft_llvm_splat(weft_llvm_cg *cg, LLVMValueRef v, int lanes)
+{
+    LLVMTypeRef vty = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
+    LLVMValueRef ins = LLVMBuildInsertElement(cg->b, LLVMGetPoison(vty), v, LLVMConstInt(cg->t_i32, 0, 0), "");
+    LLVMValueRef mask = LLVMConstNull(LLVMVectorType(cg->t_i32, (unsigned)lanes));
+    return LLVMBuildShuffleVector(cg->b, ins, LLVMGetPoison(vty), mask, "");
+}
+
+/* Scalar constant c shaped like `like` (broadcast when like is a vector). */
+static LLVMValueRef shaped(weft_llvm_cg *cg, LLVMValueRef like, LLVMValueRef c)
+{
+    int n = weft_llvm_lanes_of(like);
+    return n ? weft_llvm_splat(cg, c, n) : c;
+}
+
+/* Type ty shaped like `like`. */
+static LLVMTypeRef shaped_type(LLVMValueRef like, LLVMTypeRef ty)
+{
+    int n = weft_llvm_lanes_of(like);
+    return n ? LLVMVectorType(ty, (unsigned)n) : ty;
+}
+
+static LLVMTypeRef elem_type(LLVMValueRef v)
+{
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    return LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? LLVMGetElementType(ty) : ty;
+}
+
+static bool is_fp(LLVMValueRef v)
+{
+    LLVMTypeKind k = LLVMGetTypeKind(elem_type(v));
+    return k == LLVMFloatTypeKind || k == LLVMDoubleTypeKind;
+}
+
+/* Broadcasts whichever of *a, *b is scalar when the other is a vector. */
+static void unify(weft_llvm_cg *cg, LLVMValueRef *a, LLVMValueRef *b)
+{
+    int la = weft_llvm_lanes_of(*a), lb = weft_llvm_lanes_of(*b);
+    if (la && !lb) *b = weft_llvm_splat(cg, *b, la);
+    if (lb && !la) *a = weft_llvm_splat(cg, *a, lb);
+}
+
+static LLVMValueRef fm(LLVMValueRef v)
+{
+    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+        LLVMSetFastMathFlags(v, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract);
+    return v;
+}
+
+LLVMValueRef weft_llvm_to_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v)
+{
+    if (!weft_dtype_is_bool(t)) return v;
+    return LLVMBuildZExt(cg->b, v, shaped_type(v, cg->t_i8), "");
+}
+
+LLVMValueRef weft_llvm_from_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v)
+{
+    if (!weft_dtype_is_bool(t)) return v;
+    return LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+/* v != 0 as i1 (of v's shape); v unchanged when it already is i1. */
+static LLVMValueRef to_bool(weft_llvm_cg *cg, LLVMValueRef v)
+{
+    LLVMTypeRef et = elem_type(v);
+    if (et == cg->t_i1) return v;
+    if (is_fp(v)) return LLVMBuildFCmp(cg->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    return LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+static LLVMValueRef call_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef ovl, LLVMValueRef *args,
+                                   unsigned n)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &ovl, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &ovl, 1);
+    return fm(LLVMBuildCall2(cg->b, fty, fn, args, n, ""));
+}
+
+/* A libm function of one argument (tanhf, erff), called once per lane for vectors. */
+static LLVMValueRef call_libm(weft_llvm_cg *cg, const char *name, LLVMValueRef v)
+{
+    LLVMTypeRef et = elem_type(v);
+    LLVMTypeRef fty = LLVMFunctionType(et, &et, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+    if (!fn) fn = LLVMAddFunction(cg->mod, name, fty);
+    int n = weft_llvm_lanes_of(v);
+    if (!n) return fm(LLVMBuildCall2(cg->b, fty, fn, &v, 1, ""));
+    LLVMValueRef r = LLVMGetPoison(LLVMTypeOf(v));
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef lane = LLVMConstInt(cg->t_i32, (unsigned long long)i, 0);
+        LLVMValueRef x = LLVMBuildExtractElement(cg->b, v, lane, "");
+        LLVMValueRef y = fm(LLVMBuildCall2(cg->b, fty, fn, &x, 1, ""));
+        r = LLVMBuildInsertElement(cg->b, r, y, lane, "");
+    }
+    return r;
+}
+
+/* Integer floordiv (mod=false) or floormod (mod=true) rounding toward -inf. A positive constant
+ * divisor (bexpr) gets a shift/mask for powers of two, a single sign test otherwise. */
+static LLVMValueRef int_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b, const weft_expr *bexpr, bool mod)
+{
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef zero = LLVMConstNull(ty);
+    if (bexpr->kind == WEFT_EXPR_INT && bexpr->u.imm_int > 0) {
+        int64_t c = bexpr->u.imm_int;
+        if ((c & (c - 1)) == 0) {
+            int k = 0;
+            while (((int64_t)1 << k) != c) k++;
+            if (mod) return LLVMBuildAnd(cg->b, a, shaped(cg, a, LLVMConstInt(elem_type(a), (unsigned long long)(c - 1), 0)), "");
+            return LLVMBuildAShr(cg->b, a, shaped(cg, a, LLVMConstInt(elem_type(a), (unsigned long long)k, 0)), "");
+        }
+        LLVMValueRef q = LLVMBuildSDiv(cg->b, a, b, "");
+        LLVMValueRef r = LLVMBuildSRem(cg->b, a, b, "");
+        LLVMValueRef neg = LLVMBuildICmp(cg->b, LLVMIntSLT, r, zero, "");
+        if (mod) return LLVMBuildSelect(cg->b, neg, LLVMBuildAdd(cg->b, r, b, ""), r, "");
+        return LLVMBuildAdd(cg->b, q, LLVMBuildSExt(cg->b, neg, ty, ""), "");
+    }
+    LLVMValueRef q = LLVMBuildSDiv(cg->b, a, b, "");
+    LLVMValueRef r = LLVMBuildSRem(cg->b, a, b, "");
+    LLVMValueRef nz = LLVMBuildICmp(cg->b, LLVMIntNE, r, zero, "");
+    LLVMValueRef sign = LLVMBuildICmp(cg->b, LLVMIntSLT, LLVMBuildXor(cg->b, r, b, ""), zero, "");
+    LLVMValueRef fix = LLVMBuildAnd(cg->b, nz, sign, "");
+    if (mod) return LLVMBuildSelect(cg->b, fix, LLVMBuildAdd(cg->b, r, b, ""), r, "");
+    return LLVMBuildAdd(cg->b, q, LLVMBuildSExt(cg->b, fix, ty, ""), "");
+}
+
+static LLVMValueRef float_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b, bool mod)
+{
+    LLVMValueRef q = fm(LLVMBuildFDiv(cg->b, a, b, ""));
+    LLVMValueRef fl = call_intrinsic(cg, "llvm.floor", LLVMTypeOf(q), &q, 1);
+    if (!mod) return fl;
+    return fm(LLVMBuildFSub(cg->b, a, fm(LLVMBuildFMul(cg->b, fl, b, "")), ""));
+}
+
+static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    LLVMValueRef a, b;
+    weft_status st = weft_llvm_expr(cg, e->u.bin.a, &a);
+    if (st == WEFT_OK) st = weft_llvm_expr(cg, e->u.bin.b, &b);
+    if (st != WEFT_OK) return st;
+    if (elem_type(a) != elem_type(b))
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: operands of '%s' have different types (%s vs %s)",
+                         weft_expr_kind_names[e->kind], weft_dtype_name(e->u.bin.a->dtype),
+                         weft_dtype_name(e->u.bin.b->dtype));
+    unify(cg, &a, &b);
+    bool f = is_fp(a);
+    bool u = elem_type(a) == cg->t_i1; /* bools compare and order as unsigned */
+    LLVMBuilderRef bd = cg->b;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_ADD: *out = f ? fm(LLVMBuildFAdd(bd, a, b, "")) : LLVMBuildAdd(bd, a, b, ""); break;
+    case WEFT_EXPR_SUB: *out = f ? fm(LLVMBuildFSub(bd, a, b, "")) : LLVMBuildSub(bd, a, b, ""); break;
+    case WEFT_EXPR_MUL: *out = f ? fm(LLVMBuildFMul(bd, a, b, "")) : LLVMBuildMul(bd, a, b, ""); break;
+    case WEFT_EXPR_DIV:
+        *out = f ? fm(LLVMBuildFDiv(bd, a, b, "")) : u ? LLVMBuildUDiv(bd, a, b, "") : LLVMBuildSDiv(bd, a, b, "");
+        break;
+    case WEFT_EXPR_FLOORDIV:
+    case WEFT_EXPR_FLOORMOD: {
+        bool mod = e->kind == WEFT_EXPR_FLOORMOD;
+        if (f) *out = float_floor(cg, a, b, mod);
+        else if (u) *out = mod ? LLVMBuildURem(bd, a, b, "") : LLVMBuildUDiv(bd, a, b, "");
+        else *out = int_floor(cg, a, b, e->u.bin.b, mod);
+        break;
+    }
+    case WEFT_EXPR_MIN:
+    case WEFT_EXPR_MAX: {
+        bool mx = e->kind == WEFT_EXPR_MAX;
+        if (f) {
+            LLVMValueRef args[2] = {a, b};
+            *out = call_intrinsic(cg, mx ? "llvm.maxnum" : "llvm.minnum", LLVMTypeOf(a), args, 2);
+        } else {
+            LLVMIntPredicate p = mx ? (u ? LLVMIntUGT : LLVMIntSGT) : (u ? LLVMIntULT : LLVMIntSLT);
+            *out = LLVMBuildSelect(bd, LLVMBuildICmp(bd, p, a, b, ""), a, b, "");
+        }
+        break;
+    }
+    case WEFT_EXPR_EQ:
+    case WEFT_EXPR_NE:
+    case WEFT_EXPR_LT:
+    case WEFT_EXPR_LE:
+    case WEFT_EXPR_GT:
+    case WEFT_EXPR_GE: {
+        static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+        static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+        static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+        int i = e->kind - WEFT_EXPR_EQ;
+        *out = f ? fm(LLVMBuildFCmp(bd, fp[i], a, b, "")) : LLVMBuildICmp(bd, u ? up[i] : sp[i], a, b, "");
+        break;
+    }
+    case WEFT_EXPR_AND: *out = LLVMBuildAnd(bd, to_bool(cg, a), to_bool(cg, b), ""); break;
+    case WEFT_EXPR_OR: *out = LLVMBuildOr(bd, to_bool(cg, a), to_bool(cg, b), ""); break;
+    default:
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: '%s' is not a binary op", weft_expr_kind_names[e->kind]);
+    }
+    return WEFT_OK;
+}
+
+static weft_status emit_cast(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    LLVMValueRef v;
+    weft_status st = weft_llvm_expr(cg, weft_expr_operand(e), &v);
+    if (st != WEFT_OK) return st;
+    weft_dtype src = weft_expr_operand(e)->dtype, dst = e->dtype;
+    LLVMTypeRef dt = weft_llvm_type(cg, dst);
+    if (!dt) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: cast to %s", weft_dtype_name(dst));
+    LLVMTypeRef dty = shaped_type(v, dt);
+    LLVMBuilderRef b = cg->b;
+    if (weft_dtype_is_bool(dst)) *out = to_bool(cg, v);
+    else if (weft_dtype_is_bool(src)) *out = weft_dtype_is_float(dst) ? LLVMBuildUIToFP(b, v, dty, "") : LLVMBuildZExt(b, v, dty, "");
+    else if (weft_dtype_is_int(src) && weft_dtype_is_float(dst)) *out = LLVMBuildSIToFP(b, v, dty, "");
+    else if (weft_dtype_is_float(src) && weft_dtype_is_int(dst)) *out = LLVMBuildFPToSI(b, v, dty, "");
+    else if (weft_dtype_is_int(src)) *out = LLVMBuildIntCast2(b, v, dty, 1, "");
+    else *out = LLVMBuildFPCast(b, v, dty, "");
+    return WEFT_OK;
+}
+
+static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    weft_intrin fn = weft_expr_call_fn(e);
+    int n = weft_expr_call_n(e);
+    if ((unsigned)fn >= WEFT_INTRIN_COUNT || n != weft_intrin_arity(fn))
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: bad intrinsic call (fn=%d, %d args)", (int)fn, n);
+    LLVMValueRef x[2];
+    for (int i = 0; i < n; i++) {
+        weft_status st = weft_llvm_expr(cg, weft_expr_call_arg(e, i), &x[i]);
+        if (st != WEFT_OK) return st;
+    }
+    if (n == 2) unify(cg, &x[0], &x[1]);
+    if (!is_fp(x[0]))
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: %s of %s (float operands only)", weft_intrin_names[fn],
+                         weft_dtype_name(weft_expr_call_arg(e, 0)->dtype));
+    LLVMTypeRef ty = LLVMTypeOf(x[0]);
+    bool f32 = elem_type(x[0]) == cg->t_f32;
+    LLVMValueRef one = shaped(cg, x[0], LLVMConstReal(elem_type(x[0]), 1.0));
+    switch (fn) {
+    case WEFT_INTRIN_EXP: *out = call_intrinsic(cg, "llvm.exp", ty, x, 1); break;
+    case WEFT_INTRIN_LOG: *out = call_intrinsic(cg, "llvm.log", ty, x, 1); break;
+    case WEFT_INTRIN_SQRT: *out = call_intrinsic(cg, "llvm.sqrt", ty, x, 1); break;
+    case WEFT_INTRIN_FABS: *out = call_intrinsic(cg, "llvm.fabs", ty, x, 1); break;
+    case WEFT_INTRIN_POW: *out = call_intrinsic(cg, "llvm.pow", ty, x, 2); break;
+    case WEFT_INTRIN_RSQRT:
+        *out = fm(LLVMBuildFDiv(cg->b, one, call_intrinsic(cg, "llvm.sqrt", ty, x, 1), ""));
+        break;
+    case WEFT_INTRIN_SIGMOID: {
+        LLVMValueRef nx = fm(LLVMBuildFNeg(cg->b, x[0], ""));
+        LLVMValueRef ex = call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
+        *out = fm(LLVMBuildFDiv(cg->b, one, fm(LLVMBuildFAdd(cg->b, one, ex, "")), ""));
+        break;
+    }
+    case WEFT_INTRIN_TANH: *out = call_libm(cg, f32 ? "tanhf" : "tanh", x[0]); break;
+    case WEFT_INTRIN_ERF: *out = call_libm(cg, f32 ? "erff" : "erf", x[0]); break;
+    default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown intrinsic %d", (int)fn);
+    }
+    return WEFT_OK;
+}
+
+static weft_status lookup_var(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    for (int i = cg->n_vars - 1; i >= 0; i--)
+        if (cg->vars[i].var == e) {
+            *out = cg->vars[i].v;
+            return WEFT_OK;
+        }
+    return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: variable %s is used outside the loop that binds it",
+                     weft_expr_var_name(e));
+}
+
+weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef *out)
+{
+    if (buf->param_index >= 0) {
+        if (buf->param_index >= cg->f->n_params)
+            return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: buffer %s has param_index %d of %d params", buf->name,
+                             buf->param_index, cg->f->n_params);
+        *out = cg->params[buf->param_index];
+        return WEFT_OK;
+    }
+    for (int i = cg->n_locals - 1; i >= 0; i--)
+        if (cg->locals[i].buf == buf) {
+            *out = cg->locals[i].ptr;
+            return WEFT_OK;
+        }
+    return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: buffer %s is used outside its ALLOCATE", buf->name);
+}
+
+static weft_status emit_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    if (cg->vvar) return weft_llvm_vector_load(cg, e, out);
+    const weft_buffer *buf = weft_expr_load_buf(e);
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: buffer %s has unsupported dtype", buf->name);
+    LLVMValueRef base, idx;
+    weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
+    if (st == WEFT_OK) st = weft_llvm_index(cg, weft_expr_load_index(e), &idx);
+    if (st != WEFT_OK) return st;
+    LLVMValueRef ld = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &idx, 1, ""), "");
+    LLVMSetAlignment(ld, (unsigned)weft_dtype_bytes(buf->dtype));
+    *out = weft_llvm_from_mem(cg, buf->dtype, ld);
+    return WEFT_OK;
+}
+
+weft_status weft_llvm_index(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    LLVMValueRef v;
+    weft_status st = weft_llvm_expr(cg, e, &v);
+    if (st != WEFT_OK) return st;
+    if (weft_llvm_lanes_of(v) || LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMIntegerTypeKind)
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: index or bound of type %s is not a scalar integer",
+                         weft_dtype_name(e->dtype));
+    if (LLVMTypeOf(v) == cg->t_i1) v = LLVMBuildZExt(cg->b, v, cg->t_i64, "");
+    else if (LLVMTypeOf(v) != cg->t_i64) v = LLVMBuildSExt(cg->b, v, cg->t_i64, "");
+    *out = v;
+    return WEFT_OK;
+}
+
+weft_status weft_llvm_expr(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    if (!e) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: NULL expression");
+    if (e->kind == WEFT_EXPR_TLOAD)
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: tensor read of '%s' reached the target (TLOAD must be lowered)",
+                         weft_expr_tload_tensor(e)->name);
+    LLVMTypeRef ty = weft_llvm_type(cg, e->dtype);
+    if (!ty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: %s expression of dtype %s", weft_expr_kind_names[e->kind],
+                              weft_dtype_name(e->dtype));
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+        *out = weft_dtype_is_float(e->dtype) ? LLVMConstReal(ty, (double)e->u.imm_int)
+                                             : LLVMConstInt(ty, (unsigned long long)e->u.imm_int, 1);
+        return WEFT_OK;
+    case WEFT_EXPR_FLOAT:
+        *out = weft_dtype_is_float(e->dtype) ? LLVMConstReal(ty, e->u.imm_float)
+                                             : LLVMConstInt(ty, (unsigned long long)(int64_t)e->u.imm_float, 1);
+        return WEFT_OK;
+    case WEFT_EXPR_VAR: return lookup_var(cg, e, out);
+    case WEFT_EXPR_NOT: {
+        LLVMValueRef v;
+        weft_status st = weft_llvm_expr(cg, weft_expr_operand(e), &v);
+        if (st != WEFT_OK) return st;
+        v = to_bool(cg, v);
+        *out = LLVMBuildXor(cg->b, v, LLVMConstAllOnes(LLVMTypeOf(v)), "");
+        return WEFT_OK;
+    }
+    case WEFT_EXPR_SELECT: {
+        LLVMValueRef c, t, f;
+        weft_status st = weft_llvm_expr(cg, weft_expr_sel_cond(e), &c);
+        if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_true(e), &t);
+        if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_false(e), &f);
+        if (st != WEFT_OK) return st;
+        c = to_bool(cg, c);
+        unify(cg, &t, &f);
+        int lc = weft_llvm_lanes_of(c);
+        if (lc && !weft_llvm_lanes_of(t)) {
+            t = weft_llvm_splat(cg, t, lc);
+            f = weft_llvm_splat(cg, f, lc);
+        }
+        *out = fm(LLVMBuildSelect(cg->b, c, t, f, ""));
+        return WEFT_OK;
+    }
+    case WEFT_EXPR_CAST: return emit_cast(cg, e, out);
+    case WEFT_EXPR_CALL: return emit_call(cg, e, out);
+    case WEFT_EXPR_LOAD: return emit_load(cg, e, out);
+    default:
+        if (weft_expr_is_binary(e)) return emit_binary(cg, e, out);
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown expression kind %d", (int)e->kind);
+    }
+}

@@ -1,0 +1,137 @@
+/* Private interface of the LLVM CPU backend (targets/llvm/).
+ *
+ *   target.c   ops table: create/destroy/caps/compile/run/kernel_destroy/dump
+ *   jit.c      LLVM initialisation, target machine, O3 pipeline, ORC LLJIT, IR/asm text,
+ *              conversion of LLVM errors into weft_fail messages
+ *   codegen.c  loop IR statements -> LLVM IR (kernel function, loops, parallel outlining)
+ *   expr.c     expressions -> LLVM values, scalar or <L x T> (one emitter for both)
+ *   vector.c   VECTORIZED loops: stride analysis, contiguous loads/stores, gather/scatter
+ *
+ * A value produced by the expression emitter is a vector exactly when its LLVM type is a
+ * vector type; that only happens while a VECTORIZED loop is being widened (cg->vvar set), and
+ * only for expressions that depend on the vectorized variable. Scalars are broadcast where
+ * they meet vectors.
+ */
+#ifndef WEFT_TARGETS_LLVM_INTERNAL_H
+#define WEFT_TARGETS_LLVM_INTERNAL_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "ir/error.h"
+#include "targets/target.h"
+
+/* One JIT session: an LLJIT plus the target machine used for optimisation and assembly. */
+struct weft_target {
+    LLVMOrcLLJITRef jit;
+    LLVMTargetMachineRef tm; /* host CPU, Aggressive; used by LLVMRunPasses and dump(ASM) */
+    char *triple;            /* LLVM-owned (LLVMDisposeMessage) */
+    char *cpu;               /* LLVM-owned */
+    char *features;          /* LLVM-owned */
+    pthread_mutex_t lock;    /* serialises compile/dump: one target machine, one counter */
+    uint64_t counter;        /* makes kernel symbol names unique within the JIT */
+};
+
+struct weft_kernel {
+    void (*fn)(void **args, void *pool);
+    LLVMOrcResourceTrackerRef rt; /* owns the kernel's code in the JIT */
+    weft_target *t;
+    int n_params;
+};
+
+/* A variable binding (innermost last): loop variables, shadowed by re-bindings inside
+ * outlined parallel bodies and by the scalar `min` binding used for contiguous accesses. */
+typedef struct weft_llvm_binding {
+    const weft_expr *var;
+    LLVMValueRef v;
+} weft_llvm_binding;
+
+/* A buffer allocated by ALLOCATE and in scope. */
+typedef struct weft_llvm_local {
+    const weft_buffer *buf;
+    LLVMValueRef ptr;
+} weft_llvm_local;
+
+typedef struct weft_llvm_cg {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    const weft_loop_func *f;
+    const char *sym; /* kernel symbol; outlined bodies are sym + ".par<N>" */
+    LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
+
+    /* The function being emitted (the kernel or an outlined parallel body). */
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry; /* holds allocas only; branched to the body when finished */
+    LLVMValueRef pool;       /* the pool argument, valid in fn */
+    LLVMValueRef *params;    /* n_params base pointers, valid in fn */
+
+    weft_llvm_binding *vars;
+    int n_vars, cap_vars;
+    weft_llvm_local *locals;
+    int n_locals, cap_locals;
+    bool in_parallel; /* inside an outlined body: nested PARALLEL loops run serially */
+    int n_outlined;
+
+    /* Vector mode: set while the body of a VECTORIZED loop is widened. */
+    const weft_expr *vvar;
+    int lanes;
+    LLVMValueRef vmin; /* scalar i64 value of vvar in lane 0 */
+} weft_llvm_cg;
+
+/* ---- codegen.c ---- */
+/* Builds the module for f in ctx, with triple and data layout of t, and verifies it. On
+ * failure *out is NULL and every LLVM object made here is freed. */
+weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const weft_loop_func *f,
+                              const char *sym, LLVMModuleRef *out);
+weft_status weft_llvm_stmt(weft_llvm_cg *cg, const weft_stmt *s);
+weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef v);
+/* Alloca in the entry block of the current function. */
+LLVMValueRef weft_llvm_entry_alloca(weft_llvm_cg *cg, LLVMTypeRef ty, unsigned align);
+
+/* ---- expr.c ---- */
+weft_status weft_llvm_expr(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
+/* e as a scalar i64 (index arithmetic); fails when e is a vector here. */
+weft_status weft_llvm_index(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
+/* Register type (bool is i1) and memory type (bool is i8) of a dtype; NULL if unsupported. */
+LLVMTypeRef weft_llvm_type(weft_llvm_cg *cg, weft_dtype t);
+LLVMTypeRef weft_llvm_mem_type(weft_llvm_cg *cg, weft_dtype t);
+/* Base pointer of buf in the current function. */
+weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef *out);
+/* Broadcast scalar v to `lanes` lanes. */
+LLVMValueRef weft_llvm_splat(weft_llvm_cg *cg, LLVMValueRef v, int lanes);
+/* Lane count of v's type, 0 for a scalar. */
+int weft_llvm_lanes_of(LLVMValueRef v);
+/* Value v (register form) converted to memory form (bool -> i8), and back. */
+LLVMValueRef weft_llvm_to_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v);
+LLVMValueRef weft_llvm_from_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v);
+
+/* ---- vector.c ---- */
+/* True when the VECTORIZED loop s can be widened (straight-line stores, constant extent). */
+bool weft_llvm_vector_ok(const weft_stmt *s);
+weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s);
+/* Vector-mode LOAD and STORE (cg->vvar set). */
+weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
+weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
+
+/* ---- jit.c ---- */
+weft_status weft_llvm_jit_create(weft_target *t);
+void weft_llvm_jit_destroy(weft_target *t);
+/* Runs default<O3> with t's target machine. */
+weft_status weft_llvm_optimize(weft_target *t, LLVMModuleRef mod);
+/* Hands the module (and its thread-safe context) to the JIT and looks up sym. Takes ownership
+ * of tsm in all cases. */
+weft_status weft_llvm_jit_add(weft_target *t, LLVMOrcThreadSafeModuleRef tsm, const char *sym,
+                              weft_kernel *k);
+/* Assembly text of mod (malloc'd). */
+weft_status weft_llvm_emit_asm(weft_target *t, LLVMModuleRef mod, char **out);
+/* weft_fail(st, "<what>: <LLVM message>") and consumes err. */
+weft_status weft_llvm_fail_error(weft_status st, LLVMErrorRef err, const char *what);
+
+#endif

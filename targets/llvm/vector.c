@@ -1,0 +1,221 @@
+/* Explicit vector code for VECTORIZED loops.
+ *
+ * Requires (weft_llvm_vector_ok): a constant extent L in [1, MAX_LANES] and a body that is a
+ * straight line of STOREs (SEQs of STOREs), each store's index depending on the loop variable.
+ * Anything else is emitted as a serial loop by codegen.c (correct, just not widened).
+ *
+ * The body is evaluated once with the variable bound to <L x i64> (min + <0..L-1>); values that
+ * do not depend on it stay scalar (expr.c broadcasts them where they meet vectors). Memory
+ * accesses use a small stride analysis of the flat index with respect to the variable:
+ *   stride 0 (index does not use it)  -> scalar load, broadcast by its users
+ *   stride 1                          -> one contiguous <L x T> load/store at &buf[index(min)]
+ *   other constant stride / unknown   -> llvm.masked.gather / llvm.masked.scatter
+ * Stores run statement by statement over all lanes; this equals serial execution when a lane
+ * never reads what another lane of the same loop writes, which is what VECTORIZED promises
+ * (and why a store whose index ignores the variable, a reduction into one cell, is not widened).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "targets/llvm/llvm_internal.h"
+
+enum { MAX_LANES = 256 };
+
+/* Derivative of the integer expression e with respect to v when it is a known constant. */
+static bool stride_of(const weft_expr *e, const weft_expr *v, int64_t *out)
+{
+    if (!weft_expr_uses_var(e, v)) {
+        *out = 0;
+        return true;
+    }
+    int64_t a, b;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_VAR: *out = 1; return true; /* uses_var: e == v */
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB:
+        if (!stride_of(e->u.bin.a, v, &a) || !stride_of(e->u.bin.b, v, &b)) return false;
+        *out = (int64_t)(e->kind == WEFT_EXPR_ADD ? (uint64_t)a + (uint64_t)b : (uint64_t)a - (uint64_t)b);
+        return true;
+    case WEFT_EXPR_MUL: {
+        const weft_expr *x = e->u.bin.a, *y = e->u.bin.b;
+        if (x->kind == WEFT_EXPR_INT) {
+            const weft_expr *t = x;
+            x = y;
+            y = t;
+        }
+        if (y->kind != WEFT_EXPR_INT || !stride_of(x, v, &a)) return false;
+        *out = (int64_t)((uint64_t)a * (uint64_t)y->u.imm_int);
+        return true;
+    }
+    case WEFT_EXPR_CAST: {
+        const weft_expr *x = weft_expr_operand(e);
+        if (!weft_dtype_is_int(x->dtype) || !weft_dtype_is_int(e->dtype) || e->dtype.bits < x->dtype.bits) return false;
+        return stride_of(x, v, out);
+    }
+    default: return false;
+    }
+}
+
+static bool body_ok(const weft_stmt *s, const weft_expr *v)
+{
+    switch (s->kind) {
+    case WEFT_STMT_STORE: {
+        int64_t st;
+        if (!weft_expr_uses_var(s->u.store.index, v)) return false;
+        return !stride_of(s->u.store.index, v, &st) || st != 0;
+    }
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (!body_ok(s->u.seq.items[i], v)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+bool weft_llvm_vector_ok(const weft_stmt *s)
+{
+    const weft_expr *ext = s->u.loop.extent;
+    if (ext->kind != WEFT_EXPR_INT || ext->u.imm_int < 1 || ext->u.imm_int > MAX_LANES) return false;
+    if (!weft_dtype_is_int(s->u.loop.var->dtype)) return false;
+    return body_ok(s->u.loop.body, s->u.loop.var);
+}
+
+weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
+{
+    if (cg->vvar) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: nested vectorized loop");
+    const weft_expr *var = s->u.loop.var;
+    int n = (int)s->u.loop.extent->u.imm_int;
+    LLVMValueRef min;
+    weft_status st = weft_llvm_index(cg, s->u.loop.min, &min);
+    if (st != WEFT_OK) return st;
+    LLVMValueRef *steps = malloc(sizeof *steps * (size_t)n);
+    if (!steps) return weft_fail(WEFT_ERR_NOMEM, "llvm codegen: %d lanes", n);
+    for (int i = 0; i < n; i++) steps[i] = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
+    LLVMValueRef lanes = LLVMBuildAdd(cg->b, weft_llvm_splat(cg, min, n), LLVMConstVector(steps, (unsigned)n), "");
+    free(steps);
+    LLVMTypeRef vt = weft_llvm_type(cg, var->dtype);
+    if (vt != cg->t_i64) lanes = LLVMBuildTrunc(cg->b, lanes, LLVMVectorType(vt, (unsigned)n), "");
+
+    int depth = cg->n_vars;
+    st = weft_llvm_bind(cg, var, lanes);
+    if (st != WEFT_OK) return st;
+    cg->vvar = var;
+    cg->lanes = n;
+    cg->vmin = min;
+    st = weft_llvm_stmt(cg, s->u.loop.body);
+    cg->vvar = NULL;
+    cg->lanes = 0;
+    cg->vmin = NULL;
+    cg->n_vars = depth;
+    return st;
+}
+
+/* Scalar i64 value of idx with the vectorized variable bound to its lane-0 value. */
+static weft_status index_at_min(weft_llvm_cg *cg, const weft_expr *idx, LLVMValueRef *out)
+{
+    LLVMValueRef v0 = cg->vmin;
+    LLVMTypeRef vt = weft_llvm_type(cg, cg->vvar->dtype);
+    if (vt != cg->t_i64) v0 = LLVMBuildTrunc(cg->b, v0, vt, "");
+    int depth = cg->n_vars;
+    const weft_expr *vvar = cg->vvar;
+    weft_status st = weft_llvm_bind(cg, vvar, v0);
+    if (st == WEFT_OK) st = weft_llvm_index(cg, idx, out);
+    cg->n_vars = depth;
+    return st;
+}
+
+/* <lanes x i64> value of idx (broadcast when it happens to be scalar). */
+static weft_status index_vector(weft_llvm_cg *cg, const weft_expr *idx, LLVMValueRef *out)
+{
+    LLVMValueRef v;
+    weft_status st = weft_llvm_expr(cg, idx, &v);
+    if (st != WEFT_OK) return st;
+    if (!weft_llvm_lanes_of(v)) v = weft_llvm_splat(cg, v, cg->lanes);
+    LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(v));
+    if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind)
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: non-integer index of type %s", weft_dtype_name(idx->dtype));
+    LLVMTypeRef i64v = LLVMVectorType(cg->t_i64, (unsigned)cg->lanes);
+    if (et == cg->t_i1) v = LLVMBuildZExt(cg->b, v, i64v, "");
+    else if (et != cg->t_i64) v = LLVMBuildSExt(cg->b, v, i64v, "");
+    *out = v;
+    return WEFT_OK;
+}
+
+static LLVMValueRef masked_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef data_ty, LLVMTypeRef ptrs_ty,
+                                     LLVMValueRef *args, unsigned n)
+{
+    LLVMTypeRef ovl[2] = {data_ty, ptrs_ty};
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, ovl, 2);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, ovl, 2);
+    return LLVMBuildCall2(cg->b, fty, fn, args, n, "");
+}
+
+static LLVMValueRef all_true(weft_llvm_cg *cg)
+{
+    return LLVMConstAllOnes(LLVMVectorType(cg->t_i1, (unsigned)cg->lanes));
+}
+
+weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
+{
+    const weft_buffer *buf = weft_expr_load_buf(e);
+    const weft_expr *idx = weft_expr_load_index(e);
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: buffer %s has unsupported dtype", buf->name);
+    unsigned align = (unsigned)weft_dtype_bytes(buf->dtype);
+    LLVMValueRef base, i, ld;
+    weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
+    if (st != WEFT_OK) return st;
+    int64_t stride;
+    bool known = stride_of(idx, cg->vvar, &stride);
+    if (known && stride == 0) {
+        st = weft_llvm_index(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        ld = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
+        LLVMSetAlignment(ld, align);
+    } else if (known && stride == 1) {
+        st = index_at_min(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
+        ld = LLVMBuildLoad2(cg->b, vty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
+        LLVMSetAlignment(ld, align);
+    } else {
+        st = index_vector(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+        LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
+        LLVMValueRef args[4] = {ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg), LLVMGetPoison(vty)};
+        ld = masked_intrinsic(cg, "llvm.masked.gather", vty, LLVMTypeOf(ptrs), args, 4);
+    }
+    *out = weft_llvm_from_mem(cg, buf->dtype, ld);
+    return WEFT_OK;
+}
+
+weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
+{
+    const weft_buffer *buf = s->u.store.buf;
+    const weft_expr *idx = s->u.store.index;
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: buffer %s has unsupported dtype", buf->name);
+    unsigned align = (unsigned)weft_dtype_bytes(buf->dtype);
+    LLVMValueRef base, val, i;
+    weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
+    if (st == WEFT_OK) st = weft_llvm_expr(cg, s->u.store.value, &val);
+    if (st != WEFT_OK) return st;
+    if (!weft_llvm_lanes_of(val)) val = weft_llvm_splat(cg, val, cg->lanes);
+    val = weft_llvm_to_mem(cg, buf->dtype, val);
+    int64_t stride;
+    if (stride_of(idx, cg->vvar, &stride) && stride == 1) {
+        st = index_at_min(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        LLVMValueRef store = LLVMBuildStore(cg->b, val, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""));
+        LLVMSetAlignment(store, align);
+        return WEFT_OK;
+    }
+    st = index_vector(cg, idx, &i);
+    if (st != WEFT_OK) return st;
+    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+    LLVMValueRef args[4] = {val, ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg)};
+    masked_intrinsic(cg, "llvm.masked.scatter", LLVMTypeOf(val), LLVMTypeOf(ptrs), args, 4);
+    return WEFT_OK;
+}
