@@ -99,7 +99,13 @@ weft_status weft_sched_check(const weft_schedule *s)
         for (int q = 0; q < s->n_stages; q++) {
             const weft_stage *qs = &s->stages[q];
             if (q == p || q == ps->at_stage || qs->attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, p)) continue;
-            if (qs->attach == WEFT_ATTACH_AT && qs->at_stage == ps->at_stage) continue;
+            if (qs->attach == WEFT_ATTACH_AT && qs->at_stage == ps->at_stage) {
+                if (weft_sched_leaf_pos(ts, qs->at_iter) < weft_sched_leaf_pos(ts, ps->at_iter))
+                    return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed at %s.%s, outside %s.%s where its input %s is",
+                                     qs->name, ts->name, ts->iters[qs->at_iter].name, ts->name, ts->iters[ps->at_iter].name,
+                                     ps->name);
+                continue;
+            }
             return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s is computed inside %s but also read by %s", ps->name, ts->name,
                              qs->name);
         }
