@@ -1,0 +1,104 @@
+/* Golden lowering tests: each tests/golden/lower/NAME.steps (first line "# OP SHAPE", then step
+ * text or one line naming a built-in schedule) is lowered and its printed loop IR compared
+ * with NAME.expected. Regenerate with tests/golden/regen.sh, which prints the diff. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/print.h"
+#include "lower/lower.h"
+#include "ops/ops.h"
+#include "targets/target.h"
+
+#define GOLDEN_DIR "tests/golden/lower"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Lowers one case; returns the printed loop IR (malloc'd) or NULL. */
+static char *lower_case(const char *steps_text)
+{
+    char op[64];
+    char shape_s[128];
+    if (sscanf(steps_text, "# %63s %127s", op, shape_s) != 2) return NULL;
+    int64_t shape[16];
+    int n = 0;
+    for (char *p = strtok(shape_s, ","); p && n < 16; p = strtok(NULL, ",")) shape[n++] = atoll(p);
+    const char *body = strchr(steps_text, '\n');
+    body = body ? body + 1 : "";
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = NULL;
+    weft_schedule *s = NULL;
+    weft_loop_func *lf = NULL;
+    char *out = NULL;
+    const weft_target_ops *interp = weft_target_find("interp");
+    weft_target_caps caps;
+    interp->caps(NULL, &caps);
+    weft_status rc = weft_op_build(a, op, n, shape, &f);
+    if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
+    if (rc == WEFT_OK) {
+        if (!strcmp(body, "default\n")) rc = weft_schedule_default(s, &caps);
+        else if (!strcmp(body, "manual\n")) rc = weft_schedule_manual_matmul(s, &caps);
+        else rc = weft_schedule_apply_text(s, body);
+    }
+    if (rc == WEFT_OK) rc = weft_lower(s, a, &lf);
+    if (rc == WEFT_OK) out = weft_ir_func_str(lf);
+    else print_error("%s\n", weft_last_error());
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return out;
+}
+
+static void test_golden_lowering_matches_expected(void **state)
+{
+    (void)state;
+    DIR *d = opendir(GOLDEN_DIR);
+    assert_non_null(d);
+    int n_cases = 0, failures = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
+        size_t len = strlen(ent->d_name);
+        if (len < 7 || strcmp(ent->d_name + len - 6, ".steps")) continue;
+        char path[512], exp_path[512];
+        snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, ent->d_name);
+        snprintf(exp_path, sizeof exp_path, "%s/%.*s.expected", GOLDEN_DIR, (int)(len - 6), ent->d_name);
+        char *steps = slurp(path), *expected = slurp(exp_path);
+        assert_non_null(steps);
+        assert_non_null(expected);
+        char *got = lower_case(steps);
+        n_cases++;
+        if (!got || strcmp(got, expected)) {
+            print_error("%s: loop IR differs\n--- expected\n%s--- got\n%s\n", ent->d_name, expected, got ? got : "(error)");
+            failures++;
+        }
+        free(steps);
+        free(expected);
+        free(got);
+    }
+    closedir(d);
+    assert_true(n_cases >= 10);
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_lowering_matches_expected)};
+    return cmocka_run_group_tests_name("lower_golden", tests, NULL, NULL);
+}
