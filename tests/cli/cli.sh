@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The weft command on good and bad input: exit status and the message it prints.
+# Usage: cli.sh PATH/TO/weft
+set -u
+weft=$1
+fails=0
+
+# expect STATUS SUBSTRING -- ARGS...: runs weft ARGS, checks the exit status and that
+# stdout+stderr contains SUBSTRING.
+expect() {
+    local want=$1 needle=$2
+    shift 3
+    local out rc
+    out=$("$weft" "$@" 2>&1)
+    rc=$?
+    if [[ $rc -ne $want || "$out" != *"$needle"* ]]; then
+        echo "FAIL: weft $* -> exit $rc (want $want), output:"
+        echo "$out" | head -20
+        echo "(wanted to see: $needle)"
+        fails=$((fails + 1))
+    else
+        echo "ok: weft $*"
+    fi
+}
+
+expect 2 "usage" -- bogus
+expect 0 "weft 0." -- --version
+expect 1 "no iterator 'q'" -- show matmul --shape 4,4,4 --steps "split C q 2"
+expect 1 "split factor must be a positive integer, got '0'" -- show matmul --shape 4,4,4 --steps "split C i 0"
+expect 1 "cannot vectorize reduction iterator k" -- show matmul --shape 4,4,4 --steps "vectorize C k"
+expect 1 "line 2" -- show matmul --shape 4,4,4 --steps $'split C i 2\nfuse C i.0 k'
+expect 2 "--shape" -- show matmul --shape 4,x,4
+expect 1 "nosuchop" -- show nosuchop --shape 4
+expect 1 "matmul" -- show matmul --shape 4,4
+expect 1 "matmul" -- show matmul --shape 0,4,4
+expect 1 "cannot read steps file" -- show matmul --shape 4,4,4 --steps @/nonexistent/steps.txt
+expect 1 "unknown schedule 'fast'" -- show matmul --shape 4,4,4 --schedule fast
+expect 0 "placeholder A: float32[8, 4]" -- show matmul --shape 8,8,4 --print te
+expect 0 "vectorized for" -- show softmax --shape 4,64 --schedule default --print loop
+expect 0 "kernel,shape,schedule,threads,median_us,gflops" -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
+expect 0 "matmul,16x32x8,manual,2," -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
+expect 0 "conv2d,1x3x8x8x4x3x3x1x1,default,1," -- bench op conv2d --shape 1,3,8,8,4,3,3,1,1 --threads 1 --csv --min-time 0
+expect 2 "usage" -- bench model x.onnx
+expect 2 "--threads must be positive" -- bench op matmul --shape 4,4,4 --threads 0
+if "$weft" show matmul --shape 8,8,8 --print asm --target llvm >/dev/null 2>&1; then
+    expect 0 "vfmadd" -- show matmul --shape 64,64,64 --schedule manual --print asm
+fi
+echo "cli: $fails failure(s)"
+exit $((fails > 0))
