@@ -1,0 +1,45 @@
+/* The operator registry for graph ops: per ONNX op_type, a shape rule and a tensor-expression
+ * compute (ops/nn_*.c). Graph construction calls `infer` when a node is added; fusion reads
+ * `pattern`; kernel building calls `compute` with the node's input tensors, which are
+ * placeholders or tensors computed by earlier nodes of the same fused kernel.
+ *
+ * Rules for computes: output tensors are named by the caller-given `name` (unique within the
+ * kernel; add suffixes for internal stages: "<name>.max"); axis names are short ("i", "j", "n",
+ * "c", "h", "w", reductions "k", "rc", "ry", "rx"). Inputs that are shape-like (Reshape's shape,
+ * Slice's starts, Gather indices that are constants) are read from the graph's constant data,
+ * never from tensors. Broadcasting follows ONNX (numpy) rules.
+ */
+#ifndef WEFT_OPS_GRAPH_OPS_H
+#define WEFT_OPS_GRAPH_OPS_H
+#include "ir/graph.h"
+#include "ir/pattern.h"
+#include "ir/tensor.h"
+
+struct weft_op_def {
+    const char *op_type;
+    /* How fusion treats it: ELEMWISE (incl. broadcast), INJECTIVE (index remap: Transpose,
+     * Slice, Gather, Concat, Pad), REDUCTION (Reduce*, Softmax's parts), OUT_REDUCTION_REUSE
+     * (Conv, Gemm, MatMul: elementwise consumers fuse into their output). */
+    weft_op_pattern pattern;
+    /* Output needs no kernel: it is the input's buffer with another shape (Reshape, Flatten,
+     * Squeeze, Unsqueeze, Identity, Dropout in inference). */
+    bool alias;
+    /* Fills dtype, ndim and shape of each output (g->values[n->outputs[k]]) from the inputs
+     * and attributes. Errors: WEFT_ERR_SHAPE / WEFT_ERR_UNSUPPORTED / WEFT_ERR_INVALID_ARG via
+     * weft_fail, naming op_type, node name and the shapes involved. */
+    weft_status (*infer)(weft_graph *g, const weft_gnode *n);
+    /* Builds the TE of the outputs. ins[i] is NULL for omitted optional inputs and for inputs
+     * the op reads as constants. outs[k] receives the tensor for output k. */
+    weft_status (*compute)(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                           const weft_tensor *const *ins, weft_tensor **outs);
+    /* (optional; NULL means use compute + the interpreter) Output values computed from input
+     * shapes alone (Shape, Size, ConstantOfShape): writes malloc'd data of output k. */
+    weft_status (*eval_static)(const weft_graph *g, const weft_gnode *n, int k, void **data);
+};
+
+/* The definition for op_type, or NULL (with weft_last_error naming the op). */
+const weft_op_def *weft_op_find(const char *op_type);
+/* Comma-separated list of supported op types (static storage). */
+const char *weft_op_supported(void);
+
+#endif
