@@ -3,6 +3,9 @@
  *   weft show OP --shape S [--schedule naive|default|manual|random:SEED] [--steps TEXT|@FILE]
  *             [--target llvm|interp] [--print te,schedule,loop,llvm,asm]
  *   weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]
+ *   weft run MODEL.onnx --input X.bin [--output Y.bin] [--threads T] [--repeat N] [--profile]
+ *   weft show MODEL.onnx                       the fused kernels of a model
+ *   weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,6 +72,9 @@ static void usage(FILE *out)
             "  weft show OP --shape S [--schedule naive|default|manual|random:SEED] [--steps TEXT|@FILE]\n"
             "            [--target llvm|interp] [--print te,schedule,loop,llvm,asm]\n"
             "  weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]\n"
+            "  weft run MODEL.onnx --input X.bin [--output Y.bin] [--threads T] [--repeat N] [--profile]\n"
+            "  weft show MODEL.onnx\n"
+            "  weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N]\n"
             "  weft --version\n");
 }
 
@@ -82,8 +88,11 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc >= 3 && !strcmp(argv[1], "show") && strstr(argv[2], ".onnx")) return weft_cmd_show_model(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "show")) return weft_cmd_show(argc - 2, argv + 2);
+    if (argc >= 3 && !strcmp(argv[1], "bench") && !strcmp(argv[2], "model")) return weft_cmd_bench_model(argc - 3, argv + 3);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return weft_cmd_bench(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "run")) return weft_cmd_run(argc - 2, argv + 2);
     if (argc >= 2) fprintf(stderr, "weft: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

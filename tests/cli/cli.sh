@@ -40,7 +40,7 @@ expect 0 "vectorized for" -- show softmax --shape 4,64 --schedule default --prin
 expect 0 "kernel,shape,schedule,threads,median_us,gflops" -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "matmul,16x32x8,manual,2," -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "conv2d,1x3x8x8x4x3x3x1x1,default,1," -- bench op conv2d --shape 1,3,8,8,4,3,3,1,1 --threads 1 --csv --min-time 0
-expect 2 "usage" -- bench model x.onnx
+expect 1 "x.onnx" -- bench model /nonexistent/x.onnx
 expect 2 "--threads must be positive" -- bench op matmul --shape 4,4,4 --threads 0
 if "$weft" show matmul --shape 8,8,8 --print asm --target llvm >/dev/null 2>&1; then
     expect 0 "vfmadd" -- show matmul --shape 64,64,64 --schedule manual --print asm

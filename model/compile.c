@@ -1,0 +1,213 @@
+/* weft_model_compile: the model pipeline (see model/model_internal.h), the static memory
+ * plan and the model's buffers.
+ *
+ * Memory plan: every value a kernel writes (and that is not a graph output copied out at the
+ * end) gets an offset in one arena. Values are placed in kernel order at the lowest 64-byte
+ * aligned offset that does not overlap a value still alive (first fit); a value dies after
+ * the last kernel that reads it or a view of it (alias ops share their input's storage).
+ * The arena is allocated once per model and reused by every run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "model/model_internal.h"
+#include "schedule/schedule.h"
+#include "targets/build.h"
+
+weft_model_options weft_model_options_default(void)
+{
+    weft_model_options o = {0};
+    o.threads = 0;
+    o.target = "llvm";
+    o.db = NULL;
+    return o;
+}
+
+typedef struct live {
+    int value;
+    size_t offset, size;
+    int first, last; /* kernel indices */
+} live;
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Plans offsets for the values kernels write; returns the arena size. */
+static weft_status plan_memory(weft_model *m, size_t *offsets, bool *planned)
+{
+    weft_graph *g = m->g;
+    int nv = g->n_values;
+    live *lv = calloc((size_t)nv + 1, sizeof *lv);
+    int n_lv = 0;
+    if (!lv) return weft_fail(WEFT_ERR_NOMEM, "memory plan: out of memory");
+    int *slot = malloc(sizeof(int) * (size_t)(nv + 1));
+    if (!slot) {
+        free(lv);
+        return weft_fail(WEFT_ERR_NOMEM, "memory plan: out of memory");
+    }
+    for (int v = 0; v < nv; v++) slot[v] = -1;
+    for (int k = 0; k < m->n_kernels; k++) {
+        const weft_model_kernel *mk = &m->kernels[k];
+        for (int p = 0; p < mk->n_params; p++) {
+            int root = weft_model_storage_root(g, mk->params[p]);
+            if (g->values[root].is_input || g->values[root].data) continue;
+            if (slot[root] < 0) {
+                slot[root] = n_lv;
+                lv[n_lv].value = root;
+                lv[n_lv].size = align64(weft_gvalue_bytes(&g->values[root]));
+                lv[n_lv].first = k;
+                n_lv++;
+            }
+            lv[slot[root]].last = k;
+        }
+    }
+    /* Graph outputs live to the end (they are copied out after the last kernel). */
+    for (int o = 0; o < g->n_outputs; o++) {
+        int root = weft_model_storage_root(g, g->outputs[o]);
+        if (slot[root] >= 0) lv[slot[root]].last = m->n_kernels;
+    }
+    size_t peak = 0;
+    for (int i = 0; i < n_lv; i++) {
+        size_t off = 0;
+        bool moved = true;
+        while (moved) {
+            moved = false;
+            for (int j = 0; j < i; j++) {
+                if (lv[j].last < lv[i].first || lv[j].first > lv[i].last) continue; /* not alive together */
+                if (off < lv[j].offset + lv[j].size && lv[j].offset < off + lv[i].size) {
+                    off = lv[j].offset + lv[j].size;
+                    moved = true;
+                }
+            }
+        }
+        lv[i].offset = off;
+        if (off + lv[i].size > peak) peak = off + lv[i].size;
+        offsets[lv[i].value] = off;
+        planned[lv[i].value] = true;
+    }
+    m->arena_bytes = peak;
+    free(lv);
+    free(slot);
+    return WEFT_OK;
+}
+
+static weft_status compile_kernels(weft_model *m, const weft_group *groups, int n_groups, const weft_target_caps *caps)
+{
+    m->kernels = calloc((size_t)n_groups + 1, sizeof *m->kernels);
+    if (!m->kernels) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+    for (int gi = 0; gi < n_groups; gi++) {
+        weft_model_kernel *mk = &m->kernels[gi];
+        weft_arena *a = weft_arena_create();
+        weft_schedule *s = NULL;
+        weft_te_func *f = NULL;
+        mk->params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + 1));
+        if (!a || !mk->params) {
+            weft_arena_destroy(a);
+            return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+        }
+        char base[64];
+        weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base);
+        if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
+        if (rc == WEFT_OK) {
+            rc = weft_schedule_default(s, caps);
+            snprintf(mk->schedule_src, sizeof mk->schedule_src, "default");
+        }
+        if (rc == WEFT_OK) {
+            mk->steps = weft_schedule_text(s);
+            mk->flops = weft_te_func_flops(f);
+            snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
+            rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
+        }
+        if (rc != WEFT_OK) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", weft_last_error());
+            weft_fail(rc, "kernel %d (%s, first node '%s'): %s", gi, base[0] ? base : "?",
+                      m->g->nodes[groups[gi].nodes[0]].name, msg);
+        }
+        weft_schedule_destroy(s);
+        weft_arena_destroy(a);
+        m->n_kernels = gi + 1;
+        if (rc != WEFT_OK) return rc;
+        if (mk->n_params > m->max_params) m->max_params = mk->n_params;
+    }
+    return WEFT_OK;
+}
+
+weft_status weft_model_compile(const weft_graph *graph, const weft_model_options *opt, weft_model **out)
+{
+    if (!out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile: out is NULL");
+    *out = NULL;
+    if (!graph) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile: graph is NULL");
+    weft_model_options o = opt ? *opt : weft_model_options_default();
+    if (graph->n_outputs == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "model has no outputs");
+    weft_model *m = calloc(1, sizeof *m);
+    if (!m) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+    weft_group *groups = NULL;
+    int n_groups = 0;
+    size_t *offsets = NULL;
+    bool *planned = NULL;
+    weft_status rc = weft_graph_clone(graph, &m->g);
+    if (rc == WEFT_OK) rc = weft_model_fold_constants(m->g);
+    if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(m->g);
+    if (rc == WEFT_OK) rc = weft_model_fold_constants(m->g);
+    if (rc == WEFT_OK) weft_model_dead_code(m->g);
+    if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);
+    if (rc == WEFT_OK) {
+        m->ops = weft_target_find(o.target && *o.target ? o.target : "llvm");
+        if (!m->ops) rc = WEFT_ERR_UNAVAILABLE;
+    }
+    if (rc == WEFT_OK) rc = m->ops->create(&m->target);
+    if (rc == WEFT_OK) rc = weft_threadpool_create(o.threads, &m->pool);
+    weft_target_caps caps;
+    if (rc == WEFT_OK) {
+        m->ops->caps(m->target, &caps);
+        caps.max_threads = weft_threadpool_size(m->pool);
+        rc = compile_kernels(m, groups, n_groups, &caps);
+    }
+    int nv = m->g ? m->g->n_values : 0;
+    if (rc == WEFT_OK) {
+        offsets = calloc((size_t)nv + 1, sizeof *offsets);
+        planned = calloc((size_t)nv + 1, sizeof *planned);
+        m->ptr = calloc((size_t)nv + 1, sizeof *m->ptr);
+        m->args = calloc((size_t)m->max_params + 1, sizeof *m->args);
+        if (!offsets || !planned || !m->ptr || !m->args) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+    }
+    if (rc == WEFT_OK) rc = plan_memory(m, offsets, planned);
+    if (rc == WEFT_OK && m->arena_bytes) {
+        m->arena = weft_rt_alloc(m->arena_bytes);
+        if (!m->arena) rc = weft_fail(WEFT_ERR_NOMEM, "model: cannot allocate the %zu-byte activation arena", m->arena_bytes);
+    }
+    for (int v = 0; rc == WEFT_OK && v < nv; v++) {
+        weft_gvalue *gv = &m->g->values[v];
+        if (gv->data) m->ptr[v] = gv->data; /* constants stay in the clone (malloc: 16-byte aligned) */
+        else if (planned[v]) m->ptr[v] = m->arena + offsets[v];
+    }
+    free(offsets);
+    free(planned);
+    weft_model_groups_free(groups, n_groups);
+    if (rc != WEFT_OK) {
+        weft_model_destroy(m);
+        return rc;
+    }
+    *out = m;
+    return WEFT_OK;
+}
+
+void weft_model_destroy(weft_model *m)
+{
+    if (!m) return;
+    for (int k = 0; k < m->n_kernels; k++) {
+        if (m->kernels[k].k) m->ops->kernel_destroy(m->kernels[k].k);
+        free(m->kernels[k].params);
+        free(m->kernels[k].steps);
+    }
+    free(m->kernels);
+    if (m->target) m->ops->destroy(m->target);
+    weft_threadpool_destroy(m->pool);
+    weft_rt_free(m->arena);
+    free(m->ptr);
+    free(m->args);
+    weft_graph_destroy(m->g);
+    free(m);
+}

@@ -1,0 +1,279 @@
+/* Operator fusion by op pattern (ops/graph_ops.h `pattern`), in the spirit of TVM's FuseOps.
+ *
+ * Every live node that needs a kernel starts in its own group; groups joined by a data edge
+ * are merged while the union stays a kernel the schedules handle well:
+ *   - elementwise/injective chains fuse freely;
+ *   - reductions (softmax, layer norm's decomposed ReduceMean/Sub/Pow/... chain) fuse with
+ *     elementwise/injective neighbours and with each other;
+ *   - a conv/matmul/gemm ("out" op) takes elementwise consumers as its epilogue (bias, relu,
+ *     residual add), and pure elementwise/injective producers whose results it alone reads
+ *     (a transpose feeding a matmul becomes an index remap), but never a second out op or a
+ *     reduction.
+ * A merge that would create a cycle between groups (A -> X -> B) is refused. Alias ops
+ * (Reshape, Flatten, ...) need no kernel: they stay outside groups and share their input's
+ * buffer. Groups are returned in a topological order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "model/model_internal.h"
+
+typedef struct fctx {
+    const weft_graph *g;
+    int *parent; /* union-find over node indices */
+    int *n_out;  /* per root: out ops in group */
+    int *n_red;  /* per root: reductions in group */
+    int *n_inj;  /* per root: injective ops in group */
+} fctx;
+
+static int find(fctx *c, int x)
+{
+    while (c->parent[x] != x) x = c->parent[x] = c->parent[c->parent[x]];
+    return x;
+}
+
+static bool needs_kernel(const weft_gnode *n) { return !n->dead && n->def && !n->def->alias; }
+
+/* Producer node of value v if it is a kernel node, else -1. */
+static int kernel_producer(const weft_graph *g, int v)
+{
+    if (v < 0 || g->values[v].data) return -1;
+    int p = g->values[v].producer;
+    return p >= 0 && needs_kernel(&g->nodes[p]) ? p : -1;
+}
+
+/* True when group a's root reaches group b's root through some third group. */
+static bool reaches_via_other(fctx *c, int a, int b)
+{
+    const weft_graph *g = c->g;
+    int n = g->n_nodes;
+    char *seen = calloc((size_t)n, 1);
+    int *stack = malloc(sizeof *stack * (size_t)(n + 1) * 4);
+    int sp = 0;
+    bool found = false;
+    if (!seen || !stack) {
+        free(seen);
+        free(stack);
+        return true; /* be safe: refuse the merge */
+    }
+    /* Start from nodes of other groups fed by group a. */
+    for (int i = 0; i < n && !found; i++) {
+        if (!needs_kernel(&g->nodes[i]) || find(c, i) == a || find(c, i) == b) continue;
+        const weft_gnode *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_inputs; k++) {
+            int p = kernel_producer(g, weft_model_storage_root(g, nd->inputs[k]));
+            if (p >= 0 && find(c, p) == a && !seen[i]) {
+                seen[i] = 1;
+                stack[sp++] = i;
+            }
+        }
+    }
+    while (sp > 0 && !found) {
+        int x = stack[--sp];
+        int gx = find(c, x);
+        for (int i = 0; i < n && !found; i++) {
+            if (!needs_kernel(&g->nodes[i]) || seen[i]) continue;
+            const weft_gnode *nd = &g->nodes[i];
+            bool fed = find(c, i) == gx && gx != a && gx != b;
+            for (int k = 0; k < nd->n_inputs && !fed; k++) {
+                int p = kernel_producer(g, weft_model_storage_root(g, nd->inputs[k]));
+                fed = p >= 0 && find(c, p) == gx;
+            }
+            if (!fed) continue;
+            if (find(c, i) == b) found = true;
+            else if (find(c, i) != a) {
+                seen[i] = 1;
+                if (sp < n * 4) stack[sp++] = i;
+            }
+        }
+    }
+    free(seen);
+    free(stack);
+    return found;
+}
+
+/* True when every value produced in group a is read only inside groups a and b. */
+static bool only_feeds(fctx *c, int a, int b)
+{
+    const weft_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!needs_kernel(&g->nodes[i]) || find(c, i) != a) continue;
+        for (int k = 0; k < g->nodes[i].n_outputs; k++) {
+            int v = g->nodes[i].outputs[k];
+            if (g->values[v].is_output) return false;
+            for (int j = 0; j < g->n_nodes; j++) {
+                const weft_gnode *u = &g->nodes[j];
+                if (u->dead) continue;
+                for (int m = 0; m < u->n_inputs; m++)
+                    if (u->inputs[m] == v && (!needs_kernel(u) || (find(c, j) != a && find(c, j) != b))) return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* May producer group a and consumer group b become one kernel? */
+static bool can_merge(fctx *c, int a, int b)
+{
+    int out = c->n_out[a] + c->n_out[b], red = c->n_red[a] + c->n_red[b];
+    if (out > 1 || (out == 1 && red > 0)) return false;
+    if (out == 1) {
+        bool a_plain = c->n_out[a] == 0 && c->n_red[a] == 0;
+        bool b_plain = c->n_out[b] == 0 && c->n_red[b] == 0;
+        if (c->n_out[b] == 1 && a_plain) { /* producer fusion into a conv/matmul */
+            if (!only_feeds(c, a, b)) return false;
+        } else if (c->n_out[a] == 1 && b_plain) { /* epilogue: elementwise only */
+            if (c->n_inj[b] > 0) return false;
+        } else return false;
+    }
+    return !reaches_via_other(c, a, b);
+}
+
+static void merge(fctx *c, int a, int b)
+{
+    c->parent[b] = a;
+    c->n_out[a] += c->n_out[b];
+    c->n_red[a] += c->n_red[b];
+    c->n_inj[a] += c->n_inj[b];
+}
+
+static bool in_list(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x) return true;
+    return false;
+}
+
+weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    int n = g->n_nodes;
+    fctx c = {g, malloc(sizeof(int) * (size_t)(n + 1)), calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, sizeof(int)),
+              calloc((size_t)n + 1, sizeof(int))};
+    weft_group *groups = calloc((size_t)n + 1, sizeof *groups);
+    int *order = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !groups || !order) {
+        free(c.parent);
+        free(c.n_out);
+        free(c.n_red);
+        free(c.n_inj);
+        free(groups);
+        free(order);
+        return weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        c.parent[i] = i;
+        if (!needs_kernel(&g->nodes[i])) continue;
+        weft_op_pattern p = g->nodes[i].def->pattern;
+        c.n_out[i] = p == WEFT_PATTERN_OUT_REDUCTION_REUSE;
+        c.n_red[i] = p == WEFT_PATTERN_REDUCTION;
+        c.n_inj[i] = p == WEFT_PATTERN_INJECTIVE;
+    }
+    /* Merge along data edges, consumers in topological order. */
+    for (int i = 0; i < n; i++) {
+        const weft_gnode *nd = &g->nodes[i];
+        if (!needs_kernel(nd)) continue;
+        for (int k = 0; k < nd->n_inputs; k++) {
+            int p = kernel_producer(g, nd->inputs[k]);
+            if (p < 0) continue;
+            int a = find(&c, p), b = find(&c, i);
+            if (a != b && can_merge(&c, a, b)) merge(&c, a, b);
+        }
+    }
+    /* Collect groups in order of their first node, then order them topologically. */
+    int n_groups = 0;
+    int *group_of = malloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n && group_of; i++) {
+        group_of[i] = -1;
+        if (!needs_kernel(&g->nodes[i])) continue;
+        int r = find(&c, i), gi = -1;
+        for (int j = 0; j < i; j++)
+            if (needs_kernel(&g->nodes[j]) && find(&c, j) == r) gi = group_of[j];
+        if (gi < 0) {
+            gi = n_groups++;
+            groups[gi].nodes = malloc(sizeof(int) * (size_t)(n + 1));
+            groups[gi].inputs = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+            groups[gi].outputs = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+        }
+        group_of[i] = gi;
+        if (groups[gi].nodes) groups[gi].nodes[groups[gi].n_nodes++] = i;
+    }
+    weft_status rc = WEFT_OK;
+    for (int gi = 0; gi < n_groups; gi++)
+        if (!groups[gi].nodes || !groups[gi].inputs || !groups[gi].outputs) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
+    /* Inputs and outputs of each group. */
+    for (int gi = 0; rc == WEFT_OK && gi < n_groups; gi++) {
+        weft_group *gr = &groups[gi];
+        for (int m = 0; m < gr->n_nodes; m++) {
+            const weft_gnode *nd = &g->nodes[gr->nodes[m]];
+            for (int k = 0; k < nd->n_inputs; k++) {
+                int v = nd->inputs[k];
+                if (v < 0) continue;
+                int p = kernel_producer(g, v);
+                bool inside = p >= 0 && group_of[p] == gi;
+                if (!inside && !in_list(gr->inputs, gr->n_inputs, v)) gr->inputs[gr->n_inputs++] = v;
+            }
+            for (int k = 0; k < nd->n_outputs; k++) {
+                int v = nd->outputs[k];
+                bool external = g->values[v].is_output;
+                for (int j = 0; j < n && !external; j++) {
+                    const weft_gnode *u = &g->nodes[j];
+                    if (u->dead) continue;
+                    for (int q = 0; q < u->n_inputs; q++)
+                        if (u->inputs[q] == v && (!needs_kernel(u) || group_of[j] != gi)) external = true;
+                }
+                if (external) gr->outputs[gr->n_outputs++] = v;
+            }
+        }
+    }
+    /* Topological order of groups (Kahn; ties by first node). */
+    int *done = calloc((size_t)n_groups + 1, sizeof(int));
+    int n_done = 0;
+    while (rc == WEFT_OK && done && n_done < n_groups) {
+        int pick = -1;
+        for (int gi = 0; gi < n_groups && pick < 0; gi++) {
+            if (done[gi]) continue;
+            bool ready = true;
+            for (int k = 0; k < groups[gi].n_inputs && ready; k++) {
+                int p = kernel_producer(g, weft_model_storage_root(g, groups[gi].inputs[k]));
+                if (p >= 0 && group_of[p] != gi && !done[group_of[p]]) ready = false;
+            }
+            if (ready) pick = gi;
+        }
+        if (pick < 0) {
+            rc = weft_fail(WEFT_ERR_INTERNAL, "fusion produced a cycle between kernels");
+            break;
+        }
+        done[pick] = 1;
+        order[n_done++] = pick;
+    }
+    weft_group *sorted = rc == WEFT_OK ? calloc((size_t)n_groups + 1, sizeof *sorted) : NULL;
+    if (rc == WEFT_OK && !sorted) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
+    if (rc == WEFT_OK) {
+        for (int k = 0; k < n_groups; k++) sorted[k] = groups[order[k]];
+        *out = sorted;
+        *n_out = n_groups;
+    } else weft_model_groups_free(groups, n_groups), groups = NULL;
+    free(groups);
+    free(done);
+    free(group_of);
+    free(order);
+    free(c.parent);
+    free(c.n_out);
+    free(c.n_red);
+    free(c.n_inj);
+    return rc;
+}
+
+void weft_model_groups_free(weft_group *groups, int n)
+{
+    if (!groups) return;
+    for (int i = 0; i < n; i++) {
+        free(groups[i].nodes);
+        free(groups[i].inputs);
+        free(groups[i].outputs);
+    }
+    free(groups);
+}

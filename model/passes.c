@@ -1,0 +1,205 @@
+/* Graph passes before fusion.
+ *
+ * fold_constants: a node whose inputs are all constants (or whose outputs follow from input
+ *   shapes alone: Shape, Size, ConstantOfShape) is evaluated now and its outputs become
+ *   constants. Evaluation reuses the node's own tensor-expression compute, run by the loop-IR
+ *   interpreter under the naive schedule: no second implementation of any op.
+ * fold_batchnorm: Conv -> BatchNormalization with constant weights and statistics becomes one
+ *   Conv with scaled weights and a new bias: w' = w * s, b' = (b - mean) * s + beta with
+ *   s = scale / sqrt(var + eps) per output channel.
+ * dead_code: nodes none of whose outputs is used are marked dead.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "model/model_internal.h"
+#include "schedule/schedule.h"
+#include "targets/build.h"
+
+int weft_model_storage_root(const weft_graph *g, int v)
+{
+    for (int depth = 0; depth < g->n_nodes && v >= 0; depth++) {
+        int p = g->values[v].producer;
+        if (p < 0 || !g->nodes[p].def || !g->nodes[p].def->alias || g->values[v].data) return v;
+        v = g->nodes[p].inputs[0];
+    }
+    return v;
+}
+
+/* Evaluates node ni with the interpreter; its outputs become constants. */
+static weft_status eval_node(weft_graph *g, int ni)
+{
+    weft_gnode *n = &g->nodes[ni];
+    const weft_op_def *def = n->def;
+    if (def->eval_static) {
+        for (int k = 0; k < n->n_outputs; k++) {
+            void *data = NULL;
+            weft_status rc = def->eval_static(g, n, k, &data);
+            if (rc != WEFT_OK) return rc;
+            g->values[n->outputs[k]].data = data;
+        }
+        n->dead = true;
+        return WEFT_OK;
+    }
+    if (def->alias) {
+        const weft_gvalue *in = &g->values[n->inputs[0]];
+        weft_gvalue *o = &g->values[n->outputs[0]];
+        size_t b = weft_gvalue_bytes(o);
+        if (b != weft_gvalue_bytes(in)) return weft_fail(WEFT_ERR_INTERNAL, "%s node '%s': alias size mismatch", n->op_type, n->name);
+        o->data = malloc(b ? b : 1);
+        if (!o->data) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
+        memcpy(o->data, in->data, b);
+        n->dead = true;
+        return WEFT_OK;
+    }
+    weft_arena *a = weft_arena_create();
+    const weft_target_ops *interp = weft_target_find("interp");
+    weft_target *t = NULL;
+    weft_schedule *s = NULL;
+    weft_kernel *k = NULL;
+    weft_status rc = WEFT_OK;
+    const weft_tensor *ins[WEFT_NODE_MAX_IO] = {0};
+    weft_tensor *outs[WEFT_NODE_MAX_IO] = {0};
+    const weft_tensor *ph[WEFT_NODE_MAX_IO];
+    void *args[2 * WEFT_NODE_MAX_IO];
+    int n_ph = 0;
+    if (!a || !interp) {
+        rc = weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
+        goto done;
+    }
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (n->inputs[i] < 0) continue;
+        const weft_gvalue *v = &g->values[n->inputs[i]];
+        char nm[16];
+        snprintf(nm, sizeof nm, "in%d", i);
+        weft_tensor *p = weft_te_placeholder(a, nm, v->dtype, v->ndim, v->shape);
+        ins[i] = p;
+        ph[n_ph] = p;
+        args[n_ph++] = v->data;
+    }
+    rc = def->compute(a, g, n, "out", ins, outs);
+    if (rc != WEFT_OK) goto done;
+    weft_te_func *f = NULL;
+    rc = weft_te_func_create(a, n->name, n_ph, ph, n->n_outputs, (const weft_tensor *const *)outs, &f);
+    if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
+    if (rc == WEFT_OK) rc = interp->create(&t);
+    if (rc == WEFT_OK) rc = weft_target_build(interp, t, s, a, NULL, &k);
+    for (int o = 0; rc == WEFT_OK && o < n->n_outputs; o++) {
+        weft_gvalue *v = &g->values[n->outputs[o]];
+        size_t b = weft_gvalue_bytes(v);
+        v->data = calloc(1, b ? b : 1);
+        args[n_ph + o] = v->data;
+        if (!v->data) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
+    }
+    if (rc == WEFT_OK) rc = interp->run(k, args, NULL);
+    if (rc == WEFT_OK) n->dead = true;
+    else
+        for (int o = 0; o < n->n_outputs; o++) {
+            free(g->values[n->outputs[o]].data);
+            g->values[n->outputs[o]].data = NULL;
+        }
+done:
+    if (k) interp->kernel_destroy(k);
+    if (t) interp->destroy(t);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return rc;
+}
+
+weft_status weft_model_fold_constants(weft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *n = &g->nodes[i];
+        if (n->dead) continue;
+        bool all_const = true;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].data) all_const = false;
+        if (!all_const && !n->def->eval_static) continue;
+        /* Large elementwise work on weights is still cheap to fold; refuse only the absurd. */
+        int64_t work = 0;
+        for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
+        if (work > ((int64_t)1 << 26)) continue;
+        weft_status rc = eval_node(g, i);
+        if (rc != WEFT_OK) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", weft_last_error());
+            return weft_fail(rc, "constant folding %s node '%s': %s", n->op_type, n->name, msg);
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_status weft_model_fold_batchnorm(weft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *bn = &g->nodes[i];
+        if (bn->dead || strcmp(bn->op_type, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs != 1) continue;
+        int x = bn->inputs[0];
+        int ci = g->values[x].producer;
+        if (ci < 0 || g->nodes[ci].dead || strcmp(g->nodes[ci].op_type, "Conv") || weft_graph_n_uses(g, x) != 1 ||
+            g->values[x].is_output)
+            continue;
+        bool consts = true;
+        for (int k = 1; k < 5; k++) consts = consts && bn->inputs[k] >= 0 && g->values[bn->inputs[k]].data;
+        weft_gnode *conv = &g->nodes[ci];
+        int w = conv->inputs[1], b = conv->n_inputs > 2 ? conv->inputs[2] : -1;
+        if (!consts || !g->values[w].data || (b >= 0 && !g->values[b].data)) continue;
+        if (!weft_dtype_eq(g->values[w].dtype, WEFT_F32)) continue;
+        const weft_gvalue *wv = &g->values[w];
+        int64_t F = wv->shape[0], per = weft_gvalue_numel(wv) / (F ? F : 1);
+        const float *scale = g->values[bn->inputs[1]].data, *beta = g->values[bn->inputs[2]].data;
+        const float *mean = g->values[bn->inputs[3]].data, *var = g->values[bn->inputs[4]].data;
+        if (weft_gvalue_numel(&g->values[bn->inputs[1]]) != F) continue;
+        double eps = weft_gnode_attr_float(bn, "epsilon", 1e-5);
+        char name[200];
+        snprintf(name, sizeof name, "%.180s.bnw", wv->name);
+        int nw = weft_graph_new_value(g, name, WEFT_F32, wv->ndim, wv->shape);
+        snprintf(name, sizeof name, "%.180s.bnb", wv->name);
+        int64_t fshape[1] = {F};
+        int nb = weft_graph_new_value(g, name, WEFT_F32, 1, fshape);
+        if (nw < 0 || nb < 0) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding BN %s", bn->name);
+        bn = &g->nodes[i];
+        conv = &g->nodes[ci];
+        float *w2 = malloc(sizeof(float) * (size_t)((F * per) > 0 ? F * per : 1)), *b2 = malloc(sizeof(float) * (size_t)(F ? F : 1));
+        if (!w2 || !b2) {
+            free(w2);
+            free(b2);
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory folding BN %s", bn->name);
+        }
+        const float *w1 = g->values[w].data, *b1 = b >= 0 ? g->values[b].data : NULL;
+        for (int64_t f = 0; f < F; f++) {
+            double s = scale[f] / sqrt((double)var[f] + eps);
+            for (int64_t e = 0; e < per; e++) w2[f * per + e] = (float)(w1[f * per + e] * s);
+            b2[f] = (float)(((b1 ? b1[f] : 0.0) - mean[f]) * s + beta[f]);
+        }
+        g->values[nw].data = w2;
+        g->values[nb].data = b2;
+        conv->inputs[1] = nw;
+        if (conv->n_inputs < 3) conv->n_inputs = 3;
+        conv->inputs[2] = nb;
+        weft_graph_replace_uses(g, bn->outputs[0], x);
+        if (g->values[bn->outputs[0]].is_output) g->values[x].is_output = true;
+        bn->dead = true;
+    }
+    return WEFT_OK;
+}
+
+void weft_model_dead_code(weft_graph *g)
+{
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (int i = g->n_nodes - 1; i >= 0; i--) {
+            weft_gnode *n = &g->nodes[i];
+            if (n->dead) continue;
+            int uses = 0;
+            for (int k = 0; k < n->n_outputs; k++) uses += weft_graph_n_uses(g, n->outputs[k]);
+            if (uses == 0) {
+                n->dead = true;
+                changed = true;
+            }
+        }
+    }
+}

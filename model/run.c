@@ -1,0 +1,106 @@
+/* The graph executor: kernels in order over the planned buffers, graph inputs bound per
+ * run, outputs copied out at the end; optional per-kernel profile; printing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "model/model_internal.h"
+
+/* Storage of value v for this run. */
+static void *storage(const weft_model *m, const void *const *inputs, int v)
+{
+    int root = weft_model_storage_root(m->g, v);
+    const weft_gvalue *gv = &m->g->values[root];
+    if (gv->is_input)
+        for (int i = 0; i < m->g->n_inputs; i++)
+            if (m->g->inputs[i] == root) return (void *)inputs[i];
+    return m->ptr[root];
+}
+
+weft_status weft_model_run(weft_model *m, const void *const *inputs, void *const *outputs)
+{
+    if (!m || (m->g->n_inputs && !inputs) || !outputs) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: NULL argument");
+    for (int i = 0; i < m->g->n_inputs; i++)
+        if (!inputs[i]) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: input %d (%s) is NULL", i, m->g->values[m->g->inputs[i]].name);
+    for (int k = 0; k < m->n_kernels; k++) {
+        weft_model_kernel *mk = &m->kernels[k];
+        for (int p = 0; p < mk->n_params; p++) m->args[p] = storage(m, inputs, mk->params[p]);
+        double t0 = m->profile ? weft_rt_now() : 0;
+        weft_status rc = m->ops->run(mk->k, m->args, m->pool);
+        if (rc != WEFT_OK) return rc;
+        if (m->profile) {
+            mk->time_sum += weft_rt_now() - t0;
+            mk->calls++;
+        }
+    }
+    for (int o = 0; o < m->g->n_outputs; o++) {
+        int v = m->g->outputs[o];
+        const void *src = storage(m, inputs, v);
+        if (!outputs[o]) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: output %d is NULL", o);
+        if (src && src != outputs[o]) memcpy(outputs[o], src, weft_gvalue_bytes(&m->g->values[v]));
+    }
+    if (m->profile) m->runs++;
+    return WEFT_OK;
+}
+
+int weft_model_n_kernels(const weft_model *m) { return m ? m->n_kernels : 0; }
+
+const char *weft_model_kernel_name(const weft_model *m, int k)
+{
+    return m && k >= 0 && k < m->n_kernels ? m->kernels[k].name : NULL;
+}
+
+size_t weft_model_peak_bytes(const weft_model *m) { return m ? m->arena_bytes : 0; }
+
+void weft_model_profile_enable(weft_model *m, bool on)
+{
+    if (!m) return;
+    m->profile = on;
+    m->runs = 0;
+    for (int k = 0; k < m->n_kernels; k++) m->kernels[k].time_sum = 0, m->kernels[k].calls = 0;
+}
+
+void weft_model_profile_print(const weft_model *m, FILE *out)
+{
+    if (!m) return;
+    double total = 0;
+    for (int k = 0; k < m->n_kernels; k++) total += m->kernels[k].time_sum;
+    int64_t runs = m->runs ? m->runs : 1;
+    fprintf(out, "%-4s %-36s %12s %7s %9s %s\n", "#", "kernel", "us/run", "share", "GFLOP/s", "schedule");
+    int *order = malloc(sizeof(int) * (size_t)(m->n_kernels + 1));
+    for (int k = 0; order && k < m->n_kernels; k++) order[k] = k;
+    for (int a = 0; order && a < m->n_kernels; a++)
+        for (int b = a + 1; b < m->n_kernels; b++)
+            if (m->kernels[order[b]].time_sum > m->kernels[order[a]].time_sum) {
+                int t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+    for (int i = 0; i < m->n_kernels; i++) {
+        const weft_model_kernel *mk = &m->kernels[order ? order[i] : i];
+        double us = mk->time_sum / (double)runs * 1e6;
+        fprintf(out, "%-4d %-36s %12.1f %6.1f%% %9.2f %s\n", order ? order[i] : i, mk->name, us,
+                total > 0 ? 100.0 * mk->time_sum / total : 0.0, mk->time_sum > 0 ? mk->flops * (double)runs / mk->time_sum * 1e-9 : 0.0,
+                mk->schedule_src);
+    }
+    fprintf(out, "total %.1f us/run over %lld runs, %d kernels, activation arena %zu bytes\n", total / (double)runs * 1e6,
+            (long long)m->runs, m->n_kernels, m->arena_bytes);
+    free(order);
+}
+
+void weft_model_print(const weft_model *m, FILE *out)
+{
+    if (!m) return;
+    const weft_graph *g = m->g;
+    fprintf(out, "%d kernels, activation arena %zu bytes\n", m->n_kernels, m->arena_bytes);
+    for (int k = 0; k < m->n_kernels; k++) {
+        const weft_model_kernel *mk = &m->kernels[k];
+        fprintf(out, "kernel %d %s (%s schedule, %.3g MFLOP)\n", k, mk->name, mk->schedule_src, mk->flops * 1e-6);
+        for (int p = 0; p < mk->n_params; p++) {
+            const weft_gvalue *v = &g->values[mk->params[p]];
+            fprintf(out, "  %s %s [", v->data ? "const " : "      ", v->name);
+            for (int d = 0; d < v->ndim; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+            fprintf(out, "]\n");
+        }
+    }
+}
