@@ -11,7 +11,7 @@
  *   elementwise output                       outer loops fused and parallel, last axis
  *                                            vectorized in vector-width chunks
  *   reduction without reuse                  computed per row at its reader's parallel loop
- *                                            when it has one reader with more axes (softmax,
+ *                                            when it reduces the reader's last axis (softmax,
  *                                            layer norm), else parallel over its own rows
  */
 #include <string.h>
@@ -28,6 +28,17 @@ static int only_reader(const weft_schedule *s, int p)
         found = q;
     }
     return found;
+}
+
+/* x has y's shape without y's last axis (dropped or kept as 1): one row of y needs one
+ * element of x, so x can be computed per row inside y's row loop. */
+static bool reduces_last_axis_of(const weft_tensor *x, const weft_tensor *y)
+{
+    int n = y->ndim;
+    if (n == 0 || !(x->ndim == n || x->ndim == n - 1)) return false;
+    for (int d = 0; d < n - 1; d++)
+        if (x->shape[d] != y->shape[d]) return false;
+    return x->ndim == n - 1 || x->shape[n - 1] == 1;
 }
 
 static weft_status parallel_rows(weft_schedule *s, int x)
@@ -120,7 +131,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             all_y = all_y && top == yy && (q == top || s->stages[q].at_stage == top);
         }
         if (y < 0 && all_y) y = yy;
-        if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && st->op->ndim < s->stages[y].op->ndim)
+        if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
             rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
         else if (weft_tensor_pattern(st->op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
             int64_t inner_last = st->op->ndim ? weft_sched_pick_tile(st->op->shape[st->op->ndim - 1], 2 * lanes, last_cands, 5) : 1;

@@ -151,7 +151,7 @@ static const bad_step bad_steps[] = {
     {1, "compute_at mx e j", "compute_inline e", WEFT_ERR_INVALID_ARG, "mx is computed inside e"},
     {1, "compute_at mx e j", "split e j 4", WEFT_ERR_INVALID_ARG, "no longer a loop"},
     {3, "compute_at D out j", "compute_inline out", WEFT_ERR_INVALID_ARG, "cannot be inlined"},
-    {2, "compute_inline pad", "compute_at pad Y x", WEFT_ERR_INVALID_ARG, "inlined"},
+    {2, "compute_inline pad", "split pad h 2", WEFT_ERR_INVALID_ARG, "pad is inlined and has no loops"},
     {2, "", "cache_read X local pad.foo", WEFT_ERR_INVALID_ARG, "unknown stage 'pad.foo'"},
     {2, "", "cache_read X local Y", WEFT_ERR_INVALID_ARG, "does not read X directly"},
 };
