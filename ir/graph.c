@@ -256,3 +256,15 @@ int weft_graph_value_shape(const weft_graph *g, weft_value v, int64_t *shape)
     for (int d = 0; d < g->values[v].ndim; d++) shape[d] = g->values[v].shape[d];
     return g->values[v].ndim;
 }
+
+weft_value weft_graph_find_value(const weft_graph *g, const char *name)
+{
+    for (int v = 0; g && name && v < g->n_values; v++)
+        if (!strcmp(g->values[v].name, name)) return v;
+    return -1;
+}
+
+const void *weft_graph_value_data(const weft_graph *g, weft_value v)
+{
+    return g && v >= 0 && v < g->n_values ? g->values[v].data : NULL;
+}

@@ -62,9 +62,10 @@ static void collect(weft_arena *a, const weft_expr *e, int64_t k, lin *L, const 
     default: break;
     }
     const weft_expr *s = simplify_atom(a, e, env);
+    bool linear = s->kind == WEFT_EXPR_ADD || s->kind == WEFT_EXPR_SUB ||
+                  (s->kind == WEFT_EXPR_MUL && (weft_expr_a(s)->kind == WEFT_EXPR_INT || weft_expr_b(s)->kind == WEFT_EXPR_INT));
     if (s->kind == WEFT_EXPR_INT) L->c += k * weft_expr_int(s);
-    else if (s != e && (s->kind == WEFT_EXPR_ADD || s->kind == WEFT_EXPR_SUB || s->kind == WEFT_EXPR_MUL))
-        collect(a, s, k, L, env);
+    else if (s != e && linear) collect(a, s, k, L, env); /* a div/mod that simplified to a sum */
     else add_term(L, s, k);
 }
 

@@ -19,7 +19,10 @@
 
 /* ---- passes.c ---- */
 weft_status weft_model_fold_constants(weft_graph *g);
+/* Folds node ni now when its inputs are constants and its outputs small (graph building). */
+weft_status weft_model_fold_small(weft_graph *g, int ni);
 weft_status weft_model_fold_batchnorm(weft_graph *g);
+weft_status weft_model_pretranspose_weights(weft_graph *g);
 void weft_model_dead_code(weft_graph *g);
 /* Storage root of value v: follows alias ops (Reshape, Flatten, ...) back to the value that
  * owns the bytes. */

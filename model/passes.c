@@ -7,7 +7,10 @@
  * fold_batchnorm: Conv -> BatchNormalization with constant weights and statistics becomes one
  *   Conv with scaled weights and a new bias: w' = w * s, b' = (b - mean) * s + beta with
  *   s = scale / sqrt(var + eps) per output channel.
- * dead_code: nodes none of whose outputs is used are marked dead.
+ * pretranspose_weights: a Gemm that reads a constant B transposed (transB=1, how PyTorch
+ *   exports Linear) gets B^T as a new constant and transB=0, so its kernel streams the weight
+ *   along the output axis with unit stride (vector loads, not gathers).
+ * dead_code: nodes none of whose outputs is used are marked dead; unread constants are freed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -108,15 +111,35 @@ done:
     return rc;
 }
 
+static bool foldable(const weft_graph *g, const weft_gnode *n)
+{
+    bool all_const = true;
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].data) all_const = false;
+    return all_const || n->def->eval_static;
+}
+
+weft_status weft_model_fold_small(weft_graph *g, int ni)
+{
+    const weft_gnode *n = &g->nodes[ni];
+    if (n->dead || !foldable(g, n)) return WEFT_OK;
+    int64_t work = 0;
+    for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
+    if (work > 4096 && !n->def->eval_static) return WEFT_OK; /* weights: folded at compile time */
+    weft_status rc = eval_node(g, ni);
+    if (rc != WEFT_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", weft_last_error());
+        return weft_fail(rc, "evaluating %s node '%s' on constants: %s", n->op_type, n->name, msg);
+    }
+    return WEFT_OK;
+}
+
 weft_status weft_model_fold_constants(weft_graph *g)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         weft_gnode *n = &g->nodes[i];
-        if (n->dead) continue;
-        bool all_const = true;
-        for (int k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] >= 0 && !g->values[n->inputs[k]].data) all_const = false;
-        if (!all_const && !n->def->eval_static) continue;
+        if (n->dead || !foldable(g, n)) continue;
         /* Large elementwise work on weights is still cheap to fold; refuse only the absurd. */
         int64_t work = 0;
         for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
@@ -186,6 +209,35 @@ weft_status weft_model_fold_batchnorm(weft_graph *g)
     return WEFT_OK;
 }
 
+weft_status weft_model_pretranspose_weights(weft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *n = &g->nodes[i];
+        if (n->dead || strcmp(n->op_type, "Gemm") || n->n_inputs < 2 || weft_gnode_attr_int(n, "transB", 0) != 1) continue;
+        int b = n->inputs[1];
+        const weft_gvalue *bv = &g->values[b];
+        if (!bv->data || bv->ndim != 2 || !weft_dtype_eq(bv->dtype, WEFT_F32)) continue;
+        int64_t rows = bv->shape[0], cols = bv->shape[1], tshape[2] = {cols, rows};
+        char name[200];
+        snprintf(name, sizeof name, "%.180s.T", bv->name);
+        int t = weft_graph_new_value(g, name, WEFT_F32, 2, tshape);
+        float *dst = malloc(sizeof(float) * (size_t)(rows * cols > 0 ? rows * cols : 1));
+        if (t < 0 || !dst) {
+            free(dst);
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory transposing %s", name);
+        }
+        n = &g->nodes[i];
+        const float *src = g->values[b].data;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+        g->values[t].data = dst;
+        n->inputs[1] = t;
+        for (int a = 0; a < n->n_attrs; a++)
+            if (!strcmp(n->attrs[a].name, "transB")) n->attrs[a].i = 0;
+    }
+    return WEFT_OK;
+}
+
 void weft_model_dead_code(weft_graph *g)
 {
     bool changed = true;
@@ -202,4 +254,10 @@ void weft_model_dead_code(weft_graph *g)
             }
         }
     }
+    /* Constants nothing reads any more (folded inputs, pre-transposed weights) free their bytes. */
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].data && !g->values[v].is_output && weft_graph_n_uses(g, v) == 0) {
+            free(g->values[v].data);
+            g->values[v].data = NULL;
+        }
 }

@@ -8,6 +8,7 @@ PACKAGES=(
     llvm-19-dev                        # the LLVM CPU backend
     libsqlite3-dev                     # the tuning database
     libcmocka-dev                      # unit tests
+    libprotobuf-c-dev protobuf-c-compiler libonnx-dev  # ONNX import (frontend/)
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
 )
 

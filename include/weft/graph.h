@@ -86,6 +86,10 @@ WEFT_API weft_value weft_graph_output(const weft_graph *g, int i);
 WEFT_API const char *weft_graph_value_name(const weft_graph *g, weft_value v);
 WEFT_API weft_type weft_graph_value_type(const weft_graph *g, weft_value v);
 WEFT_API int weft_graph_value_shape(const weft_graph *g, weft_value v, int64_t *shape /* [8] */);
+/* The value named `name`, or -1. */
+WEFT_API weft_value weft_graph_find_value(const weft_graph *g, const char *name);
+/* A constant's data (row-major elements of its type), or NULL when v is not a constant. */
+WEFT_API const void *weft_graph_value_data(const weft_graph *g, weft_value v);
 
 typedef struct weft_model_options {
     int threads;        /* <= 0: the cores available */

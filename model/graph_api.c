@@ -1,11 +1,13 @@
 /* The public graph-building API (include/weft/graph.h). Adding an op looks it up in the
  * operator registry and infers its output shapes at once; a failed add leaves the graph as it
- * was. Lives in ops/ because it needs the registry; the containers are in ir/graph.c. */
+ * was. A small op whose inputs are all constants (shape arithmetic: Shape -> Gather -> Concat
+ * -> Reshape) is evaluated at once, so the ops after it see constants and static shapes.
+ * Lives in model/ because folding runs kernels; the containers are in ir/graph.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
-#include "ops/graph_ops.h"
+#include "model/model_internal.h"
 
 static char *dup_str(const char *s)
 {
@@ -175,7 +177,7 @@ weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *na
         return rc;
     }
     for (int k = 0; k < n_outputs; k++) outputs[k] = first_value + k;
-    return WEFT_OK;
+    return weft_model_fold_small(g, g->n_nodes - 1);
 }
 
 weft_status weft_graph_set_output(weft_graph *g, weft_value v, const char *name)

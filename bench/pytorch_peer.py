@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""PyTorch peer for `weft bench model`: times the PyTorch model an ONNX reference file came from.
+
+  python3 bench/pytorch_peer.py MODEL.onnx --threads T --repeat N [--warmup W]
+
+The model is found by the .onnx file's basename (mlp, resnet9, resnet9_b32, transformer,
+transformer_s64) and built by scripts/gen_reference.py, the code that exported the file; the
+.onnx itself is not read. The input is MODEL.input.bin next to it. Before timing, the output is
+checked against MODEL.output.bin (max |diff| <= 1e-4 * max(1, max |ref|)). Runs under
+torch.inference_mode() with torch.set_num_threads(T), warms up, times N runs with
+time.perf_counter and prints one line on stdout:
+
+  median_ms=<float>
+
+Nothing else goes to stdout; messages go to stderr. Exit status: 0 ok, 2 usage or missing/bad
+files, 3 output mismatch, 4 PyTorch not importable (apt-get install python3-torch).
+OpenBLAS matters: run it with OPENBLAS_CORETYPE unset (a forced Haswell core type halves
+PyTorch's matmul speed on newer CPUs), as `weft bench model` does:
+  env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/pytorch_peer.py ...
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+EXIT_USAGE, EXIT_MISMATCH, EXIT_NO_TORCH = 2, 3, 4
+
+
+def fail(code, msg):
+    print("pytorch_peer: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Times the PyTorch model behind a reference ONNX file.")
+    ap.add_argument("onnx", metavar="MODEL.onnx")
+    ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
+    ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
+    args = ap.parse_args(argv)
+    if args.threads < 1 or args.repeat < 1:
+        fail(EXIT_USAGE, "--threads and --repeat must be >= 1")
+
+    try:
+        import numpy as np
+        import torch
+    except ImportError as e:
+        fail(EXIT_NO_TORCH, "PyTorch is not available (%s); on Debian: apt-get install python3-torch" % e)
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(os.path.dirname(here), "scripts"))
+    import gen_reference as ref
+
+    path = args.onnx
+    base = os.path.basename(path)
+    name = base[: -len(".onnx")] if base.endswith(".onnx") else base
+    if name not in ref.MODELS:
+        fail(EXIT_USAGE, "no PyTorch model for %r (known: %s)" % (base, ", ".join(ref.MODELS)))
+    stem = os.path.join(os.path.dirname(path), name)
+
+    def load(suffix, count):
+        f = stem + suffix
+        if not os.path.isfile(f):
+            fail(EXIT_USAGE, "missing %s" % f)
+        a = np.fromfile(f, dtype="<f4")
+        if a.size != count:
+            fail(EXIT_USAGE, "%s holds %d floats, expected %d" % (f, a.size, count))
+        return a.astype(np.float32)
+
+    torch.set_num_threads(args.threads)
+    model = ref.build_model(name)
+    shape = ref.input_shape(name)
+    x = torch.from_numpy(load(".input.bin", int(np.prod(shape))).reshape(shape))
+
+    with torch.inference_mode():
+        y = model(x)
+        want = load(".output.bin", y.numel())
+        got = y.reshape(-1).numpy()
+        diff = float(np.abs(got - want).max())
+        tol = 1e-4 * max(1.0, float(np.abs(want).max()))
+        if not diff <= tol:
+            fail(EXIT_MISMATCH, "%s: output differs from %s.output.bin: max |diff| %.3g > %.3g" % (name, stem, diff, tol))
+
+        warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
+        for _ in range(warmup):
+            model(x)
+        times = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - t0)
+
+    print("median_ms=%.6f" % (statistics.median(times) * 1e3))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

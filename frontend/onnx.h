@@ -1,0 +1,59 @@
+/* ONNX import, internal view (the public entry points are in include/weft/onnx.h).
+ *
+ *   onnx.c         the model walk: read and unpack the file, check the opsets, then
+ *                  initializers -> constants, inputs, nodes in file order, outputs; the
+ *                  tensor-name table.
+ *   onnx_tensor.c  TensorProto -> dense little-endian data of a weft_type: raw_data, the
+ *                  typed repeated fields, or an external data file kept inside the model folder.
+ *
+ * The protobuf-c message owns every string and array read here; the loader borrows them until
+ * it frees the message at the end of the load. Every field is validated before use: a file
+ * truncated at a field boundary unpacks "successfully" with pieces missing.
+ */
+#ifndef WEFT_FRONTEND_ONNX_H
+#define WEFT_FRONTEND_ONNX_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnx.pb-c.h"
+#include "weft/graph.h"
+#include "weft/onnx.h"
+
+#define WEFT_ONNX_MAX_DIMS 8                       /* the graph's limit (weft_graph_value_shape) */
+#define WEFT_ONNX_MAX_ELEMS ((int64_t)1 << 40)     /* refused above: a corrupt or hostile dim */
+
+/* Where messages say the model came from, and where external data lives. */
+typedef struct weft_onnx_ctx {
+    const char *src;       /* the file path, or "<buffer>" */
+    const char *model_dir; /* the folder external data paths are relative to; NULL: none */
+} weft_onnx_ctx;
+
+/* A decoded tensor: prod(shape) elements of `type`, dense, host byte order. */
+typedef struct weft_onnx_tensor {
+    weft_type type;
+    int ndim;
+    int64_t shape[WEFT_ONNX_MAX_DIMS];
+    int64_t numel;
+    const void *data; /* points into the message or at `owned`; non-NULL */
+    void *owned;      /* malloc'd buffer behind `data`, or NULL */
+} weft_onnx_tensor;
+
+/* Decodes t. `what` names it in messages ("initializer 'w'", "node 'c' (Constant)"). On
+ * failure returns the status with the message set and leaves nothing to release. */
+weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorProto *t, const char *what,
+                                    weft_onnx_tensor *out);
+void weft_onnx_tensor_release(weft_onnx_tensor *t);
+
+/* The ONNX TensorProto.DataType name ("FLOAT16"), or "?" when unknown; static storage. */
+const char *weft_onnx_dtype_name(int32_t dt);
+/* The weft type of an ONNX data type; false when weft has none. */
+int weft_onnx_dtype_to_type(int32_t dt, weft_type *out);
+
+/* Checks a shape (count, signs, element limit) and returns its element count in *numel.
+ * Messages read "<src>: <what> ...". */
+weft_status weft_onnx_check_shape(const weft_onnx_ctx *cx, const char *what, size_t ndim, const int64_t *dims,
+                                  int64_t *numel);
+/* "[2, 3, 4]" into buf (truncated to fit). */
+void weft_onnx_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);
+
+#endif

@@ -1,0 +1,91 @@
+/* The graph operator registry: one static table from ONNX op_type to its definition (pattern,
+ * alias flag, shape rule, compute, static evaluation). The op functions live in ops/nn_*.c. */
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+
+#include "ir/error.h"
+#include "ops/nn_internal.h"
+
+#define ELEMWISE WEFT_PATTERN_ELEMWISE
+#define INJECTIVE WEFT_PATTERN_INJECTIVE
+#define REDUCTION WEFT_PATTERN_REDUCTION
+#define REUSE WEFT_PATTERN_OUT_REDUCTION_REUSE
+
+#define UNARY(op) {op, ELEMWISE, false, nn_unary_infer, nn_unary_compute, NULL}
+#define BINARY(op) {op, ELEMWISE, false, nn_binary_infer, nn_binary_compute, NULL}
+#define ALIAS(op, infer) {op, INJECTIVE, true, infer, nn_alias_compute, NULL}
+
+static const weft_op_def op_table[] = {
+    /* elementwise (nn_elementwise.c) */
+    UNARY("Relu"), UNARY("Sigmoid"), UNARY("Tanh"), UNARY("Erf"), UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"),
+    UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("LeakyRelu"), UNARY("Gelu"), UNARY("Clip"),
+    UNARY("Not"), UNARY("Softplus"),
+    BINARY("Add"), BINARY("Sub"), BINARY("Mul"), BINARY("Div"), BINARY("Pow"), BINARY("Max"), BINARY("Min"),
+    BINARY("Equal"), BINARY("Less"), BINARY("Greater"), BINARY("LessOrEqual"), BINARY("GreaterOrEqual"),
+    BINARY("And"), BINARY("Or"), BINARY("Mod"),
+    {"Where", ELEMWISE, false, nn_where_infer, nn_where_compute, NULL},
+    {"Cast", ELEMWISE, false, nn_cast_infer, nn_cast_compute, NULL},
+    {"Expand", ELEMWISE, false, nn_expand_infer, nn_expand_compute, NULL},
+    /* matmul-shaped reductions (nn_linear.c) */
+    {"Gemm", REUSE, false, nn_gemm_infer, nn_gemm_compute, NULL},
+    {"MatMul", REUSE, false, nn_matmul_infer, nn_matmul_compute, NULL},
+    /* convolution family (nn_conv.c) */
+    {"Conv", REUSE, false, nn_conv_infer, nn_conv_compute, NULL},
+    {"BatchNormalization", ELEMWISE, false, nn_batchnorm_infer, nn_batchnorm_compute, NULL},
+    {"MaxPool", REDUCTION, false, nn_pool_infer, nn_pool_compute, NULL},
+    {"AveragePool", REDUCTION, false, nn_pool_infer, nn_pool_compute, NULL},
+    {"GlobalAveragePool", REDUCTION, false, nn_global_pool_infer, nn_global_pool_compute, NULL},
+    {"GlobalMaxPool", REDUCTION, false, nn_global_pool_infer, nn_global_pool_compute, NULL},
+    /* reductions (nn_reduce.c) */
+    {"ReduceMean", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
+    {"ReduceSum", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
+    {"ReduceMax", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
+    {"ReduceMin", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
+    {"Softmax", REDUCTION, false, nn_softmax_infer, nn_softmax_compute, NULL},
+    {"LogSoftmax", REDUCTION, false, nn_softmax_infer, nn_softmax_compute, NULL},
+    {"LayerNormalization", REDUCTION, false, nn_layernorm_infer, nn_layernorm_compute, NULL},
+    /* aliases and shape ops (nn_shape.c) */
+    ALIAS("Reshape", nn_reshape_infer), ALIAS("Flatten", nn_flatten_infer), ALIAS("Squeeze", nn_squeeze_infer),
+    ALIAS("Unsqueeze", nn_unsqueeze_infer), ALIAS("Identity", nn_identity_infer), ALIAS("Dropout", nn_identity_infer),
+    {"Shape", INJECTIVE, false, nn_shape_infer, nn_shape_compute, nn_shape_eval},
+    {"Size", INJECTIVE, false, nn_size_infer, nn_size_compute, nn_size_eval},
+    {"ConstantOfShape", INJECTIVE, false, nn_const_of_shape_infer, nn_const_of_shape_compute, nn_const_of_shape_eval},
+    /* index remapping (nn_index.c) */
+    {"Transpose", INJECTIVE, false, nn_transpose_infer, nn_transpose_compute, NULL},
+    {"Concat", INJECTIVE, false, nn_concat_infer, nn_concat_compute, NULL},
+    {"Split", INJECTIVE, false, nn_split_infer, nn_split_compute, NULL},
+    {"Slice", INJECTIVE, false, nn_slice_infer, nn_slice_compute, NULL},
+    {"Gather", INJECTIVE, false, nn_gather_infer, nn_gather_compute, NULL},
+};
+
+#define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))
+
+const weft_op_def *weft_op_find(const char *op_type)
+{
+    if (!op_type) {
+        weft_fail(WEFT_ERR_INVALID_ARG, "weft_op_find: op_type is NULL");
+        return NULL;
+    }
+    for (int i = 0; i < N_OPS; i++)
+        if (strcmp(op_table[i].op_type, op_type) == 0) return &op_table[i];
+    weft_fail(WEFT_ERR_UNSUPPORTED, "unsupported op '%s'", op_type);
+    return NULL;
+}
+
+static char supported_list[1024];
+static once_flag supported_once = ONCE_FLAG_INIT;
+
+static void build_supported_list(void)
+{
+    size_t used = 0;
+    for (int i = 0; i < N_OPS && used < sizeof supported_list; i++)
+        used += (size_t)snprintf(supported_list + used, sizeof supported_list - used, "%s%s", i ? ", " : "",
+                                 op_table[i].op_type);
+}
+
+const char *weft_op_supported(void)
+{
+    call_once(&supported_once, build_supported_list);
+    return supported_list;
+}

@@ -1,0 +1,392 @@
+/* Elementwise graph ops: unary math (Relu ... Gelu, Clip), binary ops with numpy broadcasting
+ * (Add ... Pow, variadic Max/Min, comparisons, logic), Where, Cast and Expand.
+ *
+ * Every compute is a single stage named `name` over the output shape with the default axis
+ * names; inputs are read through nn_bcast_load (a broadcast dim of extent 1 reads index 0), so
+ * the stage classifies as ELEMWISE. Add/Sub/Mul/Div/Max/Min/comparisons also take int64 and
+ * int32 (constant folding evaluates shape arithmetic through these computes).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "ops/nn_internal.h"
+
+/* ---- unary ------------------------------------------------------------------------------- */
+
+typedef enum unary_kind {
+    U_RELU, U_SIGMOID, U_TANH, U_ERF, U_SQRT, U_EXP, U_LOG, U_NEG, U_ABS, U_RECIPROCAL,
+    U_LEAKY_RELU, U_GELU, U_CLIP, U_NOT, U_SOFTPLUS, U_COUNT
+} unary_kind;
+
+static const struct {
+    const char *op;
+    unsigned dtypes;
+} unary_ops[U_COUNT] = {
+    [U_RELU] = {"Relu", NN_F32 | NN_I64 | NN_I32},
+    [U_SIGMOID] = {"Sigmoid", NN_F32},
+    [U_TANH] = {"Tanh", NN_F32},
+    [U_ERF] = {"Erf", NN_F32},
+    [U_SQRT] = {"Sqrt", NN_F32},
+    [U_EXP] = {"Exp", NN_F32},
+    [U_LOG] = {"Log", NN_F32},
+    [U_NEG] = {"Neg", NN_F32 | NN_I64 | NN_I32},
+    [U_ABS] = {"Abs", NN_F32 | NN_I64 | NN_I32},
+    [U_RECIPROCAL] = {"Reciprocal", NN_F32},
+    [U_LEAKY_RELU] = {"LeakyRelu", NN_F32},
+    [U_GELU] = {"Gelu", NN_F32},
+    [U_CLIP] = {"Clip", NN_F32 | NN_I64 | NN_I32},
+    [U_NOT] = {"Not", NN_BOOL},
+    [U_SOFTPLUS] = {"Softplus", NN_F32},
+};
+
+static int unary_find(const char *op)
+{
+    for (int k = 0; k < U_COUNT; k++)
+        if (strcmp(unary_ops[k].op, op) == 0) return k;
+    return -1;
+}
+
+/* Clip's bounds: constant inputs 1 and 2 (opset >= 11) or attributes min/max (opset 6).
+ * has_lo/has_hi say whether each bound applies. */
+static weft_status clip_bounds(const weft_graph *g, const weft_gnode *n, bool *has_lo, double *lo, bool *has_hi,
+                               double *hi)
+{
+    *has_lo = *has_hi = false;
+    for (int i = 1; i <= 2; i++) {
+        if (!nn_has_in(n, i)) continue;
+        double v;
+        if (!nn_const_scalar(g, n, i, &v))
+            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input must be a constant scalar", i == 1 ? "min" : "max");
+        if (i == 1) *has_lo = true, *lo = v;
+        else *has_hi = true, *hi = v;
+    }
+    if (n->n_inputs <= 1) {
+        double big = 3.4028234663852886e38;
+        double mn = weft_gnode_attr_float(n, "min", -big), mx = weft_gnode_attr_float(n, "max", big);
+        if (mn != -big) *has_lo = true, *lo = mn;
+        if (mx != big) *has_hi = true, *hi = mx;
+    }
+    return WEFT_OK;
+}
+
+weft_status nn_unary_infer(weft_graph *g, const weft_gnode *n)
+{
+    int k = unary_find(n->op_type);
+    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
+    weft_status st = nn_check_arity(n, 1, k == U_CLIP ? 3 : 1, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = nn_in(g, n, 0);
+    if ((st = nn_check_dtype(n, x, "input X", unary_ops[k].dtypes)) != WEFT_OK) return st;
+    if (k == U_CLIP) {
+        bool hl, hh;
+        double lo, hi;
+        if ((st = clip_bounds(g, n, &hl, &lo, &hh, &hi)) != WEFT_OK) return st;
+    }
+    if (k == U_GELU) {
+        const char *approx = weft_gnode_attr_string(n, "approximate", "none");
+        if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0)
+            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "approximate='%s', expected 'none' or 'tanh'", approx);
+    }
+    return nn_set_out(g, n, 0, x->dtype, x->ndim, x->shape);
+}
+
+static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const weft_gnode *n, unary_kind k,
+                                   const weft_expr *x)
+{
+    weft_dtype t = x ? x->dtype : WEFT_F32;
+    switch (k) {
+    case U_RELU: return weft_max(a, x, nn_const(a, t, 0));
+    case U_SIGMOID: return weft_call1(a, WEFT_INTRIN_SIGMOID, x);
+    case U_TANH: return weft_call1(a, WEFT_INTRIN_TANH, x);
+    case U_ERF: return weft_call1(a, WEFT_INTRIN_ERF, x);
+    case U_SQRT: return weft_call1(a, WEFT_INTRIN_SQRT, x);
+    case U_EXP: return weft_call1(a, WEFT_INTRIN_EXP, x);
+    case U_LOG: return weft_call1(a, WEFT_INTRIN_LOG, x);
+    case U_NEG: return weft_sub(a, nn_const(a, t, 0), x);
+    case U_ABS:
+        if (weft_dtype_is_float(t)) return weft_call1(a, WEFT_INTRIN_FABS, x);
+        return weft_max(a, x, weft_sub(a, nn_const(a, t, 0), x));
+    case U_RECIPROCAL: return weft_div(a, nn_const(a, t, 1), x);
+    case U_LEAKY_RELU: {
+        double alpha = weft_gnode_attr_float(n, "alpha", 0.01);
+        return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, x, nn_const(a, t, 0)), weft_mul(a, x, nn_const(a, t, alpha)), x);
+    }
+    case U_GELU: {
+        const weft_expr *half_x = weft_mul(a, weft_f32(a, 0.5), x);
+        if (strcmp(weft_gnode_attr_string(n, "approximate", "none"), "tanh") == 0) {
+            const weft_expr *x3 = weft_mul(a, weft_mul(a, x, x), x);
+            const weft_expr *inner = weft_mul(a, weft_f32(a, 0.7978845608028654),
+                                              weft_add(a, x, weft_mul(a, weft_f32(a, 0.044715), x3)));
+            return weft_mul(a, half_x, weft_add(a, weft_f32(a, 1.0), weft_call1(a, WEFT_INTRIN_TANH, inner)));
+        }
+        const weft_expr *erf = weft_call1(a, WEFT_INTRIN_ERF, weft_mul(a, x, weft_f32(a, 0.70710678118654752440)));
+        return weft_mul(a, half_x, weft_add(a, weft_f32(a, 1.0), erf));
+    }
+    case U_CLIP: {
+        bool hl, hh;
+        double lo = 0, hi = 0;
+        if (clip_bounds(g, n, &hl, &lo, &hh, &hi) != WEFT_OK) return NULL;
+        const weft_expr *y = x;
+        if (hl) y = weft_max(a, y, nn_const(a, t, lo));
+        if (hh) y = weft_min(a, y, nn_const(a, t, hi));
+        return y;
+    }
+    case U_NOT: return weft_not(a, x);
+    case U_SOFTPLUS:
+        return weft_call1(a, WEFT_INTRIN_LOG, weft_add(a, weft_call1(a, WEFT_INTRIN_EXP, x), weft_f32(a, 1.0)));
+    case U_COUNT: break;
+    }
+    return NULL;
+}
+
+weft_status nn_unary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                             const weft_tensor *const *ins, weft_tensor **outs)
+{
+    int k = unary_find(n->op_type);
+    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
+    weft_status st = nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    weft_tensor *Y = nn_compute(a, name, X->ndim, X->shape);
+    const weft_expr *idx[NN_MAX_DIMS];
+    nn_axes(Y, idx);
+    const weft_expr *body = unary_body(a, g, n, (unary_kind)k, weft_tload(a, X, X->ndim, idx));
+    if (!body && !weft_arena_failed(a)) return weft_last_error()[0] ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_INTERNAL;
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
+    outs[0] = Y;
+    return nn_done(a, n);
+}
+
+/* ---- binary (and variadic Max/Min) ------------------------------------------------------- */
+
+typedef enum binary_kind {
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER, B_LESS_EQ, B_GREATER_EQ,
+    B_AND, B_OR, B_MOD, B_COUNT
+} binary_kind;
+
+#define NN_NUM (NN_F32 | NN_I64 | NN_I32)
+static const struct {
+    const char *op;
+    unsigned dtypes;
+    bool compare; /* bool output */
+} binary_ops[B_COUNT] = {
+    [B_ADD] = {"Add", NN_NUM, false},
+    [B_SUB] = {"Sub", NN_NUM, false},
+    [B_MUL] = {"Mul", NN_NUM, false},
+    [B_DIV] = {"Div", NN_NUM, false},
+    [B_POW] = {"Pow", NN_F32, false},
+    [B_MAX] = {"Max", NN_NUM, false},
+    [B_MIN] = {"Min", NN_NUM, false},
+    [B_EQUAL] = {"Equal", NN_NUM | NN_BOOL, true},
+    [B_LESS] = {"Less", NN_NUM, true},
+    [B_GREATER] = {"Greater", NN_NUM, true},
+    [B_LESS_EQ] = {"LessOrEqual", NN_NUM, true},
+    [B_GREATER_EQ] = {"GreaterOrEqual", NN_NUM, true},
+    [B_AND] = {"And", NN_BOOL, true},
+    [B_OR] = {"Or", NN_BOOL, true},
+    [B_MOD] = {"Mod", NN_I64 | NN_I32, false},
+};
+
+static int binary_find(const char *op)
+{
+    for (int k = 0; k < B_COUNT; k++)
+        if (strcmp(binary_ops[k].op, op) == 0) return k;
+    return -1;
+}
+
+weft_status nn_binary_infer(weft_graph *g, const weft_gnode *n)
+{
+    int k = binary_find(n->op_type);
+    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
+    bool variadic = k == B_MAX || k == B_MIN;
+    weft_status st = nn_check_arity(n, variadic ? 1 : 2, variadic ? WEFT_NODE_MAX_IO : 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = nn_in(g, n, 0);
+    if ((st = nn_check_dtype(n, x, "input A", binary_ops[k].dtypes)) != WEFT_OK) return st;
+    int r = x->ndim;
+    int64_t shape[NN_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    for (int i = 1; i < n->n_inputs; i++) {
+        const weft_gvalue *y = nn_in(g, n, i);
+        if (!y) return nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d is missing", i);
+        if (k == B_POW) {
+            /* the exponent may have another numeric type */
+            if ((st = nn_check_dtype(n, y, "exponent input B", NN_NUM)) != WEFT_OK) return st;
+            double e;
+            if (!weft_dtype_eq(y->dtype, x->dtype) && !nn_const_scalar(g, n, 1, &e))
+                return nn_fail(WEFT_ERR_UNSUPPORTED, n, "exponent of dtype %s must be a constant scalar",
+                               weft_dtype_name(y->dtype));
+        } else if (k == B_MOD && weft_gnode_attr_int(n, "fmod", 0) != 0) {
+            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "fmod=1 is not supported");
+        } else if (!weft_dtype_eq(y->dtype, x->dtype)) {
+            return nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs have dtypes %s and %s, expected the same",
+                           weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
+        }
+        if ((st = nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK) return st;
+    }
+    return nn_set_out(g, n, 0, binary_ops[k].compare ? WEFT_BOOL : x->dtype, r, shape);
+}
+
+static const weft_expr *binary_body(weft_arena *a, binary_kind k, const weft_expr *x, const weft_expr *y)
+{
+    switch (k) {
+    case B_ADD: return weft_add(a, x, y);
+    case B_SUB: return weft_sub(a, x, y);
+    case B_MUL: return weft_mul(a, x, y);
+    case B_DIV: return weft_div(a, x, y);
+    case B_POW: return weft_call(a, WEFT_INTRIN_POW, 2, (const weft_expr *const[]){x, y});
+    case B_MAX: return weft_max(a, x, y);
+    case B_MIN: return weft_min(a, x, y);
+    case B_EQUAL: return weft_cmp(a, WEFT_EXPR_EQ, x, y);
+    case B_LESS: return weft_cmp(a, WEFT_EXPR_LT, x, y);
+    case B_GREATER: return weft_cmp(a, WEFT_EXPR_GT, x, y);
+    case B_LESS_EQ: return weft_cmp(a, WEFT_EXPR_LE, x, y);
+    case B_GREATER_EQ: return weft_cmp(a, WEFT_EXPR_GE, x, y);
+    case B_AND: return weft_and(a, x, y);
+    case B_OR: return weft_or(a, x, y);
+    case B_MOD: return weft_floormod(a, x, y); /* ONNX Mod (fmod=0): sign of the divisor */
+    case B_COUNT: break;
+    }
+    return NULL;
+}
+
+/* x ** e for a constant exponent: x*x for 2, sqrt for 0.5, x for 1, 1/x for -1, else pow. */
+static const weft_expr *pow_const(weft_arena *a, const weft_expr *x, double e)
+{
+    if (e == 2.0) return weft_mul(a, x, x);
+    if (e == 3.0) return weft_mul(a, weft_mul(a, x, x), x);
+    if (e == 1.0) return x;
+    if (e == 0.5) return weft_call1(a, WEFT_INTRIN_SQRT, x);
+    if (e == -1.0) return weft_div(a, weft_f32(a, 1.0), x);
+    if (e == -0.5) return weft_call1(a, WEFT_INTRIN_RSQRT, x);
+    return weft_call(a, WEFT_INTRIN_POW, 2, (const weft_expr *const[]){x, weft_f32(a, e)});
+}
+
+weft_status nn_binary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                              const weft_tensor *const *ins, weft_tensor **outs)
+{
+    int k = binary_find(n->op_type);
+    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
+    const weft_gvalue *out = nn_out_c(g, n, 0);
+    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[NN_MAX_DIMS];
+    nn_axes(Y, idx);
+    weft_status st = nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_expr *body = nn_bcast_load(a, ins[0], out->ndim, idx);
+    double e;
+    if (k == B_POW && nn_const_scalar(g, n, 1, &e)) {
+        body = pow_const(a, body, e);
+    } else {
+        for (int i = 1; i < n->n_inputs; i++) {
+            if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+            body = binary_body(a, (binary_kind)k, body, nn_bcast_load(a, ins[i], out->ndim, idx));
+        }
+    }
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
+    outs[0] = Y;
+    return nn_done(a, n);
+}
+
+/* ---- Where ------------------------------------------------------------------------------- */
+
+weft_status nn_where_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = nn_check_arity(n, 3, 3, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *c = nn_in(g, n, 0), *x = nn_in(g, n, 1), *y = nn_in(g, n, 2);
+    if ((st = nn_check_dtype(n, c, "condition input", NN_BOOL)) != WEFT_OK) return st;
+    if (!weft_dtype_eq(x->dtype, y->dtype))
+        return nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs X and Y have dtypes %s and %s, expected the same",
+                       weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
+    int r;
+    int64_t shape[NN_MAX_DIMS];
+    if ((st = nn_broadcast(n, c->ndim, c->shape, x->ndim, x->shape, &r, shape)) != WEFT_OK ||
+        (st = nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK)
+        return st;
+    return nn_set_out(g, n, 0, x->dtype, r, shape);
+}
+
+weft_status nn_where_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                             const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    const weft_gvalue *out = nn_out_c(g, n, 0);
+    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[NN_MAX_DIMS];
+    nn_axes(Y, idx);
+    int r = out->ndim;
+    weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                     weft_select(a, nn_bcast_load(a, ins[0], r, idx), nn_bcast_load(a, ins[1], r, idx),
+                                 nn_bcast_load(a, ins[2], r, idx)));
+    outs[0] = Y;
+    return nn_done(a, n);
+}
+
+/* ---- Cast -------------------------------------------------------------------------------- */
+
+weft_status nn_cast_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = nn_check_arity(n, 1, 1, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = nn_in(g, n, 0);
+    if ((st = nn_check_dtype(n, x, "input", NN_F32 | NN_I64 | NN_I32 | NN_BOOL)) != WEFT_OK) return st;
+    int64_t to = weft_gnode_attr_int(n, "to", -1);
+    weft_dtype t;
+    if (!nn_onnx_dtype(to, &t))
+        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "to=%" PRId64 " is not supported (float=1, int32=6, int64=7, bool=9)",
+                       to);
+    return nn_set_out(g, n, 0, t, x->ndim, x->shape);
+}
+
+weft_status nn_cast_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                            const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    weft_dtype to = nn_out_c(g, n, 0)->dtype;
+    weft_tensor *Y = nn_compute(a, name, X->ndim, X->shape);
+    const weft_expr *idx[NN_MAX_DIMS];
+    nn_axes(Y, idx);
+    const weft_expr *x = weft_tload(a, X, X->ndim, idx), *body;
+    if (weft_dtype_eq(X->dtype, to)) body = x;
+    else if (weft_dtype_is_bool(to)) body = weft_cmp(a, WEFT_EXPR_NE, x, nn_const(a, X->dtype, 0));
+    else if (weft_dtype_is_bool(X->dtype)) body = weft_select(a, x, nn_const(a, to, 1), nn_const(a, to, 0));
+    else body = weft_cast(a, to, x);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
+    outs[0] = Y;
+    return nn_done(a, n);
+}
+
+/* ---- Expand ------------------------------------------------------------------------------ */
+
+weft_status nn_expand_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = nn_check_arity(n, 2, 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = nn_in(g, n, 0);
+    int64_t shape[NN_MAX_DIMS];
+    int cnt, r;
+    if ((st = nn_const_ints(g, n, 1, "shape", shape, NN_MAX_DIMS, &cnt)) != WEFT_OK) return st;
+    if ((st = nn_broadcast(n, x->ndim, x->shape, cnt, shape, &r, shape)) != WEFT_OK) return st;
+    return nn_set_out(g, n, 0, x->dtype, r, shape);
+}
+
+weft_status nn_expand_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                              const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *out = nn_out_c(g, n, 0);
+    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[NN_MAX_DIMS];
+    nn_axes(Y, idx);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, nn_bcast_load(a, ins[0], out->ndim, idx));
+    outs[0] = Y;
+    return nn_done(a, n);
+}
