@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """PyTorch peer for `weft bench model`: times the PyTorch model an ONNX reference file came from.
 
   python3 bench/pytorch_peer.py MODEL.onnx --threads T --repeat N [--warmup W]

@@ -1,5 +1,5 @@
 /* The graph operator registry: one static table from ONNX op_type to its definition (pattern,
- * alias flag, shape rule, compute, static evaluation). The op functions live in ops/nn_*.c. */
+ * alias flag, shape rule, compute, static evaluation). The op functions live in ops/weft_nn_*.c. */
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
@@ -12,9 +12,9 @@
 #define REDUCTION WEFT_PATTERN_REDUCTION
 #define REUSE WEFT_PATTERN_OUT_REDUCTION_REUSE
 
-#define UNARY(op) {op, ELEMWISE, false, nn_unary_infer, nn_unary_compute, NULL}
-#define BINARY(op) {op, ELEMWISE, false, nn_binary_infer, nn_binary_compute, NULL}
-#define ALIAS(op, infer) {op, INJECTIVE, true, infer, nn_alias_compute, NULL}
+#define UNARY(op) {op, ELEMWISE, false, weft_nn_unary_infer, weft_nn_unary_compute, NULL}
+#define BINARY(op) {op, ELEMWISE, false, weft_nn_binary_infer, weft_nn_binary_compute, NULL}
+#define ALIAS(op, infer) {op, INJECTIVE, true, infer, weft_nn_alias_compute, NULL}
 
 static const weft_op_def op_table[] = {
     /* elementwise (nn_elementwise.c) */
@@ -24,39 +24,41 @@ static const weft_op_def op_table[] = {
     BINARY("Add"), BINARY("Sub"), BINARY("Mul"), BINARY("Div"), BINARY("Pow"), BINARY("Max"), BINARY("Min"),
     BINARY("Equal"), BINARY("Less"), BINARY("Greater"), BINARY("LessOrEqual"), BINARY("GreaterOrEqual"),
     BINARY("And"), BINARY("Or"), BINARY("Mod"),
-    {"Where", ELEMWISE, false, nn_where_infer, nn_where_compute, NULL},
-    {"Cast", ELEMWISE, false, nn_cast_infer, nn_cast_compute, NULL},
-    {"Expand", ELEMWISE, false, nn_expand_infer, nn_expand_compute, NULL},
+    {"Where", ELEMWISE, false, weft_nn_where_infer, weft_nn_where_compute, NULL},
+    {"Cast", ELEMWISE, false, weft_nn_cast_infer, weft_nn_cast_compute, NULL},
+    {"Expand", ELEMWISE, false, weft_nn_expand_infer, weft_nn_expand_compute, NULL},
     /* matmul-shaped reductions (nn_linear.c) */
-    {"Gemm", REUSE, false, nn_gemm_infer, nn_gemm_compute, NULL},
-    {"MatMul", REUSE, false, nn_matmul_infer, nn_matmul_compute, NULL},
+    {"Gemm", REUSE, false, weft_nn_gemm_infer, weft_nn_gemm_compute, NULL},
+    {"MatMul", REUSE, false, weft_nn_matmul_infer, weft_nn_matmul_compute, NULL},
     /* convolution family (nn_conv.c) */
-    {"Conv", REUSE, false, nn_conv_infer, nn_conv_compute, NULL},
-    {"BatchNormalization", ELEMWISE, false, nn_batchnorm_infer, nn_batchnorm_compute, NULL},
-    {"MaxPool", REDUCTION, false, nn_pool_infer, nn_pool_compute, NULL},
-    {"AveragePool", REDUCTION, false, nn_pool_infer, nn_pool_compute, NULL},
-    {"GlobalAveragePool", REDUCTION, false, nn_global_pool_infer, nn_global_pool_compute, NULL},
-    {"GlobalMaxPool", REDUCTION, false, nn_global_pool_infer, nn_global_pool_compute, NULL},
+    {"Conv", REUSE, false, weft_nn_conv_infer, weft_nn_conv_compute, NULL},
+    {"BatchNormalization", ELEMWISE, false, weft_nn_batchnorm_infer, weft_nn_batchnorm_compute, NULL},
+    {"MaxPool", REDUCTION, false, weft_nn_pool_infer, weft_nn_pool_compute, NULL},
+    {"AveragePool", REDUCTION, false, weft_nn_pool_infer, weft_nn_pool_compute, NULL},
+    {"GlobalAveragePool", REDUCTION, false, weft_nn_global_pool_infer, weft_nn_global_pool_compute, NULL},
+    {"GlobalMaxPool", REDUCTION, false, weft_nn_global_pool_infer, weft_nn_global_pool_compute, NULL},
     /* reductions (nn_reduce.c) */
-    {"ReduceMean", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
-    {"ReduceSum", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
-    {"ReduceMax", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
-    {"ReduceMin", REDUCTION, false, nn_reduce_infer, nn_reduce_compute, NULL},
-    {"Softmax", REDUCTION, false, nn_softmax_infer, nn_softmax_compute, NULL},
-    {"LogSoftmax", REDUCTION, false, nn_softmax_infer, nn_softmax_compute, NULL},
-    {"LayerNormalization", REDUCTION, false, nn_layernorm_infer, nn_layernorm_compute, NULL},
+    {"ReduceMean", REDUCTION, false, weft_nn_reduce_infer, weft_nn_reduce_compute, NULL},
+    {"ReduceSum", REDUCTION, false, weft_nn_reduce_infer, weft_nn_reduce_compute, NULL},
+    {"ReduceMax", REDUCTION, false, weft_nn_reduce_infer, weft_nn_reduce_compute, NULL},
+    {"ReduceMin", REDUCTION, false, weft_nn_reduce_infer, weft_nn_reduce_compute, NULL},
+    {"Softmax", REDUCTION, false, weft_nn_softmax_infer, weft_nn_softmax_compute, NULL},
+    {"LogSoftmax", REDUCTION, false, weft_nn_softmax_infer, weft_nn_softmax_compute, NULL},
+    {"LayerNormalization", REDUCTION, false, weft_nn_layernorm_infer, weft_nn_layernorm_compute, NULL},
     /* aliases and shape ops (nn_shape.c) */
-    ALIAS("Reshape", nn_reshape_infer), ALIAS("Flatten", nn_flatten_infer), ALIAS("Squeeze", nn_squeeze_infer),
-    ALIAS("Unsqueeze", nn_unsqueeze_infer), ALIAS("Identity", nn_identity_infer), ALIAS("Dropout", nn_identity_infer),
-    {"Shape", INJECTIVE, false, nn_shape_infer, nn_shape_compute, nn_shape_eval},
-    {"Size", INJECTIVE, false, nn_size_infer, nn_size_compute, nn_size_eval},
-    {"ConstantOfShape", INJECTIVE, false, nn_const_of_shape_infer, nn_const_of_shape_compute, nn_const_of_shape_eval},
+    ALIAS("Reshape", weft_nn_reshape_infer), ALIAS("Flatten", weft_nn_flatten_infer),
+    ALIAS("Squeeze", weft_nn_squeeze_infer), ALIAS("Unsqueeze", weft_nn_unsqueeze_infer),
+    ALIAS("Identity", weft_nn_identity_infer), ALIAS("Dropout", weft_nn_identity_infer),
+    {"Shape", INJECTIVE, false, weft_nn_shape_infer, weft_nn_shape_compute, weft_nn_shape_eval},
+    {"Size", INJECTIVE, false, weft_nn_size_infer, weft_nn_size_compute, weft_nn_size_eval},
+    {"ConstantOfShape", INJECTIVE, false, weft_nn_const_of_shape_infer, weft_nn_const_of_shape_compute,
+     weft_nn_const_of_shape_eval},
     /* index remapping (nn_index.c) */
-    {"Transpose", INJECTIVE, false, nn_transpose_infer, nn_transpose_compute, NULL},
-    {"Concat", INJECTIVE, false, nn_concat_infer, nn_concat_compute, NULL},
-    {"Split", INJECTIVE, false, nn_split_infer, nn_split_compute, NULL},
-    {"Slice", INJECTIVE, false, nn_slice_infer, nn_slice_compute, NULL},
-    {"Gather", INJECTIVE, false, nn_gather_infer, nn_gather_compute, NULL},
+    {"Transpose", INJECTIVE, false, weft_nn_transpose_infer, weft_nn_transpose_compute, NULL},
+    {"Concat", INJECTIVE, false, weft_nn_concat_infer, weft_nn_concat_compute, NULL},
+    {"Split", INJECTIVE, false, weft_nn_split_infer, weft_nn_split_compute, NULL},
+    {"Slice", INJECTIVE, false, weft_nn_slice_infer, weft_nn_slice_compute, NULL},
+    {"Gather", INJECTIVE, false, weft_nn_gather_infer, weft_nn_gather_compute, NULL},
 };
 
 #define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))

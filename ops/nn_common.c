@@ -11,7 +11,7 @@
 
 /* ---- errors and printing ----------------------------------------------------------------- */
 
-weft_status nn_fail(weft_status st, const weft_gnode *n, const char *fmt, ...)
+weft_status weft_nn_fail(weft_status st, const weft_gnode *n, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -21,9 +21,9 @@ weft_status nn_fail(weft_status st, const weft_gnode *n, const char *fmt, ...)
     return weft_fail(st, "%s node '%s': %s", n && n->op_type ? n->op_type : "?", n && n->name ? n->name : "", msg);
 }
 
-nn_shape_text nn_shape_str(int ndim, const int64_t *shape)
+weft_nn_shape_text weft_nn_shape_str(int ndim, const int64_t *shape)
 {
-    nn_shape_text t;
+    weft_nn_shape_text t;
     size_t used = 0;
     t.s[used++] = '[';
     for (int d = 0; d < ndim && used + 24 < sizeof t.s; d++)
@@ -34,45 +34,47 @@ nn_shape_text nn_shape_str(int ndim, const int64_t *shape)
 
 /* ---- graph access ------------------------------------------------------------------------ */
 
-bool nn_has_in(const weft_gnode *n, int i) { return i >= 0 && i < n->n_inputs && n->inputs[i] >= 0; }
+bool weft_nn_has_in(const weft_gnode *n, int i) { return i >= 0 && i < n->n_inputs && n->inputs[i] >= 0; }
 
-const weft_gvalue *nn_in(const weft_graph *g, const weft_gnode *n, int i)
+const weft_gvalue *weft_nn_in(const weft_graph *g, const weft_gnode *n, int i)
 {
-    return nn_has_in(n, i) ? &g->values[n->inputs[i]] : NULL;
+    return weft_nn_has_in(n, i) ? &g->values[n->inputs[i]] : NULL;
 }
 
-weft_gvalue *nn_out(weft_graph *g, const weft_gnode *n, int k) { return &g->values[n->outputs[k]]; }
+weft_gvalue *weft_nn_out(weft_graph *g, const weft_gnode *n, int k) { return &g->values[n->outputs[k]]; }
 
-const weft_gvalue *nn_out_c(const weft_graph *g, const weft_gnode *n, int k) { return &g->values[n->outputs[k]]; }
+const weft_gvalue *weft_nn_out_c(const weft_graph *g, const weft_gnode *n, int k) { return &g->values[n->outputs[k]]; }
 
-weft_status nn_check_arity(const weft_gnode *n, int min_in, int max_in, int min_out, int max_out)
+weft_status weft_nn_check_arity(const weft_gnode *n, int min_in, int max_in, int min_out, int max_out)
 {
     if (n->n_inputs < min_in || n->n_inputs > max_in) {
-        if (min_in == max_in) return nn_fail(WEFT_ERR_INVALID_ARG, n, "has %d inputs, expected %d", n->n_inputs, min_in);
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "has %d inputs, expected %d to %d", n->n_inputs, min_in, max_in);
+        if (min_in == max_in)
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "has %d inputs, expected %d", n->n_inputs, min_in);
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "has %d inputs, expected %d to %d", n->n_inputs, min_in, max_in);
     }
     for (int i = 0; i < min_in; i++)
-        if (n->inputs[i] < 0) return nn_fail(WEFT_ERR_INVALID_ARG, n, "required input %d is missing", i);
+        if (n->inputs[i] < 0) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "required input %d is missing", i);
     if (n->n_outputs < min_out || n->n_outputs > max_out) {
         if (min_out == max_out)
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "has %d outputs, expected %d", n->n_outputs, min_out);
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "has %d outputs, expected %d to %d", n->n_outputs, min_out, max_out);
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "has %d outputs, expected %d", n->n_outputs, min_out);
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "has %d outputs, expected %d to %d", n->n_outputs, min_out,
+                            max_out);
     }
     for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] < 0) return nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d is omitted", k);
+        if (n->outputs[k] < 0) return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d is omitted", k);
     return WEFT_OK;
 }
 
 static unsigned dtype_bit(weft_dtype t)
 {
-    if (weft_dtype_eq(t, WEFT_F32)) return NN_F32;
-    if (weft_dtype_eq(t, WEFT_I64)) return NN_I64;
-    if (weft_dtype_eq(t, WEFT_I32)) return NN_I32;
-    if (weft_dtype_eq(t, WEFT_BOOL)) return NN_BOOL;
+    if (weft_dtype_eq(t, WEFT_F32)) return WEFT_NN_F32;
+    if (weft_dtype_eq(t, WEFT_I64)) return WEFT_NN_I64;
+    if (weft_dtype_eq(t, WEFT_I32)) return WEFT_NN_I32;
+    if (weft_dtype_eq(t, WEFT_BOOL)) return WEFT_NN_BOOL;
     return 0;
 }
 
-weft_status nn_check_dtype(const weft_gnode *n, const weft_gvalue *v, const char *what, unsigned mask)
+weft_status weft_nn_check_dtype(const weft_gnode *n, const weft_gvalue *v, const char *what, unsigned mask)
 {
     if (dtype_bit(v->dtype) & mask) return WEFT_OK;
     char want[64] = "";
@@ -82,54 +84,60 @@ weft_status nn_check_dtype(const weft_gnode *n, const weft_gvalue *v, const char
             if (want[0]) strcat(want, " or ");
             strcat(want, names[b]);
         }
-    return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s has dtype %s, expected %s", what, weft_dtype_name(v->dtype), want);
+    return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s has dtype %s, expected %s", what, weft_dtype_name(v->dtype), want);
 }
 
-weft_status nn_check_rank(const weft_gnode *n, const weft_gvalue *v, const char *what, int ndim, const char *expect)
+weft_status weft_nn_check_rank(const weft_gnode *n, const weft_gvalue *v, const char *what, int ndim,
+                               const char *expect)
 {
     if (v->ndim == ndim) return WEFT_OK;
-    return nn_fail(WEFT_ERR_SHAPE, n, "%s has %d dims %s, expected %d%s%s%s", what, v->ndim,
-                   nn_shape_str(v->ndim, v->shape).s, ndim, expect ? " (" : "", expect ? expect : "", expect ? ")" : "");
+    return weft_nn_fail(WEFT_ERR_SHAPE, n, "%s has %d dims %s, expected %d%s%s%s", what, v->ndim,
+                        weft_nn_shape_str(v->ndim, v->shape).s, ndim, expect ? " (" : "", expect ? expect : "",
+                        expect ? ")" : "");
 }
 
-weft_status nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtype t, int ndim, const int64_t *shape)
+weft_status weft_nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtype t, int ndim, const int64_t *shape)
 {
-    if (k >= n->n_outputs || n->outputs[k] < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "output %d does not exist", k);
-    if (ndim < 0 || ndim > NN_MAX_DIMS)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d would have %d dims, at most %d are supported", k, ndim,
-                       NN_MAX_DIMS);
+    if (k >= n->n_outputs || n->outputs[k] < 0)
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "output %d does not exist", k);
+    if (ndim < 0 || ndim > WEFT_NN_MAX_DIMS)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d would have %d dims, at most %d are supported", k, ndim,
+                            WEFT_NN_MAX_DIMS);
     for (int d = 0; d < ndim; d++)
         if (shape[d] <= 0)
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d has shape %s; empty or negative dims are not supported",
-                           k, nn_shape_str(ndim, shape).s);
-    weft_gvalue *v = nn_out(g, n, k);
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
+                                "output %d has shape %s; empty or negative dims are not supported", k,
+                                weft_nn_shape_str(ndim, shape).s);
+    weft_gvalue *v = weft_nn_out(g, n, k);
     v->dtype = t;
     v->ndim = ndim;
-    for (int d = 0; d < NN_MAX_DIMS; d++) v->shape[d] = d < ndim ? shape[d] : 0;
+    for (int d = 0; d < WEFT_NN_MAX_DIMS; d++) v->shape[d] = d < ndim ? shape[d] : 0;
     return WEFT_OK;
 }
 
-weft_status nn_axis(const weft_gnode *n, const char *what, int64_t axis, int rank, bool inclusive, int *out)
+weft_status weft_nn_axis(const weft_gnode *n, const char *what, int64_t axis, int rank, bool inclusive, int *out)
 {
     int64_t hi = inclusive ? rank + 1 : rank;
     if (axis < -hi || axis >= hi)
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s=%" PRId64 " is out of range [%" PRId64 ", %" PRId64 "] for rank %d",
-                       what, axis, -hi, hi - 1, rank);
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n,
+                            "%s=%" PRId64 " is out of range [%" PRId64 ", %" PRId64 "] for rank %d", what, axis, -hi,
+                            hi - 1, rank);
     *out = (int)(axis < 0 ? axis + hi : axis);
     return WEFT_OK;
 }
 
-weft_status nn_broadcast(const weft_gnode *n, int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
-                         int64_t *sout)
+weft_status weft_nn_broadcast(const weft_gnode *n, int na, const int64_t *sa, int nb, const int64_t *sb, int *nout,
+                              int64_t *sout)
 {
     int r = na > nb ? na : nb;
-    int64_t tmp[NN_MAX_DIMS];
+    int64_t tmp[WEFT_NN_MAX_DIMS];
     for (int d = 0; d < r; d++) {
         int da = d - (r - na), db = d - (r - nb);
         int64_t x = da >= 0 ? sa[da] : 1, y = db >= 0 ? sb[db] : 1;
         if (x != y && x != 1 && y != 1)
-            return nn_fail(WEFT_ERR_SHAPE, n, "cannot broadcast shapes %s and %s (dim %d: %" PRId64 " vs %" PRId64 ")",
-                           nn_shape_str(na, sa).s, nn_shape_str(nb, sb).s, d, x, y);
+            return weft_nn_fail(WEFT_ERR_SHAPE, n,
+                                "cannot broadcast shapes %s and %s (dim %d: %" PRId64 " vs %" PRId64 ")",
+                                weft_nn_shape_str(na, sa).s, weft_nn_shape_str(nb, sb).s, d, x, y);
         tmp[d] = x == 1 ? y : x;
     }
     for (int d = 0; d < r; d++) sout[d] = tmp[d];
@@ -137,13 +145,13 @@ weft_status nn_broadcast(const weft_gnode *n, int na, const int64_t *sa, int nb,
     return WEFT_OK;
 }
 
-bool nn_is_const(const weft_graph *g, const weft_gnode *n, int i)
+bool weft_nn_is_const(const weft_graph *g, const weft_gnode *n, int i)
 {
-    const weft_gvalue *v = nn_in(g, n, i);
+    const weft_gvalue *v = weft_nn_in(g, n, i);
     return v && v->data;
 }
 
-int64_t nn_data_int(const weft_gvalue *v, int64_t j)
+int64_t weft_nn_data_int(const weft_gvalue *v, int64_t j)
 {
     if (weft_dtype_eq(v->dtype, WEFT_I64)) return ((const int64_t *)v->data)[j];
     if (weft_dtype_eq(v->dtype, WEFT_I32)) return ((const int32_t *)v->data)[j];
@@ -151,53 +159,54 @@ int64_t nn_data_int(const weft_gvalue *v, int64_t j)
     return (int64_t)((const float *)v->data)[j];
 }
 
-double nn_data_float(const weft_gvalue *v, int64_t j)
+double weft_nn_data_float(const weft_gvalue *v, int64_t j)
 {
     if (weft_dtype_eq(v->dtype, WEFT_F32)) return ((const float *)v->data)[j];
-    return (double)nn_data_int(v, j);
+    return (double)weft_nn_data_int(v, j);
 }
 
-weft_status nn_const_ints(const weft_graph *g, const weft_gnode *n, int i, const char *what, int64_t *out, int max,
-                          int *count)
+weft_status weft_nn_const_ints(const weft_graph *g, const weft_gnode *n, int i, const char *what, int64_t *out, int max,
+                               int *count)
 {
-    const weft_gvalue *v = nn_in(g, n, i);
-    if (!v) return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s input is missing", what);
-    if (!v->data) return nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input must be a constant", what);
+    const weft_gvalue *v = weft_nn_in(g, n, i);
+    if (!v) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s input is missing", what);
+    if (!v->data) return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input must be a constant", what);
     if (!weft_dtype_eq(v->dtype, WEFT_I64) && !weft_dtype_eq(v->dtype, WEFT_I32))
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s input has dtype %s, expected int64", what,
-                       weft_dtype_name(v->dtype));
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s input has dtype %s, expected int64", what,
+                            weft_dtype_name(v->dtype));
     if (v->ndim > 1)
-        return nn_fail(WEFT_ERR_SHAPE, n, "%s input has shape %s, expected 1 dim", what,
-                       nn_shape_str(v->ndim, v->shape).s);
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "%s input has shape %s, expected 1 dim", what,
+                            weft_nn_shape_str(v->ndim, v->shape).s);
     int64_t cnt = weft_gvalue_numel(v);
     if (cnt > max)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input has %" PRId64 " elements, at most %d are supported", what,
-                       cnt, max);
-    for (int64_t j = 0; j < cnt; j++) out[j] = nn_data_int(v, j);
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input has %" PRId64 " elements, at most %d are supported",
+                            what, cnt, max);
+    for (int64_t j = 0; j < cnt; j++) out[j] = weft_nn_data_int(v, j);
     *count = (int)cnt;
     return WEFT_OK;
 }
 
-bool nn_const_scalar(const weft_graph *g, const weft_gnode *n, int i, double *out)
+bool weft_nn_const_scalar(const weft_graph *g, const weft_gnode *n, int i, double *out)
 {
-    const weft_gvalue *v = nn_in(g, n, i);
+    const weft_gvalue *v = weft_nn_in(g, n, i);
     if (!v || !v->data || weft_gvalue_numel(v) != 1) return false;
-    *out = nn_data_float(v, 0);
+    *out = weft_nn_data_float(v, 0);
     return true;
 }
 
-weft_status nn_attr_ints(const weft_gnode *n, const char *name, int64_t *out, int max, int *count)
+weft_status weft_nn_attr_ints(const weft_gnode *n, const char *name, int64_t *out, int max, int *count)
 {
     const int64_t *p = NULL;
     int cnt = weft_gnode_attr_ints(n, name, &p);
     if (cnt > max)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute %s has %d elements, at most %d are supported", name, cnt, max);
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute %s has %d elements, at most %d are supported", name,
+                            cnt, max);
     for (int j = 0; j < cnt; j++) out[j] = p[j];
     *count = cnt;
     return WEFT_OK;
 }
 
-bool nn_onnx_dtype(int64_t code, weft_dtype *out)
+bool weft_nn_onnx_dtype(int64_t code, weft_dtype *out)
 {
     switch (code) {
     case 1: *out = WEFT_F32; return true;   /* FLOAT */
@@ -210,7 +219,7 @@ bool nn_onnx_dtype(int64_t code, weft_dtype *out)
 
 /* ---- tensor building --------------------------------------------------------------------- */
 
-const char *const *nn_axis_names(int ndim)
+const char *const *weft_nn_axis_names(int ndim)
 {
     static const char *const n1[] = {"i"}, *const n2[] = {"i", "j"}, *const n3[] = {"b", "i", "j"};
     static const char *const n4[] = {"n", "c", "h", "w"};
@@ -224,68 +233,70 @@ const char *const *nn_axis_names(int ndim)
     }
 }
 
-weft_tensor *nn_compute(weft_arena *a, const char *name, int ndim, const int64_t *shape)
+weft_tensor *weft_nn_compute(weft_arena *a, const char *name, int ndim, const int64_t *shape)
 {
-    return weft_te_compute(a, name, ndim, shape, nn_axis_names(ndim));
+    return weft_te_compute(a, name, ndim, shape, weft_nn_axis_names(ndim));
 }
 
-const char *nn_stage(weft_arena *a, const char *name, const char *suffix)
+const char *weft_nn_stage(weft_arena *a, const char *name, const char *suffix)
 {
     return weft_arena_printf(a, "%s%s", name, suffix);
 }
 
-weft_status nn_check_in(const weft_graph *g, const weft_gnode *n, const weft_tensor *const *ins, int i)
+weft_status weft_nn_check_in(const weft_graph *g, const weft_gnode *n, const weft_tensor *const *ins, int i)
 {
-    const weft_gvalue *v = nn_in(g, n, i);
-    if (!v) return nn_fail(WEFT_ERR_INTERNAL, n, "input %d is missing", i);
+    const weft_gvalue *v = weft_nn_in(g, n, i);
+    if (!v) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "input %d is missing", i);
     const weft_tensor *t = ins ? ins[i] : NULL;
-    if (!t) return nn_fail(WEFT_ERR_INTERNAL, n, "no tensor was given for input %d ('%s')", i, v->name ? v->name : "");
+    if (!t)
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "no tensor was given for input %d ('%s')", i, v->name ? v->name : "");
     bool same = t->ndim == v->ndim && weft_dtype_eq(t->dtype, v->dtype);
     for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == v->shape[d];
     if (!same)
-        return nn_fail(WEFT_ERR_INTERNAL, n, "tensor for input %d is %s %s, the graph value is %s %s", i,
-                       weft_dtype_name(t->dtype), nn_shape_str(t->ndim, t->shape).s, weft_dtype_name(v->dtype),
-                       nn_shape_str(v->ndim, v->shape).s);
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "tensor for input %d is %s %s, the graph value is %s %s", i,
+                            weft_dtype_name(t->dtype), weft_nn_shape_str(t->ndim, t->shape).s,
+                            weft_dtype_name(v->dtype), weft_nn_shape_str(v->ndim, v->shape).s);
     return WEFT_OK;
 }
 
-weft_status nn_done(weft_arena *a, const weft_gnode *n)
+weft_status weft_nn_done(weft_arena *a, const weft_gnode *n)
 {
-    if (weft_arena_failed(a)) return nn_fail(WEFT_ERR_NOMEM, n, "out of memory building the tensor expression");
+    if (weft_arena_failed(a)) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory building the tensor expression");
     return WEFT_OK;
 }
 
-const weft_expr *nn_const(weft_arena *a, weft_dtype t, double v)
+const weft_expr *weft_nn_const(weft_arena *a, weft_dtype t, double v)
 {
     if (weft_dtype_is_float(t)) return weft_float(a, t, v);
     return weft_int(a, t, (int64_t)v);
 }
 
-const weft_expr *nn_clamp(weft_arena *a, const weft_expr *e, int64_t lo, int64_t hi)
+const weft_expr *weft_nn_clamp(weft_arena *a, const weft_expr *e, int64_t lo, int64_t hi)
 {
     return weft_min(a, weft_max(a, e, weft_i64(a, lo)), weft_i64(a, hi));
 }
 
-const weft_expr *nn_bcast_load(weft_arena *a, const weft_tensor *in, int out_ndim, const weft_expr *const *idx)
+const weft_expr *weft_nn_bcast_load(weft_arena *a, const weft_tensor *in, int out_ndim, const weft_expr *const *idx)
 {
     if (!in) return NULL;
-    const weft_expr *x[NN_MAX_DIMS];
+    const weft_expr *x[WEFT_NN_MAX_DIMS];
     int off = out_ndim - in->ndim;
     for (int d = 0; d < in->ndim; d++) x[d] = in->shape[d] == 1 ? weft_i64(a, 0) : idx[d + off];
     return weft_tload(a, in, in->ndim, x);
 }
 
-void nn_axes(const weft_tensor *t, const weft_expr **idx)
+void weft_nn_axes(const weft_tensor *t, const weft_expr **idx)
 {
     for (int d = 0; t && d < t->ndim; d++) idx[d] = weft_te_axis(t, d);
 }
 
-weft_tensor *nn_reshape_copy(weft_arena *a, const char *name, const weft_tensor *in, int ndim, const int64_t *shape)
+weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_tensor *in, int ndim,
+                                  const int64_t *shape)
 {
-    weft_tensor *Y = nn_compute(a, name, ndim, shape);
+    weft_tensor *Y = weft_nn_compute(a, name, ndim, shape);
     if (!Y || !in) return Y;
-    const weft_expr *o[NN_MAX_DIMS], *x[NN_MAX_DIMS];
-    nn_axes(Y, o);
+    const weft_expr *o[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, o);
     /* When the dims other than 1 agree in order (Squeeze, Unsqueeze, Identity), read them
      * directly; otherwise go through the flat row-major index. */
     int po = 0, pi = 0;

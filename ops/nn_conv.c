@@ -30,38 +30,40 @@ static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, cons
     weft_status st;
     memset(w, 0, sizeof *w);
     w->in[0] = in_hw[0], w->in[1] = in_hw[1];
-    if ((st = nn_attr_ints(n, "kernel_shape", v, 8, &cnt)) != WEFT_OK) return st;
+    if ((st = weft_nn_attr_ints(n, "kernel_shape", v, 8, &cnt)) != WEFT_OK) return st;
     if (kernel) {
         if (cnt >= 0 && (cnt != 2 || v[0] != kernel[0] || v[1] != kernel[1]))
-            return nn_fail(WEFT_ERR_SHAPE, n, "kernel_shape %s does not match the weights' kernel %s",
-                           nn_shape_str(cnt, v).s, nn_shape_str(2, kernel).s);
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "kernel_shape %s does not match the weights' kernel %s",
+                                weft_nn_shape_str(cnt, v).s, weft_nn_shape_str(2, kernel).s);
         w->k[0] = kernel[0], w->k[1] = kernel[1];
     } else {
-        if (cnt != 2) return nn_fail(WEFT_ERR_INVALID_ARG, n, "kernel_shape must have 2 elements, got %d", cnt);
+        if (cnt != 2) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "kernel_shape must have 2 elements, got %d", cnt);
         w->k[0] = v[0], w->k[1] = v[1];
     }
     const char *names[2] = {"strides", "dilations"};
     int64_t *dst[2] = {w->s, w->d};
     for (int p = 0; p < 2; p++) {
-        if ((st = nn_attr_ints(n, names[p], v, 8, &cnt)) != WEFT_OK) return st;
+        if ((st = weft_nn_attr_ints(n, names[p], v, 8, &cnt)) != WEFT_OK) return st;
         if (cnt < 0) v[0] = v[1] = 1, cnt = 2;
-        if (cnt != 2) return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s must have 2 elements, got %d", names[p], cnt);
+        if (cnt != 2) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s must have 2 elements, got %d", names[p], cnt);
         if (v[0] < 1 || v[1] < 1)
-            return nn_fail(WEFT_ERR_INVALID_ARG, n, "%s %s must be >= 1", names[p], nn_shape_str(2, v).s);
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s %s must be >= 1", names[p], weft_nn_shape_str(2, v).s);
         dst[p][0] = v[0], dst[p][1] = v[1];
     }
     if (!dilations_ok && (w->d[0] != 1 || w->d[1] != 1))
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "dilations %s are not supported, only [1,1]", nn_shape_str(2, w->d).s);
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "dilations %s are not supported, only [1,1]",
+                            weft_nn_shape_str(2, w->d).s);
     if (w->k[0] < 1 || w->k[1] < 1)
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "kernel_shape %s must be >= 1", nn_shape_str(2, w->k).s);
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "kernel_shape %s must be >= 1", weft_nn_shape_str(2, w->k).s);
     const char *auto_pad = weft_gnode_attr_string(n, "auto_pad", "NOTSET");
     int64_t keff[2] = {(w->k[0] - 1) * w->d[0] + 1, (w->k[1] - 1) * w->d[1] + 1};
     if (strcmp(auto_pad, "NOTSET") == 0) {
-        if ((st = nn_attr_ints(n, "pads", v, 8, &cnt)) != WEFT_OK) return st;
+        if ((st = weft_nn_attr_ints(n, "pads", v, 8, &cnt)) != WEFT_OK) return st;
         if (cnt < 0) v[0] = v[1] = v[2] = v[3] = 0, cnt = 4;
-        if (cnt != 4) return nn_fail(WEFT_ERR_INVALID_ARG, n, "pads must have 4 elements, got %d", cnt);
+        if (cnt != 4) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "pads must have 4 elements, got %d", cnt);
         for (int i = 0; i < 4; i++)
-            if (v[i] < 0) return nn_fail(WEFT_ERR_INVALID_ARG, n, "pads %s must be >= 0", nn_shape_str(4, v).s);
+            if (v[i] < 0)
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "pads %s must be >= 0", weft_nn_shape_str(4, v).s);
         w->pb[0] = v[0], w->pb[1] = v[1], w->pe[0] = v[2], w->pe[1] = v[3];
     } else if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
         for (int i = 0; i < 2; i++) {
@@ -73,19 +75,20 @@ static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, cons
             w->pe[i] = total - w->pb[i];
         }
     } else if (strcmp(auto_pad, "VALID") != 0) {
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "auto_pad='%s', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
-                       auto_pad);
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "auto_pad='%s', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                            auto_pad);
     }
     bool ceil_mode = weft_gnode_attr_int(n, "ceil_mode", 0) != 0;
     for (int i = 0; i < 2; i++) {
         int64_t span = w->in[i] + w->pb[i] + w->pe[i] - keff[i];
         if (span < 0)
-            return nn_fail(WEFT_ERR_SHAPE, n,
-                           "kernel %s (dilated %s) is larger than the padded input: input %s, pads %s",
-                           nn_shape_str(2, w->k).s, nn_shape_str(2, keff).s, nn_shape_str(2, w->in).s,
-                           nn_shape_str(4, (int64_t[]){w->pb[0], w->pb[1], w->pe[0], w->pe[1]}).s);
+            return weft_nn_fail(
+                WEFT_ERR_SHAPE, n, "kernel %s (dilated %s) is larger than the padded input: input %s, pads %s",
+                weft_nn_shape_str(2, w->k).s, weft_nn_shape_str(2, keff).s, weft_nn_shape_str(2, w->in).s,
+                weft_nn_shape_str(4, (int64_t[]){w->pb[0], w->pb[1], w->pe[0], w->pe[1]}).s);
         if (ceil_mode && span % w->s[i] != 0)
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "ceil_mode=1 is not supported (it changes the output size here)");
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
+                                "ceil_mode=1 is not supported (it changes the output size here)");
         w->out[i] = span / w->s[i] + 1;
     }
     return WEFT_OK;
@@ -97,10 +100,10 @@ static const weft_tensor *pad_stage(weft_arena *a, const char *name, const weft_
 {
     if (!X || (w->pb[0] == 0 && w->pb[1] == 0 && w->pe[0] == 0 && w->pe[1] == 0)) return X;
     int64_t shape[4] = {X->shape[0], X->shape[1], X->shape[2] + w->pb[0] + w->pe[0], X->shape[3] + w->pb[1] + w->pe[1]};
-    weft_tensor *P = nn_compute(a, nn_stage(a, name, ".pad"), 4, shape);
+    weft_tensor *P = weft_nn_compute(a, weft_nn_stage(a, name, ".pad"), 4, shape);
     if (!P) return NULL;
     const weft_expr *idx[4], *x[4], *cond = NULL;
-    nn_axes(P, idx);
+    weft_nn_axes(P, idx);
     x[0] = idx[0], x[1] = idx[1];
     for (int i = 0; i < 2; i++) {
         const weft_expr *v = idx[2 + i];
@@ -110,7 +113,7 @@ static const weft_tensor *pad_stage(weft_arena *a, const char *name, const weft_
         const weft_expr *in = weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, pb + ext));
         if (pb > 0) in = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, v, weft_i64(a, pb)), in);
         cond = cond ? weft_and(a, cond, in) : in;
-        x[2 + i] = nn_clamp(a, pb > 0 ? weft_sub(a, v, weft_i64(a, pb)) : v, 0, ext - 1);
+        x[2 + i] = weft_nn_clamp(a, pb > 0 ? weft_sub(a, v, weft_i64(a, pb)) : v, 0, ext - 1);
     }
     weft_te_set_body(P, WEFT_REDUCE_NONE, weft_select(a, cond, weft_tload(a, X, 4, x), fill));
     return P;
@@ -125,45 +128,47 @@ static const weft_expr *window_index(weft_arena *a, const weft_expr *v, int64_t 
 
 /* ---- Conv -------------------------------------------------------------------------------- */
 
-weft_status nn_conv_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_conv_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 2, 3, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 2, 3, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0), *W = nn_in(g, n, 1), *B = nn_in(g, n, 2);
-    if ((st = nn_check_dtype(n, X, "input X", NN_F32)) != WEFT_OK ||
-        (st = nn_check_dtype(n, W, "input W", NN_F32)) != WEFT_OK ||
-        (B && (st = nn_check_dtype(n, B, "input B", NN_F32)) != WEFT_OK))
+    const weft_gvalue *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *B = weft_nn_in(g, n, 2);
+    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK ||
+        (st = weft_nn_check_dtype(n, W, "input W", WEFT_NN_F32)) != WEFT_OK ||
+        (B && (st = weft_nn_check_dtype(n, B, "input B", WEFT_NN_F32)) != WEFT_OK))
         return st;
     if (X->ndim != 4)
-        return nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
-                       "input X has %d dims %s, expected 4 (NCHW; only 2-D convolution is supported)", X->ndim,
-                       nn_shape_str(X->ndim, X->shape).s);
-    if ((st = nn_check_rank(n, W, "input W", 4, "FCKHKW")) != WEFT_OK) return st;
+        return weft_nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
+                            "input X has %d dims %s, expected 4 (NCHW; only 2-D convolution is supported)", X->ndim,
+                            weft_nn_shape_str(X->ndim, X->shape).s);
+    if ((st = weft_nn_check_rank(n, W, "input W", 4, "FCKHKW")) != WEFT_OK) return st;
     int64_t group = weft_gnode_attr_int(n, "group", 1), C = X->shape[1], F = W->shape[0];
     if (group < 1 || C % group != 0 || F % group != 0)
-        return nn_fail(WEFT_ERR_SHAPE, n, "group=%" PRId64 " must divide the input channels C=%" PRId64
-                                          " and the output channels F=%" PRId64,
-                       group, C, F);
+        return weft_nn_fail(WEFT_ERR_SHAPE, n,
+                            "group=%" PRId64 " must divide the input channels C=%" PRId64
+                            " and the output channels F=%" PRId64,
+                            group, C, F);
     if (W->shape[1] * group != C)
-        return nn_fail(WEFT_ERR_SHAPE, n,
-                       "input W %s has %" PRId64 " input channels per group, expected C/group = %" PRId64
-                       "/%" PRId64 " = %" PRId64 " (X %s)",
-                       nn_shape_str(4, W->shape).s, W->shape[1], C, group, C / group, nn_shape_str(4, X->shape).s);
+        return weft_nn_fail(WEFT_ERR_SHAPE, n,
+                            "input W %s has %" PRId64 " input channels per group, expected C/group = %" PRId64
+                            "/%" PRId64 " = %" PRId64 " (X %s)",
+                            weft_nn_shape_str(4, W->shape).s, W->shape[1], C, group, C / group,
+                            weft_nn_shape_str(4, X->shape).s);
     if (B && (B->ndim != 1 || B->shape[0] != F))
-        return nn_fail(WEFT_ERR_SHAPE, n, "input B has shape %s, expected [%" PRId64 "]",
-                       nn_shape_str(B->ndim, B->shape).s, F);
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input B has shape %s, expected [%" PRId64 "]",
+                            weft_nn_shape_str(B->ndim, B->shape).s, F);
     window w;
     if ((st = window_params(n, X->shape + 2, W->shape + 2, true, &w)) != WEFT_OK) return st;
-    return nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], F, w.out[0], w.out[1]});
+    return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], F, w.out[0], w.out[1]});
 }
 
-weft_status nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                            const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                 const weft_tensor *const *ins, weft_tensor **outs)
 {
     weft_status st;
-    if ((st = nn_check_in(g, n, ins, 0)) != WEFT_OK || (st = nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
-    bool has_b = nn_has_in(n, 2);
-    if (has_b && (st = nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
+    if ((st = weft_nn_check_in(g, n, ins, 0)) != WEFT_OK || (st = weft_nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
+    bool has_b = weft_nn_has_in(n, 2);
+    if (has_b && (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0], *Wt = ins[1];
     window w;
     if ((st = window_params(n, X->shape + 2, Wt->shape + 2, true, &w)) != WEFT_OK) return st;
@@ -172,7 +177,7 @@ weft_status nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode
     const weft_tensor *P = pad_stage(a, name, X, &w, weft_f32(a, 0.0));
 
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
-    weft_tensor *R = weft_te_compute(a, has_b ? nn_stage(a, name, ".red") : name, 4, shape,
+    weft_tensor *R = weft_te_compute(a, has_b ? weft_nn_stage(a, name, ".red") : name, 4, shape,
                                      (const char *const[]){"n", "f", "y", "x"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
@@ -195,95 +200,97 @@ weft_status nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode
         Y = weft_te_compute(a, name, 4, shape, (const char *const[]){"n", "f", "y", "x"});
         if (Y) {
             const weft_expr *idx[4];
-            nn_axes(Y, idx);
+            weft_nn_axes(Y, idx);
             weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, weft_tload(a, R, 4, idx), weft_te_at(a, ins[2], idx[1])));
         }
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
 
-weft_status nn_batchnorm_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_batchnorm_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 5, 5, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 5, 5, 1, 1);
     if (st != WEFT_OK) return st;
     if (weft_gnode_attr_int(n, "training_mode", 0) != 0)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "training_mode=1 is not supported (inference only)");
-    const weft_gvalue *X = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, X, "input X", NN_F32)) != WEFT_OK) return st;
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "training_mode=1 is not supported (inference only)");
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK) return st;
     if (X->ndim < 2)
-        return nn_fail(WEFT_ERR_SHAPE, n, "input X has %d dims %s, expected at least 2 (N, C, ...)", X->ndim,
-                       nn_shape_str(X->ndim, X->shape).s);
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input X has %d dims %s, expected at least 2 (N, C, ...)", X->ndim,
+                            weft_nn_shape_str(X->ndim, X->shape).s);
     static const char *const what[5] = {"X", "scale", "B", "mean", "var"};
     for (int i = 1; i < 5; i++) {
-        const weft_gvalue *p = nn_in(g, n, i);
-        if ((st = nn_check_dtype(n, p, what[i], NN_F32)) != WEFT_OK) return st;
+        const weft_gvalue *p = weft_nn_in(g, n, i);
+        if ((st = weft_nn_check_dtype(n, p, what[i], WEFT_NN_F32)) != WEFT_OK) return st;
         if (p->ndim != 1 || p->shape[0] != X->shape[1])
-            return nn_fail(WEFT_ERR_SHAPE, n, "input %s has shape %s, expected [C] = [%" PRId64 "]", what[i],
-                           nn_shape_str(p->ndim, p->shape).s, X->shape[1]);
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "input %s has shape %s, expected [C] = [%" PRId64 "]", what[i],
+                                weft_nn_shape_str(p->ndim, p->shape).s, X->shape[1]);
     }
-    return nn_set_out(g, n, 0, WEFT_F32, X->ndim, X->shape);
+    return weft_nn_set_out(g, n, 0, WEFT_F32, X->ndim, X->shape);
 }
 
-weft_status nn_batchnorm_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                                 const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_batchnorm_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                      const weft_tensor *const *ins, weft_tensor **outs)
 {
     weft_status st;
     for (int i = 0; i < 5; i++)
-        if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
     double eps = weft_gnode_attr_float(n, "epsilon", 1e-5);
-    weft_tensor *Y = nn_compute(a, name, X->ndim, X->shape);
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, X->shape);
     if (Y) {
-        const weft_expr *idx[NN_MAX_DIMS];
-        nn_axes(Y, idx);
+        const weft_expr *idx[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
         const weft_expr *c = idx[1];
         /* (x - mean) * scale * rsqrt(var + eps) + B */
-        const weft_expr *rstd = weft_call1(a, WEFT_INTRIN_RSQRT, weft_add(a, weft_te_at(a, ins[4], c), weft_f32(a, eps)));
+        const weft_expr *var_eps = weft_add(a, weft_te_at(a, ins[4], c), weft_f32(a, eps));
+        const weft_expr *rstd = weft_call1(a, WEFT_INTRIN_RSQRT, var_eps);
         const weft_expr *centred = weft_sub(a, weft_tload(a, X, X->ndim, idx), weft_te_at(a, ins[3], c));
         const weft_expr *scaled = weft_mul(a, centred, weft_mul(a, weft_te_at(a, ins[1], c), rstd));
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, scaled, weft_te_at(a, ins[2], c)));
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------------------- */
 
 static bool is_max_pool(const weft_gnode *n) { return strstr(n->op_type, "Max") != NULL; }
 
-weft_status nn_pool_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_pool_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 1, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, X, "input X", NN_F32)) != WEFT_OK) return st;
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK) return st;
     if (X->ndim != 4)
-        return nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
-                       "input X has %d dims %s, expected 4 (NCHW; only 2-D pooling is supported)", X->ndim,
-                       nn_shape_str(X->ndim, X->shape).s);
+        return weft_nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
+                            "input X has %d dims %s, expected 4 (NCHW; only 2-D pooling is supported)", X->ndim,
+                            weft_nn_shape_str(X->ndim, X->shape).s);
     if (weft_gnode_attr_int(n, "storage_order", 0) != 0)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "storage_order=1 is not supported");
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "storage_order=1 is not supported");
     window w;
     if ((st = window_params(n, X->shape + 2, NULL, is_max_pool(n), &w)) != WEFT_OK) return st;
-    return nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], X->shape[1], w.out[0], w.out[1]});
+    return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], X->shape[1], w.out[0], w.out[1]});
 }
 
 /* Taps of an average window along one dim that fall inside the input (count_include_pad=0):
  * min(v*s - pb + k, in) - max(v*s - pb, 0). */
 static const weft_expr *valid_taps(weft_arena *a, const weft_expr *v, const window *w, int i)
 {
-    const weft_expr *start = weft_sub(a, w->s[i] == 1 ? v : weft_mul(a, v, weft_i64(a, w->s[i])), weft_i64(a, w->pb[i]));
+    const weft_expr *base = w->s[i] == 1 ? v : weft_mul(a, v, weft_i64(a, w->s[i]));
+    const weft_expr *start = weft_sub(a, base, weft_i64(a, w->pb[i]));
     const weft_expr *end = weft_min(a, weft_add(a, start, weft_i64(a, w->k[i])), weft_i64(a, w->in[i]));
     return weft_sub(a, end, weft_max(a, start, weft_i64(a, 0)));
 }
 
-weft_status nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                            const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                 const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
     bool is_max = is_max_pool(n);
@@ -293,10 +300,10 @@ weft_status nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode
     const weft_tensor *P = pad_stage(a, name, X, &w, weft_te_reduce_identity(a, rk, WEFT_F32));
     int64_t shape[4] = {X->shape[0], X->shape[1], w.out[0], w.out[1]};
     const char *const axes[4] = {"n", "c", "y", "x"};
-    weft_tensor *R = weft_te_compute(a, is_max ? name : nn_stage(a, name, ".sum"), 4, shape, axes);
+    weft_tensor *R = weft_te_compute(a, is_max ? name : weft_nn_stage(a, name, ".sum"), 4, shape, axes);
     if (R) {
         const weft_expr *idx[4];
-        nn_axes(R, idx);
+        weft_nn_axes(R, idx);
         const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", w.k[0]);
         const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", w.k[1]);
         weft_te_set_body(R, rk,
@@ -308,7 +315,7 @@ weft_status nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode
         Y = weft_te_compute(a, name, 4, shape, axes);
         if (Y) {
             const weft_expr *idx[4];
-            nn_axes(Y, idx);
+            weft_nn_axes(Y, idx);
             const weft_expr *sum = weft_tload(a, R, 4, idx), *v;
             bool padded = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
             if (!padded || weft_gnode_attr_int(n, "count_include_pad", 0) != 0) {
@@ -321,39 +328,39 @@ weft_status nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode
         }
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- GlobalAveragePool, GlobalMaxPool ---------------------------------------------------- */
 
-weft_status nn_global_pool_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_global_pool_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 1, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, X, "input X", NN_F32)) != WEFT_OK) return st;
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK) return st;
     if (X->ndim < 3)
-        return nn_fail(WEFT_ERR_SHAPE, n, "input X has %d dims %s, expected at least 3 (N, C, spatial...)", X->ndim,
-                       nn_shape_str(X->ndim, X->shape).s);
-    int64_t shape[NN_MAX_DIMS];
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input X has %d dims %s, expected at least 3 (N, C, spatial...)",
+                            X->ndim, weft_nn_shape_str(X->ndim, X->shape).s);
+    int64_t shape[WEFT_NN_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++) shape[d] = d < 2 ? X->shape[d] : 1;
-    return nn_set_out(g, n, 0, WEFT_F32, X->ndim, shape);
+    return weft_nn_set_out(g, n, 0, WEFT_F32, X->ndim, shape);
 }
 
-weft_status nn_global_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                                   const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_global_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                        const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
     bool is_max = is_max_pool(n);
     int ns = X->ndim - 2;
     static const char *const r2[] = {"ry", "rx"}, *const rn[] = {"r0", "r1", "r2", "r3", "r4", "r5"};
     /* the reduction over [N, C] (no extent-1 output axes, so it classifies as REDUCTION) */
-    weft_tensor *R = weft_te_compute(a, nn_stage(a, name, ".red"), 2, X->shape, (const char *const[]){"n", "c"});
+    weft_tensor *R = weft_te_compute(a, weft_nn_stage(a, name, ".red"), 2, X->shape, (const char *const[]){"n", "c"});
     int64_t count = 1;
     if (R) {
-        const weft_expr *idx[NN_MAX_DIMS];
+        const weft_expr *idx[WEFT_NN_MAX_DIMS];
         idx[0] = weft_te_axis(R, 0), idx[1] = weft_te_axis(R, 1);
         for (int d = 0; d < ns; d++) {
             idx[2 + d] = weft_te_reduce_axis(a, R, ns == 2 ? r2[d] : rn[d], X->shape[2 + d]);
@@ -361,13 +368,13 @@ weft_status nn_global_pool_compute(weft_arena *a, const weft_graph *g, const wef
         }
         weft_te_set_body(R, is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_SUM, weft_tload(a, X, X->ndim, idx));
     }
-    const weft_gvalue *out = nn_out_c(g, n, 0);
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
     if (Y) {
         const weft_expr *v = weft_te_at(a, R, weft_te_axis(Y, 0), weft_te_axis(Y, 1));
         if (!is_max) v = weft_mul(a, v, weft_f32(a, 1.0 / (double)count));
         weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }

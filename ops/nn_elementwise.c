@@ -2,7 +2,7 @@
  * (Add ... Pow, variadic Max/Min, comparisons, logic), Where, Cast and Expand.
  *
  * Every compute is a single stage named `name` over the output shape with the default axis
- * names; inputs are read through nn_bcast_load (a broadcast dim of extent 1 reads index 0), so
+ * names; inputs are read through weft_nn_bcast_load (a broadcast dim of extent 1 reads index 0), so
  * the stage classifies as ELEMWISE. Add/Sub/Mul/Div/Max/Min/comparisons also take int64 and
  * int32 (constant folding evaluates shape arithmetic through these computes).
  */
@@ -24,21 +24,21 @@ static const struct {
     const char *op;
     unsigned dtypes;
 } unary_ops[U_COUNT] = {
-    [U_RELU] = {"Relu", NN_F32 | NN_I64 | NN_I32},
-    [U_SIGMOID] = {"Sigmoid", NN_F32},
-    [U_TANH] = {"Tanh", NN_F32},
-    [U_ERF] = {"Erf", NN_F32},
-    [U_SQRT] = {"Sqrt", NN_F32},
-    [U_EXP] = {"Exp", NN_F32},
-    [U_LOG] = {"Log", NN_F32},
-    [U_NEG] = {"Neg", NN_F32 | NN_I64 | NN_I32},
-    [U_ABS] = {"Abs", NN_F32 | NN_I64 | NN_I32},
-    [U_RECIPROCAL] = {"Reciprocal", NN_F32},
-    [U_LEAKY_RELU] = {"LeakyRelu", NN_F32},
-    [U_GELU] = {"Gelu", NN_F32},
-    [U_CLIP] = {"Clip", NN_F32 | NN_I64 | NN_I32},
-    [U_NOT] = {"Not", NN_BOOL},
-    [U_SOFTPLUS] = {"Softplus", NN_F32},
+    [U_RELU] = {"Relu", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
+    [U_SIGMOID] = {"Sigmoid", WEFT_NN_F32},
+    [U_TANH] = {"Tanh", WEFT_NN_F32},
+    [U_ERF] = {"Erf", WEFT_NN_F32},
+    [U_SQRT] = {"Sqrt", WEFT_NN_F32},
+    [U_EXP] = {"Exp", WEFT_NN_F32},
+    [U_LOG] = {"Log", WEFT_NN_F32},
+    [U_NEG] = {"Neg", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
+    [U_ABS] = {"Abs", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
+    [U_RECIPROCAL] = {"Reciprocal", WEFT_NN_F32},
+    [U_LEAKY_RELU] = {"LeakyRelu", WEFT_NN_F32},
+    [U_GELU] = {"Gelu", WEFT_NN_F32},
+    [U_CLIP] = {"Clip", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
+    [U_NOT] = {"Not", WEFT_NN_BOOL},
+    [U_SOFTPLUS] = {"Softplus", WEFT_NN_F32},
 };
 
 static int unary_find(const char *op)
@@ -55,10 +55,10 @@ static weft_status clip_bounds(const weft_graph *g, const weft_gnode *n, bool *h
 {
     *has_lo = *has_hi = false;
     for (int i = 1; i <= 2; i++) {
-        if (!nn_has_in(n, i)) continue;
+        if (!weft_nn_has_in(n, i)) continue;
         double v;
-        if (!nn_const_scalar(g, n, i, &v))
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input must be a constant scalar", i == 1 ? "min" : "max");
+        if (!weft_nn_const_scalar(g, n, i, &v))
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input must be a constant scalar", i == 1 ? "min" : "max");
         if (i == 1) *has_lo = true, *lo = v;
         else *has_hi = true, *hi = v;
     }
@@ -71,14 +71,14 @@ static weft_status clip_bounds(const weft_graph *g, const weft_gnode *n, bool *h
     return WEFT_OK;
 }
 
-weft_status nn_unary_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_unary_infer(weft_graph *g, const weft_gnode *n)
 {
     int k = unary_find(n->op_type);
-    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
-    weft_status st = nn_check_arity(n, 1, k == U_CLIP ? 3 : 1, 1, 1);
+    if (k < 0) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
+    weft_status st = weft_nn_check_arity(n, 1, k == U_CLIP ? 3 : 1, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *x = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, x, "input X", unary_ops[k].dtypes)) != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, x, "input X", unary_ops[k].dtypes)) != WEFT_OK) return st;
     if (k == U_CLIP) {
         bool hl, hh;
         double lo, hi;
@@ -87,9 +87,9 @@ weft_status nn_unary_infer(weft_graph *g, const weft_gnode *n)
     if (k == U_GELU) {
         const char *approx = weft_gnode_attr_string(n, "approximate", "none");
         if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0)
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "approximate='%s', expected 'none' or 'tanh'", approx);
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "approximate='%s', expected 'none' or 'tanh'", approx);
     }
-    return nn_set_out(g, n, 0, x->dtype, x->ndim, x->shape);
+    return weft_nn_set_out(g, n, 0, x->dtype, x->ndim, x->shape);
 }
 
 static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const weft_gnode *n, unary_kind k,
@@ -97,21 +97,22 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
 {
     weft_dtype t = x ? x->dtype : WEFT_F32;
     switch (k) {
-    case U_RELU: return weft_max(a, x, nn_const(a, t, 0));
+    case U_RELU: return weft_max(a, x, weft_nn_const(a, t, 0));
     case U_SIGMOID: return weft_call1(a, WEFT_INTRIN_SIGMOID, x);
     case U_TANH: return weft_call1(a, WEFT_INTRIN_TANH, x);
     case U_ERF: return weft_call1(a, WEFT_INTRIN_ERF, x);
     case U_SQRT: return weft_call1(a, WEFT_INTRIN_SQRT, x);
     case U_EXP: return weft_call1(a, WEFT_INTRIN_EXP, x);
     case U_LOG: return weft_call1(a, WEFT_INTRIN_LOG, x);
-    case U_NEG: return weft_sub(a, nn_const(a, t, 0), x);
+    case U_NEG: return weft_sub(a, weft_nn_const(a, t, 0), x);
     case U_ABS:
         if (weft_dtype_is_float(t)) return weft_call1(a, WEFT_INTRIN_FABS, x);
-        return weft_max(a, x, weft_sub(a, nn_const(a, t, 0), x));
-    case U_RECIPROCAL: return weft_div(a, nn_const(a, t, 1), x);
+        return weft_max(a, x, weft_sub(a, weft_nn_const(a, t, 0), x));
+    case U_RECIPROCAL: return weft_div(a, weft_nn_const(a, t, 1), x);
     case U_LEAKY_RELU: {
         double alpha = weft_gnode_attr_float(n, "alpha", 0.01);
-        return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, x, nn_const(a, t, 0)), weft_mul(a, x, nn_const(a, t, alpha)), x);
+        return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, x, weft_nn_const(a, t, 0)),
+                           weft_mul(a, x, weft_nn_const(a, t, alpha)), x);
     }
     case U_GELU: {
         const weft_expr *half_x = weft_mul(a, weft_f32(a, 0.5), x);
@@ -129,8 +130,8 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
         double lo = 0, hi = 0;
         if (clip_bounds(g, n, &hl, &lo, &hh, &hi) != WEFT_OK) return NULL;
         const weft_expr *y = x;
-        if (hl) y = weft_max(a, y, nn_const(a, t, lo));
-        if (hh) y = weft_min(a, y, nn_const(a, t, hi));
+        if (hl) y = weft_max(a, y, weft_nn_const(a, t, lo));
+        if (hh) y = weft_min(a, y, weft_nn_const(a, t, hi));
         return y;
     }
     case U_NOT: return weft_not(a, x);
@@ -141,22 +142,21 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
     return NULL;
 }
 
-weft_status nn_unary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                             const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_unary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
     int k = unary_find(n->op_type);
-    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
-    weft_status st = nn_check_in(g, n, ins, 0);
+    if (k < 0) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a unary op");
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
-    weft_tensor *Y = nn_compute(a, name, X->ndim, X->shape);
-    const weft_expr *idx[NN_MAX_DIMS];
-    nn_axes(Y, idx);
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, X->shape);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, idx);
     const weft_expr *body = unary_body(a, g, n, (unary_kind)k, weft_tload(a, X, X->ndim, idx));
-    if (!body && !weft_arena_failed(a)) return weft_last_error()[0] ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_INTERNAL;
     weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- binary (and variadic Max/Min) ------------------------------------------------------- */
@@ -166,27 +166,27 @@ typedef enum binary_kind {
     B_AND, B_OR, B_MOD, B_COUNT
 } binary_kind;
 
-#define NN_NUM (NN_F32 | NN_I64 | NN_I32)
+#define WEFT_NN_NUM (WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)
 static const struct {
     const char *op;
     unsigned dtypes;
     bool compare; /* bool output */
 } binary_ops[B_COUNT] = {
-    [B_ADD] = {"Add", NN_NUM, false},
-    [B_SUB] = {"Sub", NN_NUM, false},
-    [B_MUL] = {"Mul", NN_NUM, false},
-    [B_DIV] = {"Div", NN_NUM, false},
-    [B_POW] = {"Pow", NN_F32, false},
-    [B_MAX] = {"Max", NN_NUM, false},
-    [B_MIN] = {"Min", NN_NUM, false},
-    [B_EQUAL] = {"Equal", NN_NUM | NN_BOOL, true},
-    [B_LESS] = {"Less", NN_NUM, true},
-    [B_GREATER] = {"Greater", NN_NUM, true},
-    [B_LESS_EQ] = {"LessOrEqual", NN_NUM, true},
-    [B_GREATER_EQ] = {"GreaterOrEqual", NN_NUM, true},
-    [B_AND] = {"And", NN_BOOL, true},
-    [B_OR] = {"Or", NN_BOOL, true},
-    [B_MOD] = {"Mod", NN_I64 | NN_I32, false},
+    [B_ADD] = {"Add", WEFT_NN_NUM, false},
+    [B_SUB] = {"Sub", WEFT_NN_NUM, false},
+    [B_MUL] = {"Mul", WEFT_NN_NUM, false},
+    [B_DIV] = {"Div", WEFT_NN_NUM, false},
+    [B_POW] = {"Pow", WEFT_NN_F32, false},
+    [B_MAX] = {"Max", WEFT_NN_NUM, false},
+    [B_MIN] = {"Min", WEFT_NN_NUM, false},
+    [B_EQUAL] = {"Equal", WEFT_NN_NUM | WEFT_NN_BOOL, true},
+    [B_LESS] = {"Less", WEFT_NN_NUM, true},
+    [B_GREATER] = {"Greater", WEFT_NN_NUM, true},
+    [B_LESS_EQ] = {"LessOrEqual", WEFT_NN_NUM, true},
+    [B_GREATER_EQ] = {"GreaterOrEqual", WEFT_NN_NUM, true},
+    [B_AND] = {"And", WEFT_NN_BOOL, true},
+    [B_OR] = {"Or", WEFT_NN_BOOL, true},
+    [B_MOD] = {"Mod", WEFT_NN_I64 | WEFT_NN_I32, false},
 };
 
 static int binary_find(const char *op)
@@ -196,37 +196,37 @@ static int binary_find(const char *op)
     return -1;
 }
 
-weft_status nn_binary_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_binary_infer(weft_graph *g, const weft_gnode *n)
 {
     int k = binary_find(n->op_type);
-    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
+    if (k < 0) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
     bool variadic = k == B_MAX || k == B_MIN;
-    weft_status st = nn_check_arity(n, variadic ? 1 : 2, variadic ? WEFT_NODE_MAX_IO : 2, 1, 1);
+    weft_status st = weft_nn_check_arity(n, variadic ? 1 : 2, variadic ? WEFT_NODE_MAX_IO : 2, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *x = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, x, "input A", binary_ops[k].dtypes)) != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, x, "input A", binary_ops[k].dtypes)) != WEFT_OK) return st;
     int r = x->ndim;
-    int64_t shape[NN_MAX_DIMS];
+    int64_t shape[WEFT_NN_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     for (int i = 1; i < n->n_inputs; i++) {
-        const weft_gvalue *y = nn_in(g, n, i);
-        if (!y) return nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d is missing", i);
+        const weft_gvalue *y = weft_nn_in(g, n, i);
+        if (!y) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d is missing", i);
         if (k == B_POW) {
             /* the exponent may have another numeric type */
-            if ((st = nn_check_dtype(n, y, "exponent input B", NN_NUM)) != WEFT_OK) return st;
+            if ((st = weft_nn_check_dtype(n, y, "exponent input B", WEFT_NN_NUM)) != WEFT_OK) return st;
             double e;
-            if (!weft_dtype_eq(y->dtype, x->dtype) && !nn_const_scalar(g, n, 1, &e))
-                return nn_fail(WEFT_ERR_UNSUPPORTED, n, "exponent of dtype %s must be a constant scalar",
-                               weft_dtype_name(y->dtype));
+            if (!weft_dtype_eq(y->dtype, x->dtype) && !weft_nn_const_scalar(g, n, 1, &e))
+                return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "exponent of dtype %s must be a constant scalar",
+                                    weft_dtype_name(y->dtype));
         } else if (k == B_MOD && weft_gnode_attr_int(n, "fmod", 0) != 0) {
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "fmod=1 is not supported");
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "fmod=1 is not supported");
         } else if (!weft_dtype_eq(y->dtype, x->dtype)) {
-            return nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs have dtypes %s and %s, expected the same",
-                           weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs have dtypes %s and %s, expected the same",
+                                weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
         }
-        if ((st = nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK) return st;
+        if ((st = weft_nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK) return st;
     }
-    return nn_set_out(g, n, 0, binary_ops[k].compare ? WEFT_BOOL : x->dtype, r, shape);
+    return weft_nn_set_out(g, n, 0, binary_ops[k].compare ? WEFT_BOOL : x->dtype, r, shape);
 }
 
 static const weft_expr *binary_body(weft_arena *a, binary_kind k, const weft_expr *x, const weft_expr *y)
@@ -264,129 +264,132 @@ static const weft_expr *pow_const(weft_arena *a, const weft_expr *x, double e)
     return weft_call(a, WEFT_INTRIN_POW, 2, (const weft_expr *const[]){x, weft_f32(a, e)});
 }
 
-weft_status nn_binary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                              const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_binary_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
 {
     int k = binary_find(n->op_type);
-    if (k < 0) return nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
-    const weft_gvalue *out = nn_out_c(g, n, 0);
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
-    const weft_expr *idx[NN_MAX_DIMS];
-    nn_axes(Y, idx);
-    weft_status st = nn_check_in(g, n, ins, 0);
+    if (k < 0) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a binary op");
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, idx);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
-    const weft_expr *body = nn_bcast_load(a, ins[0], out->ndim, idx);
+    const weft_expr *body = weft_nn_bcast_load(a, ins[0], out->ndim, idx);
     double e;
-    if (k == B_POW && nn_const_scalar(g, n, 1, &e)) {
+    if (k == B_POW && weft_nn_const_scalar(g, n, 1, &e)) {
         body = pow_const(a, body, e);
     } else {
         for (int i = 1; i < n->n_inputs; i++) {
-            if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
-            body = binary_body(a, (binary_kind)k, body, nn_bcast_load(a, ins[i], out->ndim, idx));
+            if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+            body = binary_body(a, (binary_kind)k, body, weft_nn_bcast_load(a, ins[i], out->ndim, idx));
         }
     }
     weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Where ------------------------------------------------------------------------------- */
 
-weft_status nn_where_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_where_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 3, 3, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 3, 3, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *c = nn_in(g, n, 0), *x = nn_in(g, n, 1), *y = nn_in(g, n, 2);
-    if ((st = nn_check_dtype(n, c, "condition input", NN_BOOL)) != WEFT_OK) return st;
+    const weft_gvalue *c = weft_nn_in(g, n, 0), *x = weft_nn_in(g, n, 1), *y = weft_nn_in(g, n, 2);
+    if ((st = weft_nn_check_dtype(n, c, "condition input", WEFT_NN_BOOL)) != WEFT_OK) return st;
     if (!weft_dtype_eq(x->dtype, y->dtype))
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs X and Y have dtypes %s and %s, expected the same",
-                       weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "inputs X and Y have dtypes %s and %s, expected the same",
+                            weft_dtype_name(x->dtype), weft_dtype_name(y->dtype));
     int r;
-    int64_t shape[NN_MAX_DIMS];
-    if ((st = nn_broadcast(n, c->ndim, c->shape, x->ndim, x->shape, &r, shape)) != WEFT_OK ||
-        (st = nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK)
+    int64_t shape[WEFT_NN_MAX_DIMS];
+    if ((st = weft_nn_broadcast(n, c->ndim, c->shape, x->ndim, x->shape, &r, shape)) != WEFT_OK ||
+        (st = weft_nn_broadcast(n, r, shape, y->ndim, y->shape, &r, shape)) != WEFT_OK)
         return st;
-    return nn_set_out(g, n, 0, x->dtype, r, shape);
+    return weft_nn_set_out(g, n, 0, x->dtype, r, shape);
 }
 
-weft_status nn_where_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                             const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_where_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
     weft_status st;
     for (int i = 0; i < 3; i++)
-        if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
-    const weft_gvalue *out = nn_out_c(g, n, 0);
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
-    const weft_expr *idx[NN_MAX_DIMS];
-    nn_axes(Y, idx);
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, idx);
     int r = out->ndim;
     weft_te_set_body(Y, WEFT_REDUCE_NONE,
-                     weft_select(a, nn_bcast_load(a, ins[0], r, idx), nn_bcast_load(a, ins[1], r, idx),
-                                 nn_bcast_load(a, ins[2], r, idx)));
+                     weft_select(a, weft_nn_bcast_load(a, ins[0], r, idx), weft_nn_bcast_load(a, ins[1], r, idx),
+                                 weft_nn_bcast_load(a, ins[2], r, idx)));
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Cast -------------------------------------------------------------------------------- */
 
-weft_status nn_cast_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_cast_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 1, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *x = nn_in(g, n, 0);
-    if ((st = nn_check_dtype(n, x, "input", NN_F32 | NN_I64 | NN_I32 | NN_BOOL)) != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, x, "input", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32 | WEFT_NN_BOOL)) != WEFT_OK)
+        return st;
     int64_t to = weft_gnode_attr_int(n, "to", -1);
     weft_dtype t;
-    if (!nn_onnx_dtype(to, &t))
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "to=%" PRId64 " is not supported (float=1, int32=6, int64=7, bool=9)",
-                       to);
-    return nn_set_out(g, n, 0, t, x->ndim, x->shape);
+    if (!weft_nn_onnx_dtype(to, &t))
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
+                            "to=%" PRId64 " is not supported (float=1, int32=6, int64=7, bool=9)", to);
+    return weft_nn_set_out(g, n, 0, t, x->ndim, x->shape);
 }
 
-weft_status nn_cast_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                            const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_cast_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                 const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
-    weft_dtype to = nn_out_c(g, n, 0)->dtype;
-    weft_tensor *Y = nn_compute(a, name, X->ndim, X->shape);
-    const weft_expr *idx[NN_MAX_DIMS];
-    nn_axes(Y, idx);
+    weft_dtype to = weft_nn_out_c(g, n, 0)->dtype;
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, X->shape);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, idx);
     const weft_expr *x = weft_tload(a, X, X->ndim, idx), *body;
     if (weft_dtype_eq(X->dtype, to)) body = x;
-    else if (weft_dtype_is_bool(to)) body = weft_cmp(a, WEFT_EXPR_NE, x, nn_const(a, X->dtype, 0));
-    else if (weft_dtype_is_bool(X->dtype)) body = weft_select(a, x, nn_const(a, to, 1), nn_const(a, to, 0));
+    else if (weft_dtype_is_bool(to))
+        body = weft_cmp(a, WEFT_EXPR_NE, x, weft_nn_const(a, X->dtype, 0));
+    else if (weft_dtype_is_bool(X->dtype))
+        body = weft_select(a, x, weft_nn_const(a, to, 1), weft_nn_const(a, to, 0));
     else body = weft_cast(a, to, x);
     weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Expand ------------------------------------------------------------------------------ */
 
-weft_status nn_expand_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_expand_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 2, 2, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 2, 2, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *x = nn_in(g, n, 0);
-    int64_t shape[NN_MAX_DIMS];
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    int64_t shape[WEFT_NN_MAX_DIMS];
     int cnt, r;
-    if ((st = nn_const_ints(g, n, 1, "shape", shape, NN_MAX_DIMS, &cnt)) != WEFT_OK) return st;
-    if ((st = nn_broadcast(n, x->ndim, x->shape, cnt, shape, &r, shape)) != WEFT_OK) return st;
-    return nn_set_out(g, n, 0, x->dtype, r, shape);
+    if ((st = weft_nn_const_ints(g, n, 1, "shape", shape, WEFT_NN_MAX_DIMS, &cnt)) != WEFT_OK) return st;
+    if ((st = weft_nn_broadcast(n, x->ndim, x->shape, cnt, shape, &r, shape)) != WEFT_OK) return st;
+    return weft_nn_set_out(g, n, 0, x->dtype, r, shape);
 }
 
-weft_status nn_expand_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                              const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_expand_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *out = nn_out_c(g, n, 0);
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
-    const weft_expr *idx[NN_MAX_DIMS];
-    nn_axes(Y, idx);
-    weft_te_set_body(Y, WEFT_REDUCE_NONE, nn_bcast_load(a, ins[0], out->ndim, idx));
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_nn_axes(Y, idx);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_nn_bcast_load(a, ins[0], out->ndim, idx));
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }

@@ -19,97 +19,100 @@
 
 static weft_status transpose_perm(const weft_gnode *n, int rank, int *perm)
 {
-    int64_t p[NN_MAX_DIMS];
+    int64_t p[WEFT_NN_MAX_DIMS];
     int cnt;
-    weft_status st = nn_attr_ints(n, "perm", p, NN_MAX_DIMS, &cnt);
+    weft_status st = weft_nn_attr_ints(n, "perm", p, WEFT_NN_MAX_DIMS, &cnt);
     if (st != WEFT_OK) return st;
     if (cnt < 0) {
         for (int d = 0; d < rank; d++) perm[d] = rank - 1 - d;
         return WEFT_OK;
     }
-    bool seen[NN_MAX_DIMS] = {false};
+    bool seen[WEFT_NN_MAX_DIMS] = {false};
     bool ok = cnt == rank;
     for (int d = 0; ok && d < cnt; d++) {
         ok = p[d] >= 0 && p[d] < rank && !seen[p[d]];
         if (ok) seen[p[d]] = true, perm[d] = (int)p[d];
     }
-    if (!ok) return nn_fail(WEFT_ERR_INVALID_ARG, n, "perm %s is not a permutation of %d dims", nn_shape_str(cnt, p).s, rank);
+    if (!ok)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "perm %s is not a permutation of %d dims",
+                            weft_nn_shape_str(cnt, p).s, rank);
     return WEFT_OK;
 }
 
-weft_status nn_transpose_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_transpose_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 1, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0);
-    int perm[NN_MAX_DIMS];
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    int perm[WEFT_NN_MAX_DIMS];
     if ((st = transpose_perm(n, X->ndim, perm)) != WEFT_OK) return st;
-    int64_t shape[NN_MAX_DIMS];
+    int64_t shape[WEFT_NN_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++) shape[d] = X->shape[perm[d]];
-    return nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
+    return weft_nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
 }
 
-weft_status nn_transpose_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                                 const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_transpose_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                      const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
-    int perm[NN_MAX_DIMS];
+    int perm[WEFT_NN_MAX_DIMS];
     if ((st = transpose_perm(n, X->ndim, perm)) != WEFT_OK) return st;
-    const weft_gvalue *out = nn_out_c(g, n, 0);
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
     if (Y) {
-        const weft_expr *idx[NN_MAX_DIMS], *x[NN_MAX_DIMS];
-        nn_axes(Y, idx);
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
         for (int d = 0; d < X->ndim; d++) x[perm[d]] = idx[d];
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Concat ------------------------------------------------------------------------------ */
 
-weft_status nn_concat_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_concat_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, WEFT_NODE_MAX_IO, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, WEFT_NODE_MAX_IO, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0);
-    if (X->ndim < 1) return nn_fail(WEFT_ERR_SHAPE, n, "input 0 is a scalar, expected at least 1 dim");
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "input 0 is a scalar, expected at least 1 dim");
     int ax;
-    if ((st = nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
-    int64_t shape[NN_MAX_DIMS];
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
+    int64_t shape[WEFT_NN_MAX_DIMS];
     memcpy(shape, X->shape, sizeof shape);
     for (int i = 1; i < n->n_inputs; i++) {
-        const weft_gvalue *v = nn_in(g, n, i);
-        if (!v) return nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d is missing", i);
+        const weft_gvalue *v = weft_nn_in(g, n, i);
+        if (!v) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d is missing", i);
         if (!weft_dtype_eq(v->dtype, X->dtype))
-            return nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d has dtype %s, input 0 has %s", i,
-                           weft_dtype_name(v->dtype), weft_dtype_name(X->dtype));
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input %d has dtype %s, input 0 has %s", i,
+                                weft_dtype_name(v->dtype), weft_dtype_name(X->dtype));
         bool ok = v->ndim == X->ndim;
         for (int d = 0; ok && d < X->ndim; d++) ok = d == ax || v->shape[d] == X->shape[d];
         if (!ok)
-            return nn_fail(WEFT_ERR_SHAPE, n, "input %d has shape %s, input 0 has %s; they must agree except on axis %d",
-                           i, nn_shape_str(v->ndim, v->shape).s, nn_shape_str(X->ndim, X->shape).s, ax);
+            return weft_nn_fail(WEFT_ERR_SHAPE, n,
+                                "input %d has shape %s, input 0 has %s; they must agree except on axis %d", i,
+                                weft_nn_shape_str(v->ndim, v->shape).s, weft_nn_shape_str(X->ndim, X->shape).s, ax);
         shape[ax] += v->shape[ax];
     }
-    return nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
+    return weft_nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
 }
 
-weft_status nn_concat_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                              const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_concat_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
 {
     weft_status st;
     for (int i = 0; i < n->n_inputs; i++)
-        if ((st = nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
-    const weft_gvalue *out = nn_out_c(g, n, 0);
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
     int ax, r = out->ndim;
-    if ((st = nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax)) != WEFT_OK) return st;
-    weft_tensor *Y = nn_compute(a, name, r, out->shape);
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax)) != WEFT_OK) return st;
+    weft_tensor *Y = weft_nn_compute(a, name, r, out->shape);
     if (Y) {
-        const weft_expr *idx[NN_MAX_DIMS], *x[NN_MAX_DIMS];
-        nn_axes(Y, idx);
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
         memcpy(x, idx, sizeof x);
         int64_t off[WEFT_NODE_MAX_IO + 1];
         off[0] = 0;
@@ -127,7 +130,7 @@ weft_status nn_concat_compute(weft_arena *a, const weft_graph *g, const weft_gno
         weft_te_set_body(Y, WEFT_REDUCE_NONE, body);
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Split ------------------------------------------------------------------------------- */
@@ -136,11 +139,13 @@ weft_status nn_concat_compute(weft_arena *a, const weft_graph *g, const weft_gno
  * parts (the last one smaller when the extent does not divide, as opset 18). */
 static weft_status split_sizes(const weft_graph *g, const weft_gnode *n, const weft_gvalue *X, int *ax, int64_t *sizes)
 {
-    weft_status st = nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, ax);
+    weft_status st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, ax);
     if (st != WEFT_OK) return st;
     int cnt = -1;
-    if (nn_has_in(n, 1)) st = nn_const_ints(g, n, 1, "split", sizes, WEFT_NODE_MAX_IO, &cnt);
-    else st = nn_attr_ints(n, "split", sizes, WEFT_NODE_MAX_IO, &cnt);
+    if (weft_nn_has_in(n, 1))
+        st = weft_nn_const_ints(g, n, 1, "split", sizes, WEFT_NODE_MAX_IO, &cnt);
+    else
+        st = weft_nn_attr_ints(n, "split", sizes, WEFT_NODE_MAX_IO, &cnt);
     if (st != WEFT_OK) return st;
     int64_t ext = X->shape[*ax];
     if (cnt < 0) {
@@ -154,53 +159,55 @@ static weft_status split_sizes(const weft_graph *g, const weft_gnode *n, const w
     int64_t sum = 0;
     for (int k = 0; k < cnt; k++) sum += sizes[k];
     if (cnt != n->n_outputs || sum != ext)
-        return nn_fail(WEFT_ERR_SHAPE, n, "split %s into %d outputs does not cover axis %d of input %s (extent %" PRId64 ")",
-                       nn_shape_str(cnt, sizes).s, n->n_outputs, *ax, nn_shape_str(X->ndim, X->shape).s, ext);
+        return weft_nn_fail(
+            WEFT_ERR_SHAPE, n, "split %s into %d outputs does not cover axis %d of input %s (extent %" PRId64 ")",
+            weft_nn_shape_str(cnt, sizes).s, n->n_outputs, *ax, weft_nn_shape_str(X->ndim, X->shape).s, ext);
     return WEFT_OK;
 }
 
-weft_status nn_split_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_split_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 2, 1, WEFT_NODE_MAX_IO);
+    weft_status st = weft_nn_check_arity(n, 1, 2, 1, WEFT_NODE_MAX_IO);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0);
-    if (X->ndim < 1) return nn_fail(WEFT_ERR_SHAPE, n, "input is a scalar, expected at least 1 dim");
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "input is a scalar, expected at least 1 dim");
     int ax;
     int64_t sizes[WEFT_NODE_MAX_IO];
     if ((st = split_sizes(g, n, X, &ax, sizes)) != WEFT_OK) return st;
     weft_dtype t = X->dtype;
     int r = X->ndim;
-    int64_t shape[NN_MAX_DIMS];
+    int64_t shape[WEFT_NN_MAX_DIMS];
     memcpy(shape, X->shape, sizeof shape);
     for (int k = 0; k < n->n_outputs; k++) {
         shape[ax] = sizes[k];
-        if ((st = nn_set_out(g, n, k, t, r, shape)) != WEFT_OK) return st;
+        if ((st = weft_nn_set_out(g, n, k, t, r, shape)) != WEFT_OK) return st;
     }
     return WEFT_OK;
 }
 
-weft_status nn_split_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                             const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_split_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
     int ax;
     int64_t sizes[WEFT_NODE_MAX_IO], off = 0;
-    if ((st = split_sizes(g, n, nn_in(g, n, 0), &ax, sizes)) != WEFT_OK) return st;
+    if ((st = split_sizes(g, n, weft_nn_in(g, n, 0), &ax, sizes)) != WEFT_OK) return st;
     for (int k = 0; k < n->n_outputs; k++) {
-        const weft_gvalue *out = nn_out_c(g, n, k);
-        weft_tensor *Y = nn_compute(a, k == 0 ? name : weft_arena_printf(a, "%s.%d", name, k), out->ndim, out->shape);
+        const weft_gvalue *out = weft_nn_out_c(g, n, k);
+        weft_tensor *Y =
+            weft_nn_compute(a, k == 0 ? name : weft_arena_printf(a, "%s.%d", name, k), out->ndim, out->shape);
         if (Y) {
-            const weft_expr *x[NN_MAX_DIMS];
-            nn_axes(Y, x);
+            const weft_expr *x[WEFT_NN_MAX_DIMS];
+            weft_nn_axes(Y, x);
             if (off) x[ax] = weft_add(a, x[ax], weft_i64(a, off));
             weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
         }
         outs[k] = Y;
         off += sizes[k];
     }
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Slice ------------------------------------------------------------------------------- */
@@ -209,36 +216,38 @@ weft_status nn_split_compute(weft_arena *a, const weft_graph *g, const weft_gnod
 static weft_status slice_params(const weft_graph *g, const weft_gnode *n, const weft_gvalue *X, int64_t *start,
                                 int64_t *step, int64_t *shape)
 {
-    int64_t starts[NN_MAX_DIMS], ends[NN_MAX_DIMS], axes[NN_MAX_DIMS], steps[NN_MAX_DIMS];
+    int64_t starts[WEFT_NN_MAX_DIMS], ends[WEFT_NN_MAX_DIMS], axes[WEFT_NN_MAX_DIMS], steps[WEFT_NN_MAX_DIMS];
     int ns, ne, na = -1, nst = -1;
     weft_status st;
     if (n->n_inputs == 1) { /* opset 1: attributes */
-        if ((st = nn_attr_ints(n, "starts", starts, NN_MAX_DIMS, &ns)) != WEFT_OK ||
-            (st = nn_attr_ints(n, "ends", ends, NN_MAX_DIMS, &ne)) != WEFT_OK ||
-            (st = nn_attr_ints(n, "axes", axes, NN_MAX_DIMS, &na)) != WEFT_OK)
+        if ((st = weft_nn_attr_ints(n, "starts", starts, WEFT_NN_MAX_DIMS, &ns)) != WEFT_OK ||
+            (st = weft_nn_attr_ints(n, "ends", ends, WEFT_NN_MAX_DIMS, &ne)) != WEFT_OK ||
+            (st = weft_nn_attr_ints(n, "axes", axes, WEFT_NN_MAX_DIMS, &na)) != WEFT_OK)
             return st;
     } else {
-        if ((st = nn_const_ints(g, n, 1, "starts", starts, NN_MAX_DIMS, &ns)) != WEFT_OK ||
-            (st = nn_const_ints(g, n, 2, "ends", ends, NN_MAX_DIMS, &ne)) != WEFT_OK ||
-            (nn_has_in(n, 3) && (st = nn_const_ints(g, n, 3, "axes", axes, NN_MAX_DIMS, &na)) != WEFT_OK) ||
-            (nn_has_in(n, 4) && (st = nn_const_ints(g, n, 4, "steps", steps, NN_MAX_DIMS, &nst)) != WEFT_OK))
+        if ((st = weft_nn_const_ints(g, n, 1, "starts", starts, WEFT_NN_MAX_DIMS, &ns)) != WEFT_OK ||
+            (st = weft_nn_const_ints(g, n, 2, "ends", ends, WEFT_NN_MAX_DIMS, &ne)) != WEFT_OK ||
+            (weft_nn_has_in(n, 3) &&
+             (st = weft_nn_const_ints(g, n, 3, "axes", axes, WEFT_NN_MAX_DIMS, &na)) != WEFT_OK) ||
+            (weft_nn_has_in(n, 4) &&
+             (st = weft_nn_const_ints(g, n, 4, "steps", steps, WEFT_NN_MAX_DIMS, &nst)) != WEFT_OK))
             return st;
     }
     if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
-        return nn_fail(WEFT_ERR_INVALID_ARG, n, "starts, ends, axes and steps have %d, %d, %d and %d elements", ns, ne,
-                       na, nst);
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "starts, ends, axes and steps have %d, %d, %d and %d elements", ns,
+                            ne, na, nst);
     for (int d = 0; d < X->ndim; d++) start[d] = 0, step[d] = 1, shape[d] = X->shape[d];
-    bool seen[NN_MAX_DIMS] = {false};
+    bool seen[WEFT_NN_MAX_DIMS] = {false};
     for (int j = 0; j < ns; j++) {
         int ax = j;
-        if (na >= 0 && (st = nn_axis(n, "axis", axes[j], X->ndim, false, &ax)) != WEFT_OK) return st;
+        if (na >= 0 && (st = weft_nn_axis(n, "axis", axes[j], X->ndim, false, &ax)) != WEFT_OK) return st;
         if (na < 0 && j >= X->ndim)
-            return nn_fail(WEFT_ERR_INVALID_ARG, n, "%d starts for input %s of %d dims", ns,
-                           nn_shape_str(X->ndim, X->shape).s, X->ndim);
-        if (seen[ax]) return nn_fail(WEFT_ERR_INVALID_ARG, n, "axis %d is sliced twice", ax);
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%d starts for input %s of %d dims", ns,
+                                weft_nn_shape_str(X->ndim, X->shape).s, X->ndim);
+        if (seen[ax]) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "axis %d is sliced twice", ax);
         seen[ax] = true;
         int64_t dim = X->shape[ax], s = starts[j], e = ends[j], k = nst >= 0 ? steps[j] : 1;
-        if (k == 0) return nn_fail(WEFT_ERR_INVALID_ARG, n, "step of axis %d is 0", ax);
+        if (k == 0) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "step of axis %d is 0", ax);
         if (s < 0) s += dim;
         if (e < 0) e += dim;
         if (k > 0) {
@@ -254,29 +263,29 @@ static weft_status slice_params(const weft_graph *g, const weft_gnode *n, const 
     return WEFT_OK;
 }
 
-weft_status nn_slice_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_slice_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 1, 5, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 1, 5, 1, 1);
     if (st != WEFT_OK) return st;
-    if (n->n_inputs == 2) return nn_fail(WEFT_ERR_INVALID_ARG, n, "has 2 inputs, expected 1 or 3 to 5");
-    const weft_gvalue *X = nn_in(g, n, 0);
-    int64_t start[NN_MAX_DIMS], step[NN_MAX_DIMS], shape[NN_MAX_DIMS];
+    if (n->n_inputs == 2) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "has 2 inputs, expected 1 or 3 to 5");
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    int64_t start[WEFT_NN_MAX_DIMS], step[WEFT_NN_MAX_DIMS], shape[WEFT_NN_MAX_DIMS];
     if ((st = slice_params(g, n, X, start, step, shape)) != WEFT_OK) return st;
-    return nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
+    return weft_nn_set_out(g, n, 0, X->dtype, X->ndim, shape);
 }
 
-weft_status nn_slice_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                             const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_slice_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
-    int64_t start[NN_MAX_DIMS], step[NN_MAX_DIMS], shape[NN_MAX_DIMS];
-    if ((st = slice_params(g, n, nn_in(g, n, 0), start, step, shape)) != WEFT_OK) return st;
-    weft_tensor *Y = nn_compute(a, name, X->ndim, shape);
+    int64_t start[WEFT_NN_MAX_DIMS], step[WEFT_NN_MAX_DIMS], shape[WEFT_NN_MAX_DIMS];
+    if ((st = slice_params(g, n, weft_nn_in(g, n, 0), start, step, shape)) != WEFT_OK) return st;
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, shape);
     if (Y) {
-        const weft_expr *x[NN_MAX_DIMS];
-        nn_axes(Y, x);
+        const weft_expr *x[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, x);
         for (int d = 0; d < X->ndim; d++) {
             if (step[d] != 1) x[d] = weft_mul(a, x[d], weft_i64(a, step[d]));
             if (start[d] != 0) x[d] = weft_add(a, x[d], weft_i64(a, start[d]));
@@ -284,38 +293,39 @@ weft_status nn_slice_compute(weft_arena *a, const weft_graph *g, const weft_gnod
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
     }
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }
 
 /* ---- Gather ------------------------------------------------------------------------------ */
 
-weft_status nn_gather_infer(weft_graph *g, const weft_gnode *n)
+weft_status weft_nn_gather_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = nn_check_arity(n, 2, 2, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 2, 2, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = nn_in(g, n, 0), *I = nn_in(g, n, 1);
-    if ((st = nn_check_dtype(n, I, "indices", NN_I64 | NN_I32)) != WEFT_OK) return st;
-    if (X->ndim < 1) return nn_fail(WEFT_ERR_SHAPE, n, "data is a scalar, expected at least 1 dim");
+    const weft_gvalue *X = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
+    if ((st = weft_nn_check_dtype(n, I, "indices", WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "data is a scalar, expected at least 1 dim");
     int ax;
-    if ((st = nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
     int64_t dim = X->shape[ax];
     if (I->data) {
         for (int64_t j = 0; j < weft_gvalue_numel(I); j++) {
-            int64_t v = nn_data_int(I, j);
+            int64_t v = weft_nn_data_int(I, j);
             if (v < -dim || v >= dim)
-                return nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s", v,
-                               ax, nn_shape_str(X->ndim, X->shape).s);
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s",
+                                    v, ax, weft_nn_shape_str(X->ndim, X->shape).s);
         }
     }
     int r = X->ndim - 1 + I->ndim;
-    if (r > NN_MAX_DIMS)
-        return nn_fail(WEFT_ERR_UNSUPPORTED, n, "output would have %d dims, at most %d are supported", r, NN_MAX_DIMS);
-    int64_t shape[NN_MAX_DIMS];
+    if (r > WEFT_NN_MAX_DIMS)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output would have %d dims, at most %d are supported", r,
+                            WEFT_NN_MAX_DIMS);
+    int64_t shape[WEFT_NN_MAX_DIMS];
     int p = 0;
     for (int d = 0; d < ax; d++) shape[p++] = X->shape[d];
     for (int d = 0; d < I->ndim; d++) shape[p++] = I->shape[d];
     for (int d = ax + 1; d < X->ndim; d++) shape[p++] = X->shape[d];
-    return nn_set_out(g, n, 0, X->dtype, r, shape);
+    return weft_nn_set_out(g, n, 0, X->dtype, r, shape);
 }
 
 /* The gathered index along the axis for constant indices, from the flat position `flat` in
@@ -323,7 +333,7 @@ weft_status nn_gather_infer(weft_graph *g, const weft_gnode *n)
 static const weft_expr *gather_const_index(weft_arena *a, const weft_gvalue *I, int64_t dim, const weft_expr *flat)
 {
     int64_t cnt = weft_gvalue_numel(I);
-#define WRAP(j) (nn_data_int(I, (j)) < 0 ? nn_data_int(I, (j)) + dim : nn_data_int(I, (j)))
+#define WRAP(j) (weft_nn_data_int(I, (j)) < 0 ? weft_nn_data_int(I, (j)) + dim : weft_nn_data_int(I, (j)))
     int64_t first = WRAP(0);
     if (cnt == 1) return weft_i64(a, first);
     int64_t step = WRAP(1) - first;
@@ -341,20 +351,20 @@ static const weft_expr *gather_const_index(weft_arena *a, const weft_gvalue *I, 
 #undef WRAP
 }
 
-weft_status nn_gather_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
-                              const weft_tensor *const *ins, weft_tensor **outs)
+weft_status weft_nn_gather_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st = nn_check_in(g, n, ins, 0);
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
-    const weft_gvalue *I = nn_in(g, n, 1), *out = nn_out_c(g, n, 0);
+    const weft_gvalue *I = weft_nn_in(g, n, 1), *out = weft_nn_out_c(g, n, 0);
     int ax;
-    if ((st = nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
     int64_t dim = X->shape[ax];
-    weft_tensor *Y = nn_compute(a, name, out->ndim, out->shape);
-    if (!Y) return nn_done(a, n);
-    const weft_expr *idx[NN_MAX_DIMS], *x[NN_MAX_DIMS], *sel = NULL;
-    nn_axes(Y, idx);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    if (!Y) return weft_nn_done(a, n);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS], *sel = NULL;
+    weft_nn_axes(Y, idx);
     const weft_expr *const *iidx = idx + ax; /* the output axes that walk the indices */
     if (I->data) {
         const weft_expr *flat = I->ndim ? iidx[0] : weft_i64(a, 0);
@@ -363,12 +373,12 @@ weft_status nn_gather_compute(weft_arena *a, const weft_graph *g, const weft_gno
     }
     if (!sel) {
         if (!ins[1] && I->data)
-            return nn_fail(WEFT_ERR_UNSUPPORTED, n, "%" PRId64 " scattered constant indices need the indices tensor",
-                           weft_gvalue_numel(I));
-        if ((st = nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
+                                "%" PRId64 " scattered constant indices need the indices tensor", weft_gvalue_numel(I));
+        if ((st = weft_nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
         const weft_expr *v = weft_cast(a, WEFT_I64, weft_tload(a, ins[1], I->ndim, iidx));
         v = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, 0)), weft_add(a, v, weft_i64(a, dim)), v);
-        sel = nn_clamp(a, v, 0, dim - 1);
+        sel = weft_nn_clamp(a, v, 0, dim - 1);
     }
     int p = 0;
     for (int d = 0; d < ax; d++) x[p++] = idx[d];
@@ -376,5 +386,5 @@ weft_status nn_gather_compute(weft_arena *a, const weft_graph *g, const weft_gno
     for (int d = ax + 1; d < X->ndim; d++) x[p++] = idx[d - 1 + I->ndim];
     weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
     outs[0] = Y;
-    return nn_done(a, n);
+    return weft_nn_done(a, n);
 }

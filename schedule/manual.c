@@ -89,7 +89,8 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", tname, i, (long long)mr);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.0 %s.1 %s.1 %s.2", tname, j, i, j, i, j);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s.1", rname, tname, j);
-    if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), mr, nr, 128);
+    const int64_t tiles[2] = {mr, nr};
+    if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), 0, 1, 128, tiles);
     const weft_tensor *b = reused_operand(s->stages[weft_sched_find_stage(s, rname)].op);
     if (rc == WEFT_OK && b && M > mr) {
         rc = weft_sched_stepf(s, "cache_read %s local %s", b->name, rname);

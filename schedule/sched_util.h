@@ -9,14 +9,14 @@ weft_status weft_sched_stepf(weft_schedule *s, const char *fmt, ...) __attribute
 /* Largest candidate (in the order given, first match wins) that divides extent; extent itself
  * when extent <= cap; 1 when none divides. */
 int64_t weft_sched_pick_tile(int64_t extent, int64_t cap, const int64_t *cands, int n);
-/* Tiles the spatial-only stage t: the last axis by `inner_last`, the one before by
- * `inner_prev` (1 = untiled), outer loops first; the outer loops except the last axis's are
- * fused and made parallel; the last axis's inner loop is vectorized. Writes the name of the
- * innermost outer loop (an attach point; "" when none) and of the fused parallel loop. */
-weft_status weft_sched_tile_spatial(weft_schedule *s, int t, int64_t inner_prev, int64_t inner_last, char *attach,
-                                    char *par);
-/* Orders a reduction stage as reduce loops then spatial loops, unrolls the second-last spatial
- * loop and vectorizes the last one (when its extent is at most max_vec). */
-weft_status weft_sched_register_tile(weft_schedule *s, int r, int64_t unroll_extent, int64_t vec_extent, int64_t max_vec);
+/* Tiles the spatial-only stage t: axis d by tiles[d] (1: untiled, an outer loop; >= extent:
+ * whole, an inner loop), all outer loops first; the outer loops but the innermost are fused
+ * into one parallel loop; the last axis's inner loop is vectorized. Writes the innermost outer
+ * loop (where a producer's tile is computed; "" when none) and the parallel loop. */
+weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par);
+/* Orders a reduction stage as reduce loops then spatial loops, unrolls unroll_axis and
+ * vectorizes vec_axis when its tile is at most max_vec (axes < 0 are skipped). */
+weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,
+                                     const int64_t *tiles);
 
 #endif

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Regenerates the reference models of tests/data/models (run by hand; no test or CI runs it).
 
 For each model NAME it writes into the output folder:
@@ -24,7 +24,7 @@ python3-onnx).
   python3 scripts/gen_reference.py [--out DIR] [NAME ...]     (default: every model, DIR =
                                                                tests/data/models)
 
-bench/pytorch_peer.py imports build_model / make_input from here, so the models it times are
+bench/pytorch_peer.py imports build_model / input_shape from here, so the models it times are
 the ones this script exported.
 """
 import argparse
@@ -34,9 +34,13 @@ import os
 import sys
 import warnings
 
-import numpy as np
-import torch
-import torch.nn as nn
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+except ImportError as _e:  # e.g. a python3 other than Debian's /usr/bin/python3
+    sys.exit("gen_reference: needs numpy and torch (%s); on Debian 12: apt-get install python3-torch "
+             "python3-onnx, and run it with /usr/bin/python3" % _e)
 
 OPSET = 13
 BN_SEED = 1000

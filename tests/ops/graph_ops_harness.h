@@ -224,17 +224,27 @@ static H_UNUSED void fx_check_f32(const float *got, const double *ref, int64_t n
 static H_UNUSED void fx_check_i64(const int64_t *got, const int64_t *ref, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        if (got[i] != ref[i]) fail_msg("element %lld: got %lld, expected %lld", (long long)i, (long long)got[i], (long long)ref[i]);
+        if (got[i] != ref[i])
+            fail_msg("element %lld: got %lld, expected %lld", (long long)i, (long long)got[i], (long long)ref[i]);
 }
 
 /* Attribute constructors. */
-static H_UNUSED weft_attr attr_i(const char *name, int64_t v) { return (weft_attr){.name = name, .kind = WEFT_ATTR_INT, .i = v}; }
-static H_UNUSED weft_attr attr_f(const char *name, double v) { return (weft_attr){.name = name, .kind = WEFT_ATTR_FLOAT, .f = v}; }
+static H_UNUSED weft_attr attr_i(const char *name, int64_t v)
+{
+    return (weft_attr){.name = name, .kind = WEFT_ATTR_INT, .i = v};
+}
+static H_UNUSED weft_attr attr_f(const char *name, double v)
+{
+    return (weft_attr){.name = name, .kind = WEFT_ATTR_FLOAT, .f = v};
+}
 static H_UNUSED weft_attr attr_is(const char *name, int n, const int64_t *v)
 {
     return (weft_attr){.name = name, .kind = WEFT_ATTR_INTS, .n = n, .ints = v};
 }
-static H_UNUSED weft_attr attr_s(const char *name, const char *s) { return (weft_attr){.name = name, .kind = WEFT_ATTR_STRING, .s = s}; }
+static H_UNUSED weft_attr attr_s(const char *name, const char *s)
+{
+    return (weft_attr){.name = name, .kind = WEFT_ATTR_STRING, .s = s};
+}
 
 #define VALS(...) ((const weft_value[]){__VA_ARGS__})
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

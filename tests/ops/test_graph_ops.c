@@ -75,7 +75,12 @@ static void test_binary_ops_broadcast_both_ways(void **state)
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 4; j++) {
                 double x = A[i], z = B[j];
-                ref[i * 4 + j] = o == 0 ? x - z : o == 1 ? x * z : o == 2 ? x / z : o == 3 ? fmax(x, z) : o == 4 ? fmin(x, z) : pow(x, z);
+                ref[i * 4 + j] = o == 0   ? x - z
+                                 : o == 1 ? x * z
+                                 : o == 2 ? x / z
+                                 : o == 3 ? fmax(x, z)
+                                 : o == 4 ? fmin(x, z)
+                                          : pow(x, z);
             }
         fx_check_f32(Y, ref, 12, 1e-5);
     }
@@ -308,7 +313,8 @@ static void conv_ref(const float *X, const float *W, const float *B, double *Y, 
                                 int64_t c = (fo / fpg) * cpg + rc, h = y * s[0] + ry * d[0] - p[0],
                                         w = x * s[1] + rx * d[1] - p[1];
                                 if (h < 0 || h >= H || w < 0 || w >= Wd) continue;
-                                acc += (double)X[((n * C + c) * H + h) * Wd + w] * W[((fo * cpg + rc) * KH + ry) * KW + rx];
+                                acc += (double)X[((n * C + c) * H + h) * Wd + w] *
+                                       W[((fo * cpg + rc) * KH + ry) * KW + rx];
                             }
                     Y[((n * F + fo) * OH + y) * OW + x] = acc;
                 }
@@ -463,7 +469,8 @@ static void test_reduce_mean_keepdims_negative_axes(void **state)
     float *X = fx_rand(f, 24);
     const int64_t axes[2] = {-1, 0};
     for (int keep = 0; keep < 2; keep++) {
-        weft_value y = fx_op(f, "ReduceMean", NULL, 1, &x, 2, ATTRS(attr_is("axes", 2, axes), attr_i("keepdims", keep)));
+        weft_value y =
+            fx_op(f, "ReduceMean", NULL, 1, &x, 2, ATTRS(attr_is("axes", 2, axes), attr_i("keepdims", keep)));
         if (keep) fx_assert_shape(f, y, 3, SHAPE(1, 3, 1));
         else fx_assert_shape(f, y, 1, SHAPE(3));
         float *Y = fx_run1(f, (const void *[]){X});
@@ -500,7 +507,8 @@ static void test_reduce_sum_axes_input_and_max_all(void **state)
     for (int i = 0; i < 24; i++) m = fmax(m, X[i]);
     fx_check_f32(Y, &m, 1, 0);
 
-    y = fx_op(f, "ReduceMin", "rmin", 1, &x, 2, ATTRS(attr_is("axes", 1, (const int64_t[]){-2}), attr_i("keepdims", 1)));
+    y = fx_op(f, "ReduceMin", "rmin", 1, &x, 2,
+              ATTRS(attr_is("axes", 1, (const int64_t[]){-2}), attr_i("keepdims", 1)));
     fx_assert_shape(f, y, 3, SHAPE(2, 1, 4));
     Y = fx_run1(f, (const void *[]){X});
     for (int i = 0; i < 2; i++)
@@ -551,6 +559,38 @@ static void test_layer_normalization_last_axis(void **state)
         for (int j = 0; j < 8; j++) ref[r * 8 + j] = (X[r * 8 + j] - m) / sqrt(v + 1e-5) * S[j] + B[j];
     }
     fx_check_f32(Y, ref, 48, 1e-4);
+}
+
+static void test_log_softmax_mod_and_logic(void **state)
+{
+    fx *f = *state;
+    weft_value x = fx_input(f, "x", F32, 2, SHAPE(2, 5));
+    weft_value y = fx_op(f, "LogSoftmax", "lsm", 1, &x, 0, NULL);
+    float *X = fx_rand(f, 10);
+    float *Y = fx_run1(f, (const void *[]){X});
+    double ref[10];
+    for (int i = 0; i < 2; i++) {
+        double s = 0;
+        for (int j = 0; j < 5; j++) s += exp(X[i * 5 + j]);
+        for (int j = 0; j < 5; j++) ref[i * 5 + j] = X[i * 5 + j] - log(s);
+    }
+    fx_check_f32(Y, ref, 10, 1e-5);
+
+    weft_value a = fx_input(f, "a", I64, 1, SHAPE(4)), m = fx_const_i64(f, "m", 1, SHAPE(3));
+    y = fx_op(f, "Mod", "mod", 2, VALS(a, m), 0, NULL);
+    int64_t A[4] = {7, -7, 3, -1};
+    fx_check_i64(fx_run1(f, (const void *[]){A, NULL}), (const int64_t[]){1, 2, 0, 2}, 4);
+
+    weft_value p = fx_input(f, "p", WEFT_TYPE_BOOL, 1, SHAPE(4)), q = fx_input(f, "q", WEFT_TYPE_BOOL, 1, SHAPE(4));
+    uint8_t P[4] = {0, 0, 1, 1}, Q[4] = {0, 1, 0, 1};
+    const char *ops[3] = {"And", "Or", "Not"};
+    const uint8_t want[3][4] = {{0, 0, 0, 1}, {0, 1, 1, 1}, {1, 1, 0, 0}};
+    for (int o = 0; o < 3; o++) {
+        y = fx_op(f, ops[o], NULL, o == 2 ? 1 : 2, VALS(p, q), 0, NULL);
+        assert_int_equal(weft_graph_value_type(f->g, y), WEFT_TYPE_BOOL);
+        uint8_t *Yb = fx_run1(f, (const void *[]){P, Q});
+        for (int i = 0; i < 4; i++) assert_int_equal(Yb[i], want[o][i]);
+    }
 }
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -609,8 +649,10 @@ static void test_error_dtype_and_attrs(void **state)
     fx_assert_error(weft_graph_add_op(f->g, "Softmax", "sm", 1, &a, 1, ATTRS(attr_i("axis", 2)), 1, &y),
                     WEFT_ERR_INVALID_ARG, "Softmax node 'sm'", "axis=2");
     weft_value x4 = fx_input(f, "x4", F32, 4, SHAPE(1, 1, 4, 4));
-    fx_assert_error(weft_graph_add_op(f->g, "MaxPool", "mp", 1, &x4, 2,
-                                      ATTRS(attr_is("kernel_shape", 2, SHAPE(3, 3)), attr_i("ceil_mode", 1)), 1, &y),
+    fx_assert_error(weft_graph_add_op(f->g, "MaxPool", "mp", 1, &x4, 3,
+                                      ATTRS(attr_is("kernel_shape", 2, SHAPE(3, 3)), attr_is("strides", 2, SHAPE(2, 2)),
+                                            attr_i("ceil_mode", 1)),
+                                      1, &y),
                     WEFT_ERR_UNSUPPORTED, "MaxPool node 'mp'", "ceil_mode");
     weft_value outs[2];
     fx_assert_error(weft_graph_add_op(f->g, "MaxPool", "mp2", 1, &x4, 1, ATTRS(attr_is("kernel_shape", 2, SHAPE(2, 2))),
@@ -644,6 +686,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reduce_sum_axes_input_and_max_all, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_softmax_axis1_of_3d, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_layer_normalization_last_axis, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_log_softmax_mod_and_logic, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_error_wrong_input_count, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_error_broadcast_mismatch, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_error_conv_bad_group_and_rank, fx_setup, fx_teardown),
