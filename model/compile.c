@@ -152,6 +152,7 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(m->g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(m->g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(m->g);
+    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(m->g);
     if (rc == WEFT_OK) weft_model_dead_code(m->g);
     if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);
     if (rc == WEFT_OK) {

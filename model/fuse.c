@@ -48,6 +48,7 @@ static bool reaches_via_other(fctx *c, int a, int b)
 {
     const weft_graph *g = c->g;
     int n = g->n_nodes;
+    if (n <= 0) return false;
     char *seen = calloc((size_t)n, 1);
     int *stack = malloc(sizeof *stack * (size_t)(n + 1) * 4);
     int sp = 0;

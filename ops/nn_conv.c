@@ -170,10 +170,14 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     bool has_b = weft_nn_has_in(n, 2);
     if (has_b && (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0], *Wt = ins[1];
+    /* Weights may have been laid out [C, KH, KW, F] by the model's layout pass (a constant
+     * weight, group 1) so the output-channel axis is contiguous and vectorizes. */
+    bool chwf = !strcmp(weft_gnode_attr_string(n, "weft_weight_layout", "FCHW"), "CHWF");
+    int64_t kern[2] = {Wt->shape[chwf ? 1 : 2], Wt->shape[chwf ? 2 : 3]};
     window w;
-    if ((st = window_params(n, X->shape + 2, Wt->shape + 2, true, &w)) != WEFT_OK) return st;
-    int64_t group = weft_gnode_attr_int(n, "group", 1), F = Wt->shape[0];
-    int64_t cpg = Wt->shape[1], fpg = F / group; /* input channels and filters per group */
+    if ((st = window_params(n, X->shape + 2, kern, true, &w)) != WEFT_OK) return st;
+    int64_t group = weft_gnode_attr_int(n, "group", 1), F = Wt->shape[chwf ? 3 : 0];
+    int64_t cpg = Wt->shape[chwf ? 0 : 1], fpg = F / group; /* input channels and filters per group */
     const weft_tensor *P = pad_stage(a, name, X, &w, weft_f32(a, 0.0));
 
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
@@ -193,7 +197,8 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
         }
         const weft_expr *ih = window_index(a, y, w.s[0], ry, w.d[0]), *iw = window_index(a, x, w.s[1], rx, w.d[1]);
         weft_te_set_body(R, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw), weft_te_at(a, Wt, f, rc, ry, rx)));
+                         weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw),
+                                  chwf ? weft_te_at(a, Wt, rc, ry, rx, f) : weft_te_at(a, Wt, f, rc, ry, rx)));
     }
     weft_tensor *Y = R;
     if (has_b) {
