@@ -154,7 +154,6 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(m->g);
     if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(m->g);
     if (rc == WEFT_OK) weft_model_dead_code(m->g);
-    if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);
     if (rc == WEFT_OK) {
         m->ops = weft_target_find(o.target && *o.target ? o.target : "llvm");
         if (!m->ops) rc = WEFT_ERR_UNAVAILABLE;
@@ -165,8 +164,13 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
     if (rc == WEFT_OK) {
         m->ops->caps(m->target, &caps);
         caps.max_threads = weft_threadpool_size(m->pool);
-        rc = compile_kernels(m, groups, n_groups, &caps);
+        /* Weight blocks as wide as the default register tile (two vectors). */
+        int64_t nb = caps.vector_lanes_f32 > 1 ? 2 * caps.vector_lanes_f32 : 16;
+        rc = weft_model_matmul_weight_layout(m->g, nb);
+        if (rc == WEFT_OK) weft_model_dead_code(m->g);
     }
+    if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);
+    if (rc == WEFT_OK) rc = compile_kernels(m, groups, n_groups, &caps);
     int nv = m->g ? m->g->n_values : 0;
     if (rc == WEFT_OK) {
         offsets = calloc((size_t)nv + 1, sizeof *offsets);

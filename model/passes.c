@@ -14,6 +14,9 @@
  *   [C, KH, KW, F] instead (layout rewrite once at compile time), so the output-channel axis is
  *   contiguous in the weights and the default schedule vectorizes over it: NCHW nets with small
  *   spatial extents (a ResNet's late layers are 4x4 to 1x1) have no other wide vector axis.
+ * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
+ *   [N/nb, K, nb] (nb = the register tile's width), so the panel a register tile streams is
+ *   contiguous: no 4 KiB-strided rows fighting over L1 sets, no packing at run time.
  * dead_code: nodes none of whose outputs is used are marked dead; unread constants are freed.
  */
 #include <math.h>
@@ -291,6 +294,54 @@ weft_status weft_model_conv_weight_layout(weft_graph *g)
             for (int64_t e = 0; e < per; e++) dst[e * F + f] = src[f * per + e];
         g->values[t].data = dst;
         if (set_string_attr(n, "weft_weight_layout", "CHWF") != WEFT_OK) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+        n->inputs[1] = t;
+    }
+    return WEFT_OK;
+}
+
+static weft_status set_int_attr(weft_gnode *n, const char *name, int64_t value)
+{
+    weft_attr *attrs = realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
+    if (!attrs) return WEFT_ERR_NOMEM;
+    n->attrs = attrs;
+    weft_attr *at = &attrs[n->n_attrs];
+    memset(at, 0, sizeof *at);
+    at->kind = WEFT_ATTR_INT;
+    at->i = value;
+    at->name = strdup(name);
+    n->n_attrs++;
+    return at->name ? WEFT_OK : WEFT_ERR_NOMEM;
+}
+
+weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *n = &g->nodes[i];
+        bool mm = !strcmp(n->op_type, "MatMul"), gemm = !strcmp(n->op_type, "Gemm");
+        if (n->dead || (!mm && !gemm) || n->n_inputs < 2 || weft_gnode_attr_string(n, "weft_weight_layout", NULL)) continue;
+        if (gemm && (weft_gnode_attr_int(n, "transB", 0) || weft_gnode_attr_int(n, "transA", 0))) continue;
+        int b = n->inputs[1];
+        const weft_gvalue *bv = &g->values[b];
+        if (!bv->data || bv->ndim != 2 || !weft_dtype_eq(bv->dtype, WEFT_F32)) continue;
+        if (mm && g->values[n->inputs[0]].ndim < 2) continue;
+        int64_t K = bv->shape[0], N = bv->shape[1];
+        if (N % nb || N < 2 * nb || K < 8) continue;
+        int64_t tshape[3] = {N / nb, K, nb};
+        char name[200];
+        snprintf(name, sizeof name, "%.180s.blk", bv->name);
+        int t = weft_graph_new_value(g, name, WEFT_F32, 3, tshape);
+        float *dst = malloc(sizeof(float) * (size_t)(K * N));
+        if (t < 0 || !dst) {
+            free(dst);
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);
+        }
+        n = &g->nodes[i];
+        const float *src = g->values[b].data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) dst[((j / nb) * K + k) * nb + j % nb] = src[k * N + j];
+        g->values[t].data = dst;
+        if (set_string_attr(n, "weft_weight_layout", "NKn") != WEFT_OK || set_int_attr(n, "weft_weight_block", nb) != WEFT_OK)
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory");
         n->inputs[1] = t;
     }
     return WEFT_OK;

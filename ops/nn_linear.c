@@ -46,6 +46,22 @@ weft_status weft_nn_gemm_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, WEFT_F32, 2, shape);
 }
 
+/* A constant B may have been laid out [N/nb, K, nb] by the model's layout pass
+ * ("weft_weight_layout" = "NKn", block "weft_weight_block"): each register tile's panel of B is
+ * then contiguous. Reads B[k, j] from either layout. */
+static int64_t weight_block(const weft_gnode *n)
+{
+    return strcmp(weft_gnode_attr_string(n, "weft_weight_layout", ""), "NKn") ? 0
+                                                                              : weft_gnode_attr_int(n, "weft_weight_block", 0);
+}
+
+static const weft_expr *read_b(weft_arena *a, const weft_tensor *B, int64_t nb, const weft_expr *k, const weft_expr *j)
+{
+    if (!nb) return weft_te_at(a, B, k, j);
+    const weft_expr *c = weft_i64(a, nb);
+    return weft_te_at(a, B, weft_floordiv(a, j, c), k, weft_floormod(a, j, c));
+}
+
 weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -59,7 +75,8 @@ weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_
     if (C && beta == 0.0) C = NULL;
     bool epilogue = C || alpha != 1.0;
     int64_t M = ta ? A->shape[1] : A->shape[0], K = ta ? A->shape[0] : A->shape[1];
-    int64_t N = tb ? B->shape[0] : B->shape[1];
+    int64_t nb = weight_block(n);
+    int64_t N = nb ? B->shape[0] * nb : tb ? B->shape[0] : B->shape[1];
 
     weft_tensor *D = weft_te_compute(a, epilogue ? weft_nn_stage(a, name, ".red") : name, 2, (int64_t[]){M, N},
                                      (const char *const[]){"i", "j"});
@@ -67,7 +84,7 @@ weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_
         const weft_expr *i = weft_te_axis(D, 0), *j = weft_te_axis(D, 1);
         const weft_expr *k = weft_te_reduce_axis(a, D, "k", K);
         const weft_expr *x = ta ? weft_te_at(a, A, k, i) : weft_te_at(a, A, i, k);
-        const weft_expr *y = tb ? weft_te_at(a, B, j, k) : weft_te_at(a, B, k, j);
+        const weft_expr *y = tb ? weft_te_at(a, B, j, k) : read_b(a, B, nb, k, j);
         weft_te_set_body(D, WEFT_REDUCE_SUM, weft_mul(a, x, y));
     }
     weft_tensor *Y = D;
@@ -150,7 +167,8 @@ weft_status weft_nn_matmul_compute(weft_arena *a, const weft_graph *g, const wef
     if ((st = weft_nn_check_in(g, n, ins, 0)) != WEFT_OK || (st = weft_nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
     const weft_tensor *A = ins[0], *B = ins[1];
     const weft_gvalue *out = weft_nn_out_c(g, n, 0);
-    bool hm = A->ndim >= 2, hn = B->ndim >= 2;
+    int64_t nb = weight_block(n); /* B blocked [N/nb, K, nb]: a 2-D [K, N] operand */
+    bool hm = A->ndim >= 2, hn = nb || B->ndim >= 2;
     int nbatch = out->ndim - (hm ? 1 : 0) - (hn ? 1 : 0);
     static const char *const batch1[] = {"b"};
     static const char *const batchn[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
@@ -166,7 +184,7 @@ weft_status weft_nn_matmul_compute(weft_arena *a, const weft_graph *g, const wef
         const weft_expr *i = hm ? idx[nbatch] : NULL, *j = hn ? idx[out->ndim - 1] : NULL;
         const weft_expr *k = weft_te_reduce_axis(a, Y, "k", A->shape[A->ndim - 1]);
         const weft_expr *x = matmul_read(a, A, hm ? 2 : 1, nbatch, idx, i ? i : k, i ? k : NULL);
-        const weft_expr *y = matmul_read(a, B, hn ? 2 : 1, nbatch, idx, k, j);
+        const weft_expr *y = nb ? read_b(a, B, nb, k, j) : matmul_read(a, B, hn ? 2 : 1, nbatch, idx, k, j);
         weft_te_set_body(Y, WEFT_REDUCE_SUM, weft_mul(a, x, y));
     }
     outs[0] = Y;

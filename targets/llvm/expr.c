@@ -251,6 +251,69 @@ static weft_status emit_cast(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
     return WEFT_OK;
 }
 
+/* Constant c shaped like v (scalar or vector float). */
+static LLVMValueRef fconst(weft_llvm_cg *cg, LLVMValueRef v, double c)
+{
+    return shaped(cg, v, LLVMConstReal(elem_type(v), c));
+}
+
+/* exp for float32 that vectorizes (LLVM's llvm.exp becomes one libm call per lane): Cody-Waite
+ * range reduction x = n ln2 + r, Cephes' degree-6 polynomial for e^r, and 2^n built in the
+ * exponent bits. Relative error about 2 ulp on [-87.3, 88]; inputs are clamped to that range
+ * (exp(-inf) gives ~1e-38, not 0) and NaN stays NaN. No fast-math flags on these operations:
+ * reassociating the reduction would lose its precision. */
+static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef ty = LLVMTypeOf(x);
+    LLVMValueRef args[2] = {x, fconst(cg, x, -87.3)};
+    LLVMValueRef c = call_intrinsic(cg, "llvm.maxnum", ty, args, 2);
+    args[0] = c;
+    args[1] = fconst(cg, x, 88.0);
+    c = call_intrinsic(cg, "llvm.minnum", ty, args, 2);
+    LLVMValueRef t = LLVMBuildFAdd(b, LLVMBuildFMul(b, c, fconst(cg, x, 1.44269504088896341), ""), fconst(cg, x, 0.5), "");
+    LLVMValueRef n = call_intrinsic(cg, "llvm.floor", ty, &t, 1);
+    LLVMValueRef r = LLVMBuildFSub(b, c, LLVMBuildFMul(b, n, fconst(cg, x, 0.693359375), ""), "");
+    r = LLVMBuildFSub(b, r, LLVMBuildFMul(b, n, fconst(cg, x, -2.12194440e-4), ""), "");
+    static const double coef[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                                  4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
+    LLVMValueRef p = fconst(cg, x, coef[0]);
+    for (int i = 1; i < 6; i++) p = LLVMBuildFAdd(b, LLVMBuildFMul(b, p, r, ""), fconst(cg, x, coef[i]), "");
+    LLVMValueRef y = LLVMBuildFAdd(b, LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildFMul(b, p, r, ""), r, ""), r, ""),
+                                   fconst(cg, x, 1.0), "");
+    int lanes = weft_llvm_lanes_of(x);
+    LLVMTypeRef ity = lanes ? LLVMVectorType(cg->t_i32, (unsigned)lanes) : cg->t_i32;
+    LLVMValueRef ni = LLVMBuildFPToSI(b, n, ity, "");
+    LLVMValueRef bits = LLVMBuildShl(b, LLVMBuildAdd(b, ni, shaped(cg, x, LLVMConstInt(cg->t_i32, 127, 0)), ""),
+                                     shaped(cg, x, LLVMConstInt(cg->t_i32, 23, 0)), "");
+    LLVMValueRef two_n = LLVMBuildBitCast(b, bits, ty, "");
+    LLVMValueRef res = LLVMBuildFMul(b, y, two_n, "");
+    LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    return LLVMBuildSelect(b, is_nan, x, res, "");
+}
+
+/* tanh for float32 that vectorizes: Cephes' odd polynomial below |x| = 0.625, else
+ * sign(x) (1 - 2 / (e^{2|x|} + 1)) with fast_exp_f32. */
+static LLVMValueRef fast_tanh_f32(weft_llvm_cg *cg, LLVMValueRef x)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef ty = LLVMTypeOf(x);
+    LLVMValueRef z = LLVMBuildFMul(b, x, x, "");
+    static const double coef[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
+                                  -3.33332819422E-1};
+    LLVMValueRef p = fconst(cg, x, coef[0]);
+    for (int i = 1; i < 5; i++) p = LLVMBuildFAdd(b, LLVMBuildFMul(b, p, z, ""), fconst(cg, x, coef[i]), "");
+    LLVMValueRef small = LLVMBuildFAdd(b, LLVMBuildFMul(b, LLVMBuildFMul(b, p, z, ""), x, ""), x, "");
+    LLVMValueRef ax = call_intrinsic(cg, "llvm.fabs", ty, &x, 1);
+    LLVMValueRef e2 = fast_exp_f32(cg, LLVMBuildFMul(b, ax, fconst(cg, x, 2.0), ""));
+    LLVMValueRef big = LLVMBuildFSub(b, fconst(cg, x, 1.0),
+                                     LLVMBuildFDiv(b, fconst(cg, x, 2.0), LLVMBuildFAdd(b, e2, fconst(cg, x, 1.0), ""), ""), "");
+    LLVMValueRef args[2] = {big, x};
+    big = call_intrinsic(cg, "llvm.copysign", ty, args, 2);
+    LLVMValueRef is_small = LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(cg, x, 0.625), "");
+    return LLVMBuildSelect(b, is_small, small, big, "");
+}
+
 static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
     weft_intrin fn = weft_expr_call_fn(e);
@@ -270,7 +333,7 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
     bool f32 = elem_type(x[0]) == cg->t_f32;
     LLVMValueRef one = shaped(cg, x[0], LLVMConstReal(elem_type(x[0]), 1.0));
     switch (fn) {
-    case WEFT_INTRIN_EXP: *out = call_intrinsic(cg, "llvm.exp", ty, x, 1); break;
+    case WEFT_INTRIN_EXP: *out = f32 ? fast_exp_f32(cg, x[0]) : call_intrinsic(cg, "llvm.exp", ty, x, 1); break;
     case WEFT_INTRIN_LOG: *out = call_intrinsic(cg, "llvm.log", ty, x, 1); break;
     case WEFT_INTRIN_SQRT: *out = call_intrinsic(cg, "llvm.sqrt", ty, x, 1); break;
     case WEFT_INTRIN_FABS: *out = call_intrinsic(cg, "llvm.fabs", ty, x, 1); break;
@@ -280,11 +343,11 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
         break;
     case WEFT_INTRIN_SIGMOID: {
         LLVMValueRef nx = fm(LLVMBuildFNeg(cg->b, x[0], ""));
-        LLVMValueRef ex = call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
+        LLVMValueRef ex = f32 ? fast_exp_f32(cg, nx) : call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
         *out = fm(LLVMBuildFDiv(cg->b, one, fm(LLVMBuildFAdd(cg->b, one, ex, "")), ""));
         break;
     }
-    case WEFT_INTRIN_TANH: *out = call_libm(cg, f32 ? "tanhf" : "tanh", x[0]); break;
+    case WEFT_INTRIN_TANH: *out = f32 ? fast_tanh_f32(cg, x[0]) : call_libm(cg, "tanh", x[0]); break;
     case WEFT_INTRIN_ERF: *out = call_libm(cg, f32 ? "erff" : "erf", x[0]); break;
     default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown intrinsic %d", (int)fn);
     }
