@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "ir/strbuf.h"
 #include "lower/lower.h"
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
@@ -114,6 +115,12 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             snprintf(mk->schedule_src, sizeof mk->schedule_src, "default");
         }
         if (rc == WEFT_OK) {
+            weft_strbuf sb = {0};
+            for (int i = 0; i < groups[gi].n_nodes; i++) {
+                const weft_gnode *nd = &m->g->nodes[groups[gi].nodes[i]];
+                weft_strbuf_printf(&sb, "%s%s(%s)", i ? " " : "", nd->op_type, nd->name);
+            }
+            mk->ops = weft_strbuf_take(&sb);
             mk->steps = weft_schedule_text(s);
             mk->flops = weft_te_func_flops(f);
             snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
@@ -207,6 +214,7 @@ void weft_model_destroy(weft_model *m)
         if (m->kernels[k].k) m->ops->kernel_destroy(m->kernels[k].k);
         free(m->kernels[k].params);
         free(m->kernels[k].steps);
+        free(m->kernels[k].ops);
     }
     free(m->kernels);
     if (m->target) m->ops->destroy(m->target);

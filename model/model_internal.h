@@ -62,6 +62,7 @@ typedef struct weft_model_kernel {
     double time_sum;        /* profile: seconds summed over runs */
     int64_t calls;
     char *steps;            /* the schedule as step text (for printing) */
+    char *ops;              /* the fused graph nodes, "Conv(name) Relu(name)" (for printing) */
 } weft_model_kernel;
 
 struct weft_model {

@@ -95,7 +95,8 @@ void weft_model_print(const weft_model *m, FILE *out)
     fprintf(out, "%d kernels, activation arena %zu bytes\n", m->n_kernels, m->arena_bytes);
     for (int k = 0; k < m->n_kernels; k++) {
         const weft_model_kernel *mk = &m->kernels[k];
-        fprintf(out, "kernel %d %s (%s schedule, %.3g MFLOP)\n", k, mk->name, mk->schedule_src, mk->flops * 1e-6);
+        fprintf(out, "kernel %d %s (%s schedule, %.3g MFLOP): %s\n", k, mk->name, mk->schedule_src, mk->flops * 1e-6,
+                mk->ops ? mk->ops : "");
         for (int p = 0; p < mk->n_params; p++) {
             const weft_gvalue *v = &g->values[mk->params[p]];
             fprintf(out, "  %s %s [", v->data ? "const " : "      ", v->name);

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Sets up, builds a Release build in build/release and runs the main job: the 1024^3 float32
-# matmul benchmark on 1 and 2 threads (weft schedules against the vendor-library peers).
+# Sets up, builds a Release build in build/release and runs the main job: JIT-compiles the
+# bundled ResNet-9 (tests/data/models/resnet9.onnx) with default schedules and runs inference
+# on its reference input, printing the latency, the predicted class and a per-kernel profile.
+# With `--bench`, also runs the 1024^3 float32 matmul benchmark on 1 and 2 threads (weft
+# schedules against the vendor-library peers).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -9,10 +12,16 @@ bash scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"${JOBS:-2}"
 
-# OPENBLAS_CORETYPE would pin OpenBLAS to an older kernel set; let it detect the CPU.
-# oneDNN runs on libgomp, whose idle threads otherwise spin after each call and slow whatever
-# is measured next on a machine with few cores; libgomp reads this only at process start.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-for threads in 1 2; do
-    env -u OPENBLAS_CORETYPE build/release/weft bench op matmul --shape 1024,1024,1024 --threads "$threads"
-done
+models=tests/data/models
+build/release/weft run $models/resnet9.onnx --input $models/resnet9.input.bin --output build/release/resnet9.output.bin \
+    --repeat 200 --profile
+
+if [[ "${1:-}" == "--bench" ]]; then
+    # OPENBLAS_CORETYPE would pin OpenBLAS to an older kernel set; let it detect the CPU.
+    # oneDNN runs on libgomp, whose idle threads otherwise spin after each call and slow
+    # whatever is measured next on a machine with few cores; libgomp reads this at start.
+    export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+    for threads in 1 2; do
+        env -u OPENBLAS_CORETYPE build/release/weft bench op matmul --shape 1024,1024,1024 --threads "$threads"
+    done
+fi

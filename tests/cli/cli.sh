@@ -45,5 +45,27 @@ expect 2 "--threads must be positive" -- bench op matmul --shape 4,4,4 --threads
 if "$weft" show matmul --shape 8,8,8 --print asm --target llvm >/dev/null 2>&1; then
     expect 0 "vfmadd" -- show matmul --shape 64,64,64 --schedule manual --print asm
 fi
+# models: bad input gives a clear error and a nonzero exit
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=tests/data/bad
+head -c 5000 tests/data/models/mlp.onnx > "$tmp/truncated.onnx"
+head -c 3000 /dev/urandom > "$tmp/garbage.onnx"
+: > "$tmp/empty.onnx"
+head -c 20 tests/data/models/mlp.input.bin > "$tmp/short.bin"
+expect 1 "truncated.onnx" -- run "$tmp/truncated.onnx" --input tests/data/models/mlp.input.bin
+expect 1 "garbage.onnx" -- run "$tmp/garbage.onnx" --input tests/data/models/mlp.input.bin
+expect 1 "empty.onnx" -- run "$tmp/empty.onnx" --input tests/data/models/mlp.input.bin
+expect 1 "cannot" -- run /nonexistent/model.onnx --input tests/data/models/mlp.input.bin
+expect 1 "unsupported op 'FooBar' (node 'mystery')" -- run $bad/unsupported_op.onnx --input tests/data/models/mlp.input.bin
+expect 1 "initializer 'W': raw_data has 48 bytes, expected 64" -- run $bad/bad_initializer.onnx --input tests/data/models/mlp.input.bin
+expect 1 "escapes the model folder" -- run $bad/external_escape.onnx --input tests/data/models/mlp.input.bin
+expect 1 "needs 24 bytes" -- run $bad/tiny_relu.onnx --input "$tmp/short.bin"
+expect 1 "shape [32, 512]" -- run tests/data/models/mlp.onnx --input tests/data/models/resnet9.input.bin
+expect 2 "--input" -- run tests/data/models/mlp.onnx
+expect 0 "predicted class: 5" -- run tests/data/models/resnet9.onnx --input tests/data/models/resnet9.input.bin --repeat 2
+expect 0 "conv" -- run tests/data/models/resnet9.onnx --input tests/data/models/resnet9.input.bin --repeat 2 --profile
+expect 0 "Conv" -- show tests/data/models/resnet9.onnx
+expect 0 "model,threads,schedule,median_ms" -- bench model tests/data/models/mlp.onnx --threads 1 --csv --repeat 3
 echo "cli: $fails failure(s)"
 exit $((fails > 0))

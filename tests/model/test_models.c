@@ -124,6 +124,12 @@ static void test_transformer_matches_pytorch(void **state)
     check_model(*state, "transformer", 2);
 }
 
+static void test_transformer_seq64_matches_pytorch(void **state)
+{
+    check_model(*state, "transformer_s64", 1);
+    check_model(*state, "transformer_s64", 2);
+}
+
 static void test_resnet9_batchnorm_is_folded_and_conv_relu_fused(void **state)
 {
     fixture *fx = *state;
@@ -155,6 +161,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resnet9_matches_pytorch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resnet9_batch32_matches_pytorch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transformer_matches_pytorch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transformer_seq64_matches_pytorch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resnet9_batchnorm_is_folded_and_conv_relu_fused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_with_null_input_is_an_error, setup, teardown),
     };
