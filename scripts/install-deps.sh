@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
     build-essential cmake pkg-config   # toolchain
     llvm-19-dev                        # the LLVM CPU backend
-    libsqlite3-dev                     # the tuning database
+    libsqlite3-dev libxgboost-dev      # the tuning database, the cost model
     libcmocka-dev                      # unit tests
     libprotobuf-c-dev protobuf-c-compiler libonnx-dev  # ONNX import (frontend/)
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)

@@ -1,0 +1,47 @@
+/* Safe measurement of compiled kernels (DESIGN #5): each candidate runs in a forked worker
+ * with a wall-clock timeout, on random inputs, repeated until a minimum time; the median is
+ * kept. A candidate that crashes, hangs, or exceeds memory is a recorded error and the calling
+ * process carries on. The correctness check runs the candidate and a reference (the naive
+ * schedule) on the same random inputs and compares every output element.
+ */
+#ifndef WEFT_TUNER_MEASURE_H
+#define WEFT_TUNER_MEASURE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "targets/target.h"
+
+typedef struct weft_measure_opts {
+    double timeout_s;     /* per candidate, whole child lifetime (default 10) */
+    double min_time_s;    /* keep repeating until this much time is measured (default 0.1) */
+    int min_repeat;       /* at least (default 3) */
+    int max_repeat;       /* at most (default 100) */
+    bool flush_cache;     /* write a 64 MiB buffer between runs */
+    int threads;          /* thread pool size in the worker (<= 0: cores) */
+    size_t memory_limit;  /* RLIMIT_AS for the worker in bytes (0: none) */
+    uint64_t seed;        /* random inputs */
+} weft_measure_opts;
+
+weft_measure_opts weft_measure_opts_default(void);
+
+#define WEFT_MEASURE_MAX_TIMES 64
+typedef struct weft_measure_result {
+    weft_status status;   /* WEFT_OK, WEFT_ERR_TIMEOUT, WEFT_ERR_DEVICE (crashed), WEFT_ERR_COMPILE ... */
+    char error[256];      /* what went wrong ("killed by signal 11 (Segmentation fault)", "timed out after 10 s") */
+    double median;        /* seconds */
+    int n_times;
+    double times[WEFT_MEASURE_MAX_TIMES];
+    double max_error;     /* weft_measure_check: max |cand - ref| / max(1, max |ref|) */
+} weft_measure_result;
+
+/* Times kernel k (compiled by ops for loop function lf, whose params give buffer sizes and
+ * dtypes). Never crashes the caller; the outcome is in *out (status also returned). */
+weft_status weft_measure_kernel(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf,
+                                const weft_measure_opts *o, weft_measure_result *out);
+/* Runs k and ref (same parameter list) once each on the same random inputs in a forked worker
+ * and compares all outputs: WEFT_OK when max relative error <= tol, else WEFT_ERR_INTERNAL with
+ * "output differs from the naive schedule by ..." in out->error. */
+weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel *ref, const weft_loop_func *lf,
+                               double tol, const weft_measure_opts *o, weft_measure_result *out);
+
+#endif
