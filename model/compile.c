@@ -22,7 +22,6 @@ weft_model_options weft_model_options_default(void)
     weft_model_options o = {0};
     o.threads = 0;
     o.target = "llvm";
-    o.db = NULL;
     return o;
 }
 
@@ -93,7 +92,17 @@ static weft_status plan_memory(weft_model *m, size_t *offsets, bool *planned)
     return WEFT_OK;
 }
 
-static weft_status compile_kernels(weft_model *m, const weft_group *groups, int n_groups, const weft_target_caps *caps)
+static weft_status default_provider(void *ud, const weft_te_func *f, weft_schedule *s, const weft_target_caps *caps,
+                                    char *src)
+{
+    (void)ud;
+    (void)f;
+    snprintf(src, 16, "default");
+    return weft_schedule_default(s, caps);
+}
+
+static weft_status compile_kernels(weft_model *m, const weft_group *groups, int n_groups, const weft_target_caps *caps,
+                                   weft_model_schedule_fn provider, void *ud)
 {
     m->kernels = calloc((size_t)n_groups + 1, sizeof *m->kernels);
     if (!m->kernels) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
@@ -110,10 +119,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
         char base[64];
         weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base);
         if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
-        if (rc == WEFT_OK) {
-            rc = weft_schedule_default(s, caps);
-            snprintf(mk->schedule_src, sizeof mk->schedule_src, "default");
-        }
+        if (rc == WEFT_OK) rc = provider(ud, f, s, caps, mk->schedule_src);
         if (rc == WEFT_OK) {
             weft_strbuf sb = {0};
             for (int i = 0; i < groups[gi].n_nodes; i++) {
@@ -143,6 +149,55 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
 
 weft_status weft_model_compile(const weft_graph *graph, const weft_model_options *opt, weft_model **out)
 {
+    return weft_model_compile_ex(graph, opt, NULL, NULL, NULL, out);
+}
+
+/* The graph passes, in order (shared by compiling and by task extraction). */
+static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
+{
+    weft_status rc = weft_model_fold_constants(g);
+    if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
+    if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
+    if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
+    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(g);
+    if (rc == WEFT_OK) {
+        /* Weight blocks as wide as the default register tile (two vectors). */
+        int64_t nb = caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16;
+        rc = weft_model_matmul_weight_layout(g, nb);
+    }
+    if (rc == WEFT_OK) weft_model_dead_code(g);
+    return rc;
+}
+
+weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_caps *caps, weft_model_kernel_fn fn,
+                                   void *ud)
+{
+    weft_graph *g = NULL;
+    weft_group *groups = NULL;
+    int n_groups = 0;
+    weft_status rc = weft_graph_clone(graph, &g);
+    if (rc == WEFT_OK) rc = optimize_graph(g, caps);
+    if (rc == WEFT_OK) rc = weft_model_fuse(g, &groups, &n_groups);
+    for (int gi = 0; rc == WEFT_OK && gi < n_groups; gi++) {
+        weft_arena *a = weft_arena_create();
+        int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + 1));
+        weft_te_func *f = NULL;
+        int n_params = 0;
+        char name[64];
+        if (!a || !params) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+        if (rc == WEFT_OK) rc = weft_model_group_kernel(a, g, &groups[gi], &f, params, &n_params, name, sizeof name);
+        free(params);
+        if (rc == WEFT_OK) rc = fn(ud, a, f, name);
+        else weft_arena_destroy(a);
+    }
+    weft_model_groups_free(groups, n_groups);
+    weft_graph_destroy(g);
+    return rc;
+}
+
+weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_options *opt, weft_model_schedule_fn provider,
+                                  void *ud, int *n_provided, weft_model **out)
+{
     if (!out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile: out is NULL");
     *out = NULL;
     if (!graph) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile: graph is NULL");
@@ -155,12 +210,6 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
     size_t *offsets = NULL;
     bool *planned = NULL;
     weft_status rc = weft_graph_clone(graph, &m->g);
-    if (rc == WEFT_OK) rc = weft_model_fold_constants(m->g);
-    if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(m->g);
-    if (rc == WEFT_OK) rc = weft_model_fold_constants(m->g);
-    if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(m->g);
-    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(m->g);
-    if (rc == WEFT_OK) weft_model_dead_code(m->g);
     if (rc == WEFT_OK) {
         m->ops = weft_target_find(o.target && *o.target ? o.target : "llvm");
         if (!m->ops) rc = WEFT_ERR_UNAVAILABLE;
@@ -171,13 +220,14 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
     if (rc == WEFT_OK) {
         m->ops->caps(m->target, &caps);
         caps.max_threads = weft_threadpool_size(m->pool);
-        /* Weight blocks as wide as the default register tile (two vectors). */
-        int64_t nb = caps.vector_lanes_f32 > 1 ? 2 * caps.vector_lanes_f32 : 16;
-        rc = weft_model_matmul_weight_layout(m->g, nb);
-        if (rc == WEFT_OK) weft_model_dead_code(m->g);
+        rc = optimize_graph(m->g, &caps);
     }
     if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);
-    if (rc == WEFT_OK) rc = compile_kernels(m, groups, n_groups, &caps);
+    if (rc == WEFT_OK) rc = compile_kernels(m, groups, n_groups, &caps, provider ? provider : default_provider, ud);
+    if (rc == WEFT_OK && n_provided) {
+        *n_provided = 0;
+        for (int k = 0; k < m->n_kernels; k++) *n_provided += strcmp(m->kernels[k].schedule_src, "default") != 0;
+    }
     int nv = m->g ? m->g->n_values : 0;
     if (rc == WEFT_OK) {
         offsets = calloc((size_t)nv + 1, sizeof *offsets);

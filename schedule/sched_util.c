@@ -100,3 +100,92 @@ weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, i
         rc = weft_sched_stepf(s, "vectorize %s %s", sname, s->stages[r].iters[vec_axis].name);
     return rc;
 }
+
+/* Coefficient of v in an affine index expression (0 when absent, -1 when not affine in v). */
+static int64_t coeff_of(const weft_expr *e, const weft_expr *v)
+{
+    if (!weft_expr_uses_var(e, v)) return 0;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_VAR: return 1;
+    case WEFT_EXPR_ADD: {
+        int64_t a = coeff_of(weft_expr_a(e), v), b = coeff_of(weft_expr_b(e), v);
+        return a < 0 || b < 0 ? -1 : a + b;
+    }
+    case WEFT_EXPR_SUB: {
+        int64_t a = coeff_of(weft_expr_a(e), v), b = coeff_of(weft_expr_b(e), v);
+        return a < 0 || b != 0 ? -1 : a;
+    }
+    case WEFT_EXPR_MUL:
+        if (weft_expr_b(e)->kind == WEFT_EXPR_INT) {
+            int64_t a = coeff_of(weft_expr_a(e), v);
+            return a < 0 ? -1 : a * weft_expr_int(weft_expr_b(e));
+        }
+        return -1;
+    default: return -1;
+    }
+}
+
+typedef struct axis_scan {
+    const weft_tensor *op;
+    int unit[WEFT_MAX_DIMS];   /* reads whose last index moves with this axis at stride 1 */
+    int strided[WEFT_MAX_DIMS];/* ... at another stride */
+    int in_read_without[WEFT_MAX_DIMS]; /* reads using this axis but not the vector candidate */
+} axis_scan;
+
+static void scan_reads(const weft_expr *e, axis_scan *sc)
+{
+    if (!e) return;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_TLOAD: {
+        int n = weft_expr_tload_n(e);
+        for (int i = 0; i < n; i++) scan_reads(weft_expr_tload_idx(e, i), sc);
+        if (n == 0) return;
+        const weft_expr *last = weft_expr_tload_idx(e, n - 1);
+        for (int d = 0; d < sc->op->ndim; d++) {
+            int64_t c = coeff_of(last, sc->op->axis[d].var);
+            if (c == 1) sc->unit[d]++;
+            else if (c != 0) sc->strided[d]++;
+        }
+        return;
+    }
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: scan_reads(weft_expr_operand(e), sc); return;
+    case WEFT_EXPR_SELECT:
+        scan_reads(weft_expr_sel_cond(e), sc);
+        scan_reads(weft_expr_sel_true(e), sc);
+        scan_reads(weft_expr_sel_false(e), sc);
+        return;
+    case WEFT_EXPR_CALL:
+        for (int i = 0; i < weft_expr_call_n(e); i++) scan_reads(weft_expr_call_arg(e, i), sc);
+        return;
+    default:
+        if (weft_expr_is_binary(e)) {
+            scan_reads(weft_expr_a(e), sc);
+            scan_reads(weft_expr_b(e), sc);
+        }
+    }
+}
+
+/* The register tile of a reduction with reuse: the vector axis v is an output axis along which
+ * some operand is contiguous (matmul's j in B[k, j], a conv's x), preferring unit stride; the
+ * unrolled axis u is the largest other axis before v (so v stays innermost in the
+ * accumulator), or -1. */
+void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v)
+{
+    axis_scan sc = {.op = op};
+    scan_reads(op->body, &sc);
+    int n = op->ndim;
+    *v = n - 1;
+    int best = -1;
+    for (int d = 0; d < n; d++) {
+        if (op->shape[d] < 2) continue;
+        int score = sc.unit[d] ? 2 : sc.strided[d] ? 1 : 0;
+        if (score > best || (score == best && score > 0 && op->shape[d] >= op->shape[*v])) {
+            best = score;
+            *v = d;
+        }
+    }
+    *u = -1;
+    for (int d = 0; d < *v; d++)
+        if (op->shape[d] >= 2 && (*u < 0 || op->shape[d] > op->shape[*u])) *u = d;
+}

@@ -19,4 +19,9 @@ weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char 
 weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,
                                      const int64_t *tiles);
 
+/* The register tile of a reduction with reuse: the vector axis *v is an output axis along which
+ * some operand is contiguous (matmul's j in B[k, j], a conv's x), preferring unit stride; *u is
+ * the largest other axis before it (so *v stays innermost in the accumulator), or -1. */
+void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
+
 #endif

@@ -94,7 +94,6 @@ WEFT_API const void *weft_graph_value_data(const weft_graph *g, weft_value v);
 typedef struct weft_model_options {
     int threads;        /* <= 0: the cores available */
     const char *target; /* "llvm" (default) or "interp" */
-    const char *db;     /* schedule database path, or NULL for default schedules */
 } weft_model_options;
 
 WEFT_API weft_model_options weft_model_options_default(void);

@@ -1,0 +1,223 @@
+/* Sketches and their decisions.
+ *
+ * Rules, applied by the stage patterns of a kernel (ir/pattern.h):
+ *   inline        elementwise/injective stages that are not outputs are computed inline;
+ *   tile + fuse   the reduction with reuse R (matmul, conv) is tiled in its consumer T: T's
+ *                 spatial axes split in three levels (d.0 d.1 d.2), the .0 loops fused and
+ *                 parallel, R computed per tile at T's innermost .1 loop;
+ *   cache_write   when R is itself the output, its accumulator is a local cache R.local and R
+ *                 becomes the elementwise copy that plays T;
+ *   SRSRS in R    inside the tile, R's spatial axes split again (a.0 a.1) and its reduction
+ *                 axes in two (k.0 k.1), ordered k.0 a.0 k.1 a.1: a register tile a.1 (the
+ *                 vector axis vectorized, the others unrolled) over an inner reduction;
+ *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized.
+ * Decisions: perfect factorizations of every axis (no guards), accumulator shape, reduction
+ * split, unroll depth, parallel granularity. A kernel without a reuse stage has one candidate,
+ * the default schedule.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "ir/pattern.h"
+#include "ir/strbuf.h"
+#include "schedule/sched_util.h"
+#include "schedule/state.h"
+#include "tuner/tuner.h"
+
+uint64_t weft_tuner_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int64_t pick_divisor(uint64_t *rng, int64_t n, int64_t max, int64_t prefer_multiple)
+{
+    int64_t divs[256];
+    int nd = 0, np = 0;
+    int64_t pref[256];
+    for (int64_t d = 1; d <= n && nd < 256; d++)
+        if (n % d == 0 && d <= max) {
+            divs[nd++] = d;
+            if (prefer_multiple > 1 && d % prefer_multiple == 0) pref[np++] = d;
+        }
+    if (nd == 0) return 1;
+    if (np > 0 && weft_tuner_rand(rng) % 4 != 0) return pref[weft_tuner_rand(rng) % (uint64_t)np];
+    return divs[weft_tuner_rand(rng) % (uint64_t)nd];
+}
+
+weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out)
+{
+    memset(out, 0, sizeof *out);
+    out->lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    weft_schedule *s = NULL;
+    weft_status rc = weft_schedule_create(f, &s);
+    if (rc != WEFT_OK) return rc;
+    weft_strbuf sb = {0};
+    for (int i = 0; i < s->n_stages; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE)) {
+            char line[128];
+            snprintf(line, sizeof line, "compute_inline %s", s->stages[i].name);
+            if (weft_schedule_apply(s, line) == WEFT_OK) weft_strbuf_printf(&sb, "%s\n", line);
+        }
+    }
+    int r = -1, n_reuse = 0;
+    for (int i = 0; i < s->n_stages; i++)
+        if (s->stages[i].attach == WEFT_ATTACH_ROOT && weft_tensor_pattern(s->stages[i].op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
+            r = i;
+            n_reuse++;
+        }
+    int t = -1;
+    if (n_reuse == 1) {
+        if (s->stages[r].is_output) {
+            char line[128];
+            snprintf(line, sizeof line, "cache_write %s local", s->stages[r].name);
+            if (weft_schedule_apply(s, line) == WEFT_OK) {
+                weft_strbuf_printf(&sb, "%s\n", line);
+                t = r + 1;
+            }
+        } else {
+            for (int q = 0; q < s->n_stages; q++) {
+                if (q == r || s->stages[q].attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, r)) continue;
+                if (t >= 0) {
+                    t = -1;
+                    break;
+                }
+                t = q;
+            }
+            if (t >= 0 && (!s->stages[t].is_output || s->stages[t].op->ndim != s->stages[r].op->ndim || s->stages[t].op->n_reduce))
+                t = -1;
+        }
+    }
+    /* Other reductions left at root would need their own rules; such kernels use the default. */
+    bool other_red = false;
+    for (int i = 0; i < s->n_stages; i++)
+        if (i != r && i != t && s->stages[i].attach == WEFT_ATTACH_ROOT && s->stages[i].op->n_reduce) other_red = true;
+    char *prefix = weft_strbuf_take(&sb);
+    if (t >= 0 && !other_red && prefix && strlen(prefix) < sizeof out->prefix) {
+        const weft_stage *ts = &s->stages[t], *rs = &s->stages[r];
+        out->tiled = true;
+        snprintf(out->prefix, sizeof out->prefix, "%s", prefix);
+        snprintf(out->t, sizeof out->t, "%s", ts->name);
+        snprintf(out->r, sizeof out->r, "%s", rs->name);
+        out->n_sp = ts->op->ndim;
+        for (int d = 0; d < out->n_sp; d++) {
+            snprintf(out->sp[d], sizeof out->sp[d], "%s", rs->iters[d].name);
+            out->sp_ext[d] = ts->op->shape[d];
+        }
+        out->n_red = rs->op->n_reduce;
+        for (int k = 0; k < out->n_red; k++) {
+            snprintf(out->red[k], sizeof out->red[k], "%s", rs->iters[rs->op->ndim + k].name);
+            out->red_ext[k] = rs->op->reduce_axis[k].extent;
+        }
+        int u = -1;
+        weft_sched_choose_tile_axes(rs->op, &u, &out->vec);
+        /* T's axes must be named as R's for the steps below; they are when T is a plain
+         * elementwise reader (cache_write copy or an epilogue built on the same axes). */
+        for (int d = 0; d < out->n_sp; d++)
+            if (strcmp(ts->iters[d].name, rs->iters[d].name)) out->tiled = false;
+    }
+    free(prefix);
+    weft_schedule_destroy(s);
+    if (out->n_sp > WEFT_SKETCH_MAX_AXES || out->n_red > WEFT_SKETCH_MAX_AXES) out->tiled = false;
+    return WEFT_OK;
+}
+
+void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
+{
+    memset(c, 0, sizeof *c);
+    int64_t L = sk->lanes;
+    for (int d = 0; d < sk->n_sp; d++) {
+        int64_t e = sk->sp_ext[d];
+        bool v = d == sk->vec;
+        c->t2[d] = pick_divisor(rng, e, v ? 8 * L : 16, v ? L : 1);
+        c->t1[d] = pick_divisor(rng, e / c->t2[d], 16, 1);
+        c->r_in[d] = pick_divisor(rng, c->t2[d], v ? 4 * L : 8, v ? L : 1);
+    }
+    /* Keep the register tile within the register file: at most ~24 vector accumulators. */
+    for (int guard = 0; guard < 16; guard++) {
+        int64_t acc = 1;
+        for (int d = 0; d < sk->n_sp; d++)
+            acc *= d == sk->vec ? (c->r_in[d] + L - 1) / L : c->r_in[d];
+        if (acc <= 24) break;
+        int d = (int)(weft_tuner_rand(rng) % (uint64_t)sk->n_sp);
+        c->r_in[d] = pick_divisor(rng, c->t2[d], c->r_in[d] > 1 ? c->r_in[d] / 2 : 1, 1);
+    }
+    for (int k = 0; k < sk->n_red; k++) c->k_in[k] = pick_divisor(rng, sk->red_ext[k], 64, 1);
+    static const int unrolls[] = {0, 16, 64, 512};
+    c->unroll = unrolls[weft_tuner_rand(rng) % 4];
+    c->n_par = 1 + (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp ? sk->n_sp : 1));
+}
+
+void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
+{
+    weft_cand fresh;
+    weft_sketch_sample(sk, rng, &fresh);
+    switch (weft_tuner_rand(rng) % 5) {
+    case 0: { /* one axis's whole tiling */
+        int d = (int)(weft_tuner_rand(rng) % (uint64_t)sk->n_sp);
+        c->t1[d] = fresh.t1[d];
+        c->t2[d] = fresh.t2[d];
+        c->r_in[d] = fresh.r_in[d];
+        break;
+    }
+    case 1: { /* one axis's accumulator tile */
+        int d = (int)(weft_tuner_rand(rng) % (uint64_t)sk->n_sp);
+        c->r_in[d] = pick_divisor(rng, c->t2[d], d == sk->vec ? 4 * sk->lanes : 8, d == sk->vec ? sk->lanes : 1);
+        break;
+    }
+    case 2:
+        if (sk->n_red) {
+            int k = (int)(weft_tuner_rand(rng) % (uint64_t)sk->n_red);
+            c->k_in[k] = fresh.k_in[k];
+        }
+        break;
+    case 3: c->unroll = fresh.unroll; break;
+    default: c->n_par = fresh.n_par; break;
+    }
+    int64_t acc = 1;
+    for (int d = 0; d < sk->n_sp; d++) acc *= d == sk->vec ? (c->r_in[d] + sk->lanes - 1) / sk->lanes : c->r_in[d];
+    if (acc > 24) *c = fresh;
+}
+
+char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
+{
+    weft_strbuf sb = {0};
+    weft_strbuf_puts(&sb, sk->prefix);
+    const char *T = sk->t, *R = sk->r;
+    int n = sk->n_sp;
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld %lld\n", T, sk->sp[d], (long long)c->t1[d], (long long)c->t2[d]);
+    weft_strbuf_printf(&sb, "reorder %s", T);
+    for (int lvl = 0; lvl < 3; lvl++)
+        for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.%d", sk->sp[d], lvl);
+    weft_strbuf_puts(&sb, "\n");
+    int np = c->n_par < 1 ? 1 : c->n_par > n ? n : c->n_par;
+    if (np >= 2) {
+        weft_strbuf_printf(&sb, "fuse %s", T);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, " %s.0", sk->sp[d]);
+        weft_strbuf_printf(&sb, "\nparallel %s ", T);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, "%s%s.0", d ? "@" : "", sk->sp[d]);
+        weft_strbuf_puts(&sb, "\n");
+    } else weft_strbuf_printf(&sb, "parallel %s %s.0\n", T, sk->sp[0]);
+    weft_strbuf_printf(&sb, "compute_at %s %s %s.1\n", R, T, sk->sp[n - 1]);
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->sp[d], (long long)c->r_in[d]);
+    for (int k = 0; k < sk->n_red; k++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->red[k], (long long)c->k_in[k]);
+    weft_strbuf_printf(&sb, "reorder %s", R);
+    for (int k = 0; k < sk->n_red; k++) weft_strbuf_printf(&sb, " %s.0", sk->red[k]);
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.0", sk->sp[d]);
+    for (int k = 0; k < sk->n_red; k++) weft_strbuf_printf(&sb, " %s.1", sk->red[k]);
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.1", sk->sp[d]);
+    weft_strbuf_puts(&sb, "\n");
+    for (int d = 0; d < n; d++) {
+        if (c->r_in[d] <= 1) continue;
+        if (d == sk->vec && c->r_in[d] <= 64) weft_strbuf_printf(&sb, "vectorize %s %s.1\n", R, sk->sp[d]);
+        else if (d != sk->vec && c->r_in[d] <= 16) weft_strbuf_printf(&sb, "unroll %s %s.1\n", R, sk->sp[d]);
+    }
+    if (c->unroll > 0 && sk->n_red) weft_strbuf_printf(&sb, "pragma %s %s.0 auto_unroll %d\n", R, sk->red[0], c->unroll);
+    if (c->t2[n - 1] > 1 && c->t2[n - 1] <= 64) weft_strbuf_printf(&sb, "vectorize %s %s.2\n", T, sk->sp[n - 1]);
+    return weft_strbuf_take(&sb);
+}
