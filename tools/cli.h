@@ -11,6 +11,8 @@ int weft_cmd_bench(int argc, char **argv);
 int weft_cmd_run(int argc, char **argv);
 int weft_cmd_show_model(int argc, char **argv);
 int weft_cmd_bench_model(int argc, char **argv);
+int weft_cmd_tune(int argc, char **argv);
+int weft_cmd_db(int argc, char **argv);
 
 /* Applies a built-in schedule (naive, default, manual, random:SEED; NULL = naive) and then
  * step text (inline, or @FILE) to s. */

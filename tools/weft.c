@@ -5,7 +5,10 @@
  *   weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]
  *   weft run MODEL.onnx --input X.bin [--output Y.bin] [--threads T] [--repeat N] [--profile]
  *   weft show MODEL.onnx                       the fused kernels of a model
- *   weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N]
+ *   weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N] [--db DB]
+ *   weft tune MODEL.onnx --db DB [--trials N | --time S] [--threads T] [--seed S] [--curve CSV]
+ *   weft tune --op OP --shape S --db DB [...]
+ *   weft db ls|export|import|prune|best DB ...
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,7 +77,10 @@ static void usage(FILE *out)
             "  weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]\n"
             "  weft run MODEL.onnx --input X.bin [--output Y.bin] [--threads T] [--repeat N] [--profile]\n"
             "  weft show MODEL.onnx\n"
-            "  weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N]\n"
+            "  weft bench model MODEL.onnx [--threads T] [--csv] [--repeat N] [--db DB]\n"
+            "  weft tune MODEL.onnx --db DB [--trials N | --time S] [--threads T] [--seed S] [--curve CSV]\n"
+            "  weft tune --op OP --shape S --db DB [--trials N | --time S] ...\n"
+            "  weft db ls|export|prune DB | weft db import DB FILE | weft db best DB OP --shape S\n"
             "  weft --version\n");
 }
 
@@ -93,6 +99,8 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "bench") && !strcmp(argv[2], "model")) return weft_cmd_bench_model(argc - 3, argv + 3);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return weft_cmd_bench(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "run")) return weft_cmd_run(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "tune")) return weft_cmd_tune(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "db")) return weft_cmd_db(argc - 2, argv + 2);
     if (argc >= 2) fprintf(stderr, "weft: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

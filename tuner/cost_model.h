@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ir/stmt.h"
+#include "weft/weft.h"
 
 #define WEFT_FEATURE_DIM 64
 

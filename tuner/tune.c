@@ -1,0 +1,458 @@
+/* The tuning loop: task scheduler, evolutionary search under the cost model, measurement,
+ * database records, progress and the tuning curve.
+ *
+ * Per round of a task: a pool of candidates (random samples of its sketch, and mutations of
+ * its best measured ones) is lowered and scored by the cost model; the best-scored unmeasured
+ * ones, plus a few random picks (epsilon-greedy), are compiled and measured in forked workers.
+ * Every measurement is written to the database at once. A candidate that would become the
+ * task's best is first checked against the naive schedule on random inputs; a mismatch is
+ * recorded as an error and never served. The cost model is retrained on everything measured
+ * after each round and saved to the database. The scheduler gives each task a first round,
+ * then rounds to the task with the largest weight x best latency, boosted by recent
+ * improvement. Everything random comes from --seed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "targets/build.h"
+#include "tuner/measure.h"
+#include "tuner/tuner.h"
+
+#define POOL_RANDOM 192
+#define POOL_MUTANTS 96
+#define TOP_KEEP 8
+
+typedef struct task_state {
+    weft_task *task;
+    weft_sketch sk;
+    int trials;          /* measurements in the database for this task and target */
+    int trials_run;      /* ... made by this run */
+    double best;         /* seconds; 0 = none */
+    double first_best;   /* best after the first round (the default schedule) */
+    uint64_t *seen;      /* hashes of measured step texts */
+    int n_seen, cap_seen;
+    weft_cand top[TOP_KEEP];
+    double top_lat[TOP_KEEP];
+    int n_top;
+    double improvement;  /* relative improvement of the last round */
+    bool done;           /* nothing left to try (untiled: default measured) */
+    weft_kernel *naive;
+    weft_arena *naive_arena;
+    weft_loop_func *naive_lf;
+} task_state;
+
+typedef struct tuner {
+    const weft_tune_options *o;
+    weft_db *db;
+    const weft_target_ops *ops;
+    weft_target *target;
+    weft_target_caps caps;
+    weft_tuner_target tt;
+    weft_cost_model *model;
+    float *x, *y;        /* training rows */
+    int n_rows, cap_rows;
+    uint64_t rng;
+    double t0;
+    FILE *curve;
+    int total_trials;
+} tuner;
+
+static uint64_t hash_text(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool seen(const task_state *ts, uint64_t h)
+{
+    for (int i = 0; i < ts->n_seen; i++)
+        if (ts->seen[i] == h) return true;
+    return false;
+}
+
+static void mark_seen(task_state *ts, uint64_t h)
+{
+    if (ts->n_seen == ts->cap_seen) {
+        int cap = ts->cap_seen ? ts->cap_seen * 2 : 64;
+        uint64_t *v = realloc(ts->seen, sizeof *v * (size_t)cap);
+        if (!v) return;
+        ts->seen = v;
+        ts->cap_seen = cap;
+    }
+    ts->seen[ts->n_seen++] = h;
+}
+
+static void add_row(tuner *tu, const float *feat, float y)
+{
+    if (tu->n_rows == tu->cap_rows) {
+        int cap = tu->cap_rows ? tu->cap_rows * 2 : 256;
+        float *x = realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
+        if (!x) return;
+        tu->x = x;
+        float *yy = realloc(tu->y, sizeof *yy * (size_t)cap);
+        if (!yy) return;
+        tu->y = yy;
+        tu->cap_rows = cap;
+    }
+    memcpy(tu->x + (size_t)tu->n_rows * WEFT_FEATURE_DIM, feat, sizeof(float) * WEFT_FEATURE_DIM);
+    tu->y[tu->n_rows++] = y;
+}
+
+/* Lowers step text for task f into arena a; NULL (message set) when the steps do not apply. */
+static weft_loop_func *lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_schedule **keep)
+{
+    weft_schedule *s = NULL;
+    weft_loop_func *lf = NULL;
+    if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
+    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, a, &lf) != WEFT_OK) lf = NULL;
+    if (keep && lf) *keep = s;
+    else weft_schedule_destroy(s);
+    return lf;
+}
+
+/* Score for the cost model: GFLOP/s (errors score 0). */
+static float score(const weft_task *t, double median) { return median > 0 ? (float)(t->flops / median * 1e-9) : 0.0f; }
+
+typedef struct resume_ctx {
+    tuner *tu;
+    task_state *ts;
+} resume_ctx;
+
+static bool on_record(void *ud, const char *steps, double median, const char *error)
+{
+    resume_ctx *rc = ud;
+    task_state *ts = rc->ts;
+    mark_seen(ts, hash_text(steps));
+    ts->trials++;
+    bool ok = median > 0 && (!error || !*error);
+    if (ok && (ts->best <= 0 || median < ts->best)) ts->best = median;
+    weft_arena *a = weft_arena_create();
+    weft_loop_func *lf = a ? lower_steps(ts->task->f, steps, a, NULL) : NULL;
+    if (lf) {
+        float feat[WEFT_FEATURE_DIM];
+        weft_features_extract(lf, feat);
+        add_row(rc->tu, feat, ok ? score(ts->task, median) : 0.0f);
+    }
+    weft_arena_destroy(a);
+    return true;
+}
+
+static weft_status record(tuner *tu, task_state *ts, const char *steps, const weft_measure_result *r, const char *error)
+{
+    weft_db_measurement m = {.workload = ts->task->key, .target = tu->tt.key, .steps = steps, .latencies = r->times,
+                             .n_latencies = r->n_times, .median = error ? 0 : r->median, .error = error};
+    return weft_db_put_measurement(tu->db, &m);
+}
+
+/* Compiles, measures, checks and records one candidate. Returns its median (0 on error). */
+static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_arena *a, weft_loop_func *lf)
+{
+    weft_kernel *k = NULL;
+    weft_measure_result r;
+    memset(&r, 0, sizeof r);
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = tu->o->threads;
+    mo.min_time_s = 0.05;
+    mo.seed = tu->rng;
+    const char *error = NULL;
+    char msg[300];
+    (void)a;
+    if (tu->ops->compile(tu->target, lf, &k) != WEFT_OK) {
+        snprintf(msg, sizeof msg, "compile: %.280s", weft_last_error());
+        error = msg;
+    } else if (weft_measure_kernel(tu->ops, k, lf, &mo, &r) != WEFT_OK) {
+        snprintf(msg, sizeof msg, "%.290s", r.error[0] ? r.error : weft_last_error());
+        error = msg;
+    } else if (ts->best <= 0 || r.median < ts->best) {
+        /* A new best is served only when it computes what the naive schedule computes. */
+        if (!ts->naive) {
+            ts->naive_arena = weft_arena_create();
+            weft_schedule *ns = NULL;
+            if (weft_schedule_create(ts->task->f, &ns) == WEFT_OK)
+                weft_target_build(tu->ops, tu->target, ns, ts->naive_arena, &ts->naive_lf, &ts->naive);
+            weft_schedule_destroy(ns);
+        }
+        weft_measure_result cr;
+        memset(&cr, 0, sizeof cr);
+        if (!ts->naive) {
+            snprintf(msg, sizeof msg, "no naive reference: %.260s", weft_last_error());
+            error = msg;
+        } else if (weft_measure_check(tu->ops, k, ts->naive, lf, 1e-4, &mo, &cr) != WEFT_OK) {
+            snprintf(msg, sizeof msg, "rejected: %.280s", cr.error[0] ? cr.error : weft_last_error());
+            error = msg;
+        }
+    }
+    if (k) tu->ops->kernel_destroy(k);
+    record(tu, ts, steps, &r, error);
+    ts->trials++;
+    ts->trials_run++;
+    tu->total_trials++;
+    mark_seen(ts, hash_text(steps));
+    float feat[WEFT_FEATURE_DIM];
+    weft_features_extract(lf, feat);
+    add_row(tu, feat, error ? 0.0f : score(ts->task, r.median));
+    return error ? 0 : r.median;
+}
+
+typedef struct pool_item {
+    weft_cand c;
+    char *steps;
+    weft_arena *arena;
+    weft_loop_func *lf;
+    float pred;
+} pool_item;
+
+static int cmp_pred(const void *a, const void *b)
+{
+    float x = ((const pool_item *)a)->pred, y = ((const pool_item *)b)->pred;
+    return x > y ? -1 : x < y;
+}
+
+/* Keeps the TOP_KEEP fastest measured candidates (sorted) as parents for mutation. */
+static void keep_top(task_state *ts, const weft_cand *c, double lat)
+{
+    if (lat <= 0) return;
+    int i;
+    if (ts->n_top < TOP_KEEP) i = ts->n_top++;
+    else if (lat < ts->top_lat[TOP_KEEP - 1]) i = TOP_KEEP - 1;
+    else return;
+    ts->top[i] = *c;
+    ts->top_lat[i] = lat;
+    for (; i > 0 && ts->top_lat[i] < ts->top_lat[i - 1]; i--) {
+        weft_cand tc = ts->top[i];
+        ts->top[i] = ts->top[i - 1];
+        ts->top[i - 1] = tc;
+        double tl = ts->top_lat[i];
+        ts->top_lat[i] = ts->top_lat[i - 1];
+        ts->top_lat[i - 1] = tl;
+    }
+}
+
+/* One round of a task: at most `batch` new measurements. */
+static void task_round(tuner *tu, task_state *ts, int batch)
+{
+    double before = ts->best;
+    if (!ts->sk.tiled || ts->trials == 0) {
+        /* The default schedule first (and, without a sketch, only). */
+        weft_schedule *s = NULL;
+        weft_schedule_create(ts->task->f, &s);
+        char *steps = NULL;
+        if (s && weft_schedule_default(s, &tu->caps) == WEFT_OK) steps = weft_schedule_text(s);
+        weft_schedule_destroy(s);
+        if (steps && !seen(ts, hash_text(steps))) {
+            weft_arena *a = weft_arena_create();
+            weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
+            if (lf) {
+                double m = try_candidate(tu, ts, steps, a, lf);
+                if (m > 0 && (ts->best <= 0 || m < ts->best)) ts->best = m;
+            }
+            weft_arena_destroy(a);
+            batch--;
+        }
+        free(steps);
+        if (ts->first_best <= 0) ts->first_best = ts->best;
+        if (!ts->sk.tiled) {
+            ts->done = true;
+            return;
+        }
+    }
+    int n_pool = POOL_RANDOM + (ts->n_top ? POOL_MUTANTS : 0);
+    pool_item *pool = calloc((size_t)n_pool, sizeof *pool);
+    float *feat = malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
+    int n = 0;
+    for (int i = 0; pool && feat && i < n_pool; i++) {
+        weft_cand c;
+        if (i < POOL_RANDOM) weft_sketch_sample(&ts->sk, &tu->rng, &c);
+        else {
+            c = ts->top[weft_tuner_rand(&tu->rng) % (uint64_t)ts->n_top];
+            weft_sketch_mutate(&ts->sk, &tu->rng, &c);
+        }
+        char *steps = weft_sketch_steps(&ts->sk, &c);
+        uint64_t h = steps ? hash_text(steps) : 0;
+        bool dup = !steps || seen(ts, h);
+        for (int j = 0; j < n && !dup; j++) dup = !strcmp(pool[j].steps, steps);
+        if (dup) {
+            free(steps);
+            continue;
+        }
+        weft_arena *a = weft_arena_create();
+        weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
+        if (!lf) {
+            free(steps);
+            weft_arena_destroy(a);
+            continue;
+        }
+        pool[n] = (pool_item){.c = c, .steps = steps, .arena = a, .lf = lf};
+        weft_features_extract(lf, feat + (size_t)n * WEFT_FEATURE_DIM);
+        n++;
+    }
+    if (n > 0 && weft_cost_model_trained(tu->model)) {
+        float *pred = malloc(sizeof(float) * (size_t)n);
+        if (pred && weft_cost_model_predict(tu->model, feat, n, pred) == WEFT_OK)
+            for (int i = 0; i < n; i++) pool[i].pred = pred[i];
+        free(pred);
+        qsort(pool, (size_t)n, sizeof *pool, cmp_pred);
+    }
+    /* epsilon-greedy: a quarter of the batch (at least one) from the rest of the pool */
+    int n_eps = weft_cost_model_trained(tu->model) ? (batch + 3) / 4 : batch;
+    int n_top = batch - n_eps;
+    for (int i = 0; i < n && batch > 0; i++) {
+        bool take = i < n_top;
+        if (!take && n_eps > 0 && weft_tuner_rand(&tu->rng) % (uint64_t)(n - i > 0 ? n - i : 1) < (uint64_t)n_eps) take = true;
+        if (!take) continue;
+        if (i >= n_top) n_eps--;
+        double m = try_candidate(tu, ts, pool[i].steps, pool[i].arena, pool[i].lf);
+        if (m > 0) {
+            keep_top(ts, &pool[i].c, m);
+            if (ts->best <= 0 || m < ts->best) ts->best = m;
+        }
+        batch--;
+    }
+    for (int i = 0; i < n; i++) {
+        free(pool[i].steps);
+        weft_arena_destroy(pool[i].arena);
+    }
+    free(pool);
+    free(feat);
+    ts->improvement = before > 0 && ts->best > 0 ? (before - ts->best) / before : 1.0;
+    if (n == 0) ts->done = true; /* the sketch's space is exhausted */
+}
+
+static double model_latency(const task_state *ts, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) s += ts[i].task->weight * ts[i].best;
+    return s;
+}
+
+static void fmt_time(double s, char *buf, size_t n)
+{
+    if (s < 120) snprintf(buf, n, "%.0fs", s);
+    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+}
+
+weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
+{
+    if (!o || !o->db) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: a database path is required");
+    if (o->trials <= 0 && o->time_s <= 0) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: give --trials N or --time S");
+    tuner tu = {.o = o, .rng = o->seed ? o->seed : 1, .t0 = weft_rt_now()};
+    task_state *ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+    weft_status rc = ts ? weft_db_open(o->db, true, &tu.db) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    if (rc == WEFT_OK) {
+        tu.ops = weft_target_find("llvm");
+        rc = tu.ops ? tu.ops->create(&tu.target) : WEFT_ERR_UNAVAILABLE;
+    }
+    if (rc == WEFT_OK) {
+        tu.ops->caps(tu.target, &tu.caps);
+        weft_tuner_target_init(&tu.tt, &tu.caps);
+        weft_db_target dt = {tu.tt.key, tu.tt.name, tu.tt.model, tu.tt.features, tu.tt.cores};
+        rc = weft_db_put_target(tu.db, &dt);
+    }
+    if (rc == WEFT_OK) rc = weft_cost_model_create(&tu.model);
+    if (rc == WEFT_OK) {
+        /* warm start: the saved model of this target */
+        bool found = false;
+        void *buf = NULL;
+        size_t len = 0;
+        if (weft_db_load_model(tu.db, tu.tt.key, &found, &buf, &len) == WEFT_OK && found)
+            weft_cost_model_load(tu.model, buf, len);
+        free(buf);
+    }
+    for (int i = 0; rc == WEFT_OK && i < n; i++) {
+        ts[i].task = &tasks[i];
+        weft_db_workload w = {tasks[i].key, tasks[i].te_text ? tasks[i].te_text : "", tasks[i].shapes, tasks[i].flops};
+        rc = weft_db_put_workload(tu.db, &w);
+        if (rc == WEFT_OK) rc = weft_sketch_make(tasks[i].f, &tu.caps, &ts[i].sk);
+        resume_ctx rctx = {&tu, &ts[i]};
+        if (rc == WEFT_OK) rc = weft_db_each(tu.db, tasks[i].key, tu.tt.key, on_record, &rctx);
+        ts[i].first_best = ts[i].best;
+        tu.total_trials += ts[i].trials;
+    }
+    if (rc == WEFT_OK && tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+    if (rc == WEFT_OK && o->curve) {
+        tu.curve = fopen(o->curve, "w");
+        if (!tu.curve) rc = weft_fail(WEFT_ERR_IO, "cannot write curve file %s", o->curve);
+        else fprintf(tu.curve, "trials,seconds,latency_ms\n");
+    }
+    int batch = o->batch > 0 ? o->batch : 8;
+    if (rc == WEFT_OK && o->log)
+        fprintf(o->log, "tuning %d task(s) on %s; %d measurement(s) already in %s\n", n, tu.tt.key, tu.total_trials, o->db);
+    while (rc == WEFT_OK) {
+        double elapsed = weft_rt_now() - tu.t0;
+        if (o->trials > 0 && tu.total_trials >= o->trials) break;
+        if (o->time_s > 0 && elapsed >= o->time_s) break;
+        /* pick a task: first rounds in order, then by weight x latency x (1 + improvement) */
+        int pick = -1;
+        double best_prio = -1;
+        for (int i = 0; i < n; i++) {
+            if (ts[i].done) continue;
+            if (ts[i].trials == 0) {
+                pick = i;
+                break;
+            }
+            double prio = ts[i].task->weight * (ts[i].best > 0 ? ts[i].best : 1.0) * (1.0 + 4.0 * ts[i].improvement);
+            if (prio > best_prio) {
+                best_prio = prio;
+                pick = i;
+            }
+        }
+        if (pick < 0) break;
+        int this_batch = batch;
+        if (o->trials > 0 && o->trials - tu.total_trials < this_batch) this_batch = o->trials - tu.total_trials;
+        task_round(&tu, &ts[pick], this_batch);
+        if (tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+        elapsed = weft_rt_now() - tu.t0;
+        double lat = model_latency(ts, n);
+        if (tu.curve) {
+            fprintf(tu.curve, "%d,%.2f,%.6f\n", tu.total_trials, elapsed, lat * 1e3);
+            fflush(tu.curve);
+        }
+        if (o->log) {
+            const task_state *t = &ts[pick];
+            char el[32], eta[32] = "?";
+            fmt_time(elapsed, el, sizeof el);
+            if (o->trials > 0 && tu.total_trials > 0) {
+                int done_now = 0;
+                for (int i = 0; i < n; i++) done_now += ts[i].trials_run;
+                if (done_now > 0) fmt_time(elapsed / done_now * (o->trials - tu.total_trials), eta, sizeof eta);
+            } else if (o->time_s > 0) fmt_time(o->time_s - elapsed, eta, sizeof eta);
+            fprintf(o->log, "[%3d/%d] %-28.28s trials %4d  best %8.2f GFLOP/s %10.1f us | total %d trials, %.3f ms, %s, ETA %s\n",
+                    pick + 1, n, t->task->name, t->trials, t->best > 0 ? t->task->flops / t->best * 1e-9 : 0.0,
+                    t->best * 1e6, tu.total_trials, lat * 1e3, el, eta);
+            fflush(o->log);
+        }
+    }
+    if (rc == WEFT_OK && weft_cost_model_trained(tu.model)) {
+        void *buf = NULL;
+        size_t len = 0;
+        if (weft_cost_model_save(tu.model, &buf, &len) == WEFT_OK) weft_db_save_model(tu.db, tu.tt.key, buf, len);
+        free(buf);
+    }
+    if (rc == WEFT_OK && o->log) {
+        fprintf(o->log, "\n%-4s %-28s %6s %7s %12s %12s %8s %10s\n", "#", "task", "weight", "trials", "first_us", "best_us",
+                "speedup", "GFLOP/s");
+        for (int i = 0; i < n; i++)
+            fprintf(o->log, "%-4d %-28.28s %6d %7d %12.1f %12.1f %7.2fx %10.2f\n", i + 1, ts[i].task->name, ts[i].task->weight,
+                    ts[i].trials, ts[i].first_best * 1e6, ts[i].best * 1e6, ts[i].best > 0 ? ts[i].first_best / ts[i].best : 0.0,
+                    ts[i].best > 0 ? ts[i].task->flops / ts[i].best * 1e-9 : 0.0);
+        fprintf(o->log, "estimated model latency %.3f ms (sum of weight x best); %d measurements in %s\n",
+                model_latency(ts, n) * 1e3, tu.total_trials, o->db);
+    }
+    for (int i = 0; ts && i < n; i++) {
+        if (ts[i].naive) tu.ops->kernel_destroy(ts[i].naive);
+        weft_arena_destroy(ts[i].naive_arena);
+        free(ts[i].seen);
+    }
+    if (tu.curve) fclose(tu.curve);
+    if (tu.target) tu.ops->destroy(tu.target);
+    weft_cost_model_destroy(tu.model);
+    weft_db_close(tu.db);
+    free(tu.x);
+    free(tu.y);
+    free(ts);
+    return rc;
+}
