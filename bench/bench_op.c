@@ -2,7 +2,8 @@
  *
  * Rows: naive (every stage at root, loops in declaration order), default (by pattern),
  * manual (the hand-written matmul schedule, matmul-like kernels only), openblas and onednn
- * (matmul only, when built with them; oneDNN's weights are pre-packed outside the timed loop).
+ * (matmul only, when built with them; oneDNN's weights are pre-packed outside the timed loop),
+ * and tuned (with --db: the best database record for this kernel on this machine).
  * Each row is the median of repeated runs after a warm-up, repeated until --min-time seconds
  * (at least 5 runs, at least 3 for slow ones). Every weft schedule's output is compared with
  * the naive schedule's before it is reported; a mismatch is an error, not a row.
@@ -13,9 +14,11 @@
 #include <string.h>
 
 #include "bench/peers.h"
+#include "ir/error.h"
 #include "ops/ops.h"
 #include "targets/build.h"
 #include "tools/cli.h"
+#include "tuner/tuner.h"
 
 typedef struct bench_ctx {
     const weft_te_func *f;
@@ -28,6 +31,7 @@ typedef struct bench_ctx {
     int threads;
     bool csv;
     char shape[64];
+    const char *db; /* --db: adds the tuned row */
 } bench_ctx;
 
 static int cmp_double(const void *a, const void *b)
@@ -102,8 +106,20 @@ static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops 
     weft_arena *a = weft_arena_create();
     weft_kernel *k = NULL;
     int status = 1;
-    if (!a || weft_schedule_create(b->f, &s) != WEFT_OK || weft_cli_apply_schedule(s, name, NULL, &caps) != WEFT_OK ||
-        weft_target_build(ops, t, s, a, NULL, &k) != WEFT_OK) {
+    weft_status ap = WEFT_OK;
+    if (a && weft_schedule_create(b->f, &s) == WEFT_OK) {
+        if (!strcmp(name, "tuned")) {
+            weft_db *db = NULL;
+            weft_tuner_target tt;
+            weft_tuner_target_init(&tt, &caps);
+            bool found = false;
+            ap = weft_db_open(b->db, false, &db);
+            if (ap == WEFT_OK) ap = weft_tuner_lookup(db, &tt, b->f, s, &found);
+            if (ap == WEFT_OK && !found) ap = weft_fail(WEFT_ERR_INVALID_ARG, "no record in %s for this kernel on %s", b->db, tt.key);
+            weft_db_close(db);
+        } else ap = weft_cli_apply_schedule(s, name, NULL, &caps);
+    } else ap = WEFT_ERR_NOMEM;
+    if (ap != WEFT_OK || weft_target_build(ops, t, s, a, NULL, &k) != WEFT_OK) {
         fprintf(stderr, "weft bench: %s schedule: %s\n", name, weft_last_error());
         goto done;
     }
@@ -167,7 +183,7 @@ static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
 int weft_cmd_bench(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[0], "op")) {
-        fprintf(stderr, "usage: weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC]\n%s", weft_op_usage());
+        fprintf(stderr, "usage: weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC] [--db DB]\n%s", weft_op_usage());
         return 2;
     }
     const char *op = argv[1], *shape_s = weft_cli_opt(argc, argv, "--shape");
@@ -186,6 +202,7 @@ int weft_cmd_bench(int argc, char **argv)
     }
     b.min_time = min_time_s && *min_time_s ? atof(min_time_s) : 1.0;
     b.csv = weft_cli_opt(argc, argv, "--csv") != NULL;
+    b.db = weft_cli_opt(argc, argv, "--db");
     snprintf(b.shape, sizeof b.shape, "%s", shape_s);
     for (char *c = b.shape; *c; c++)
         if (*c == ',') *c = 'x';
@@ -226,6 +243,7 @@ int weft_cmd_bench(int argc, char **argv)
     if (status == 0) status = bench_schedule(&b, "default", ops, t, pool);
     bool matmul = !strcmp(op, "matmul") || !strcmp(op, "dense_bias_relu");
     if (status == 0 && matmul) status = bench_schedule(&b, "manual", ops, t, pool);
+    if (status == 0 && b.db && *b.db) status = bench_schedule(&b, "tuned", ops, t, pool);
     if (status == 0 && !strcmp(op, "matmul")) bench_peers(&b, shape[0], shape[1], shape[2]);
 done:
     for (int i = 0; i < b.n_params; i++) weft_rt_free(b.args[i]);

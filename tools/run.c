@@ -15,6 +15,7 @@
 
 #include "runtime/runtime.h"
 #include "tools/cli.h"
+#include "tuner/tuner.h"
 #include "weft/graph.h"
 #include "weft/onnx.h"
 
@@ -64,8 +65,9 @@ static void loaded_free(loaded *l)
     weft_graph_destroy(l->g);
 }
 
-/* Loads and compiles a model; allocates its input/output buffers. */
-static int load(const char *path, int threads, const char *target, loaded *l)
+/* Loads and compiles a model (with the best schedules of db when given); allocates its
+ * input/output buffers. */
+static int load_db(const char *path, int threads, const char *target, const char *db, bool quiet, loaded *l)
 {
     memset(l, 0, sizeof *l);
     if (weft_onnx_load(path, &l->g) != WEFT_OK) {
@@ -75,9 +77,16 @@ static int load(const char *path, int threads, const char *target, loaded *l)
     weft_model_options o = weft_model_options_default();
     o.threads = threads;
     if (target && *target) o.target = target;
-    if (weft_model_compile(l->g, &o, &l->m) != WEFT_OK) {
+    int n_tuned = 0;
+    weft_status rc = db && *db ? weft_model_compile_tuned(l->g, &o, db, &l->m, &n_tuned) : weft_model_compile(l->g, &o, &l->m);
+    if (rc != WEFT_OK) {
         fprintf(stderr, "weft: %s: %s\n", path, weft_last_error());
         return 1;
+    }
+    if (db && *db && !quiet) {
+        int n = weft_model_n_kernels(l->m);
+        fprintf(stderr, "%s: %d of %d kernels tuned (schedules from %s), %d default%s\n", path, n_tuned, n, db, n - n_tuned,
+                n_tuned == 0 ? " (no records for this machine: falling back to default schedules)" : "");
     }
     int ni = weft_graph_n_inputs(l->g), no = weft_graph_n_outputs(l->g);
     l->in = calloc((size_t)ni + 1, sizeof *l->in);
@@ -85,6 +94,11 @@ static int load(const char *path, int threads, const char *target, loaded *l)
     for (int i = 0; l->in && i < ni; i++) l->in[i] = weft_rt_alloc(value_bytes(l->g, weft_graph_input(l->g, i)));
     for (int i = 0; l->out && i < no; i++) l->out[i] = weft_rt_alloc(value_bytes(l->g, weft_graph_output(l->g, i)));
     return l->in && l->out ? 0 : 1;
+}
+
+static int load(const char *path, int threads, const char *target, loaded *l)
+{
+    return load_db(path, threads, target, NULL, true, l);
 }
 
 static int read_input(loaded *l, const char *path)
@@ -142,10 +156,6 @@ int weft_cmd_run(int argc, char **argv)
     }
     const char *in_path = weft_cli_opt(argc, argv, "--input"), *out_path = weft_cli_opt(argc, argv, "--output");
     const char *threads_s = weft_cli_opt(argc, argv, "--threads"), *repeat_s = weft_cli_opt(argc, argv, "--repeat");
-    if (weft_cli_opt(argc, argv, "--db")) {
-        fprintf(stderr, "weft run: --db is not available in this version (no schedule database support yet)\n");
-        return 2;
-    }
     if (!in_path || !*in_path) {
         fprintf(stderr, "weft run: --input X.bin is required\n");
         return 2;
@@ -153,7 +163,7 @@ int weft_cmd_run(int argc, char **argv)
     int threads = threads_s && *threads_s ? atoi(threads_s) : 0, repeat = repeat_s && *repeat_s ? atoi(repeat_s) : 20;
     if (repeat < 1) repeat = 1;
     loaded l;
-    int rc = load(argv[0], threads, weft_cli_opt(argc, argv, "--target"), &l);
+    int rc = load_db(argv[0], threads, weft_cli_opt(argc, argv, "--target"), weft_cli_opt(argc, argv, "--db"), false, &l);
     if (rc == 0) rc = read_input(&l, in_path);
     bool profile = weft_cli_opt(argc, argv, "--profile") != NULL;
     double med = 0;
@@ -237,37 +247,42 @@ int weft_cmd_bench_model(int argc, char **argv)
         fprintf(stderr, "weft bench model: --threads and --repeat must be positive\n");
         return 2;
     }
-    loaded l;
-    int rc = load(argv[0], threads, NULL, &l);
-    double med = 0;
-    /* Inputs: the model's own reference input when it sits next to it, else zeros. */
-    if (rc == 0) {
-        char in_path[1024];
-        snprintf(in_path, sizeof in_path, "%s", argv[0]);
-        char *dot = strstr(in_path, ".onnx");
-        if (dot && (size_t)(dot - in_path) + 11 < sizeof in_path) {
-            strcpy(dot, ".input.bin");
-            FILE *f = fopen(in_path, "rb");
-            if (f) {
-                fclose(f);
-                rc = read_input(&l, in_path);
-            }
-        }
-    }
-    if (rc == 0) rc = time_runs(&l, repeat, &med);
+    const char *db = weft_cli_opt(argc, argv, "--db");
     const char *base = strrchr(argv[0], '/');
     base = base ? base + 1 : argv[0];
     char name[256];
     snprintf(name, sizeof name, "%s", base);
     char *dot = strstr(name, ".onnx");
     if (dot) *dot = '\0';
-    if (rc == 0) {
-        if (csv) printf("model,threads,schedule,median_ms\n%s,%d,default,%.4f\n", name, threads, med * 1e3);
-        else printf("%-14s %7s %-9s %10s\n%-14s %7d %-9s %10.4f\n", "model", "threads", "schedule", "median_ms", name, threads,
-                    "default", med * 1e3);
-        fflush(stdout);
+    if (csv) printf("model,threads,schedule,median_ms\n");
+    else printf("%-14s %7s %-9s %10s\n", "model", "threads", "schedule", "median_ms");
+    int rc = 0;
+    for (int pass = 0; pass < (db && *db ? 2 : 1) && rc == 0; pass++) {
+        loaded l;
+        double med = 0;
+        rc = load_db(argv[0], threads, NULL, pass ? db : NULL, false, &l);
+        /* Inputs: the model's own reference input when it sits next to it, else zeros. */
+        if (rc == 0) {
+            char in_path[1024];
+            snprintf(in_path, sizeof in_path, "%s", argv[0]);
+            char *d = strstr(in_path, ".onnx");
+            if (d && (size_t)(d - in_path) + 11 < sizeof in_path) {
+                strcpy(d, ".input.bin");
+                FILE *f = fopen(in_path, "rb");
+                if (f) {
+                    fclose(f);
+                    rc = read_input(&l, in_path);
+                }
+            }
+        }
+        if (rc == 0) rc = time_runs(&l, repeat, &med);
+        if (rc == 0) {
+            if (csv) printf("%s,%d,%s,%.4f\n", name, threads, pass ? "tuned" : "default", med * 1e3);
+            else printf("%-14s %7d %-9s %10.4f\n", name, threads, pass ? "tuned" : "default", med * 1e3);
+            fflush(stdout);
+        }
+        loaded_free(&l);
     }
-    loaded_free(&l);
     double pt;
     if (rc == 0 && pytorch_median(argv[0], threads, repeat, &pt)) {
         if (csv) printf("%s,%d,pytorch,%.4f\n", name, threads, pt);
