@@ -73,7 +73,7 @@ int weft_cmd_tune(int argc, char **argv)
 int weft_cmd_db(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: weft db ls DB | weft db export DB | weft db import DB FILE | weft db prune DB [--keep K]\n"
+        fprintf(stderr, "usage: weft db ls|check|export DB | weft db import DB FILE | weft db prune DB [--keep K]\n"
                         "       weft db best DB OP --shape S\n");
         return 2;
     }
@@ -83,6 +83,12 @@ int weft_cmd_db(int argc, char **argv)
     weft_status rc = weft_db_open(path, create, &db);
     if (rc == WEFT_OK) {
         if (!strcmp(cmd, "ls")) rc = weft_db_ls(db, stdout);
+        else if (!strcmp(cmd, "check")) {
+            char *report = NULL;
+            rc = weft_db_check(db, &report);
+            if (rc == WEFT_OK) fputs(report ? report : "", stdout);
+            free(report);
+        }
         else if (!strcmp(cmd, "export")) rc = weft_db_export(db, stdout);
         else if (!strcmp(cmd, "import")) {
             FILE *in = argc > 2 && strcmp(argv[2], "-") ? fopen(argv[2], "r") : stdin;

@@ -11,6 +11,11 @@
  * Queries are target-aware: a record measured for one target key is never returned for another.
  * Errors: WEFT_ERR_DB (corrupt file, foreign schema: the message says which), WEFT_ERR_DB_BUSY
  * (still locked after the timeout), WEFT_ERR_IO (cannot open).
+ *
+ * Locking: a write waits up to 5000 ms for the lock, then retries briefly (about 1 s more)
+ * before WEFT_ERR_DB_BUSY. The environment variable WEFT_DB_BUSY_MS (milliseconds, read at
+ * open) replaces the 5000, e.g. for tests. One weft_db is one SQLite connection: use it from
+ * one thread at a time, open one per thread, and never carry an open one across fork().
  */
 #ifndef WEFT_TUNER_DB_H
 #define WEFT_TUNER_DB_H
@@ -59,7 +64,8 @@ void weft_db_close(weft_db *db);
 /* Idempotent inserts (same key: kept as is). */
 weft_status weft_db_put_workload(weft_db *db, const weft_db_workload *w);
 weft_status weft_db_put_target(weft_db *db, const weft_db_target *t);
-/* Appends one measurement (a transaction of its own). */
+/* Appends one measurement (a transaction of its own). Its workload and target must have been
+ * put first (WEFT_ERR_DB otherwise). */
 weft_status weft_db_put_measurement(weft_db *db, const weft_db_measurement *m);
 
 /* The fastest error-free measurement of workload on target. *found false when none; *steps is
@@ -69,7 +75,8 @@ weft_status weft_db_best(weft_db *db, const char *workload, const char *target, 
 /* Counts of measurements (all, and error-free) of workload on target. */
 weft_status weft_db_count(weft_db *db, const char *workload, const char *target, int *total, int *ok);
 /* Calls fn for every measurement of workload on target (for resuming and training the cost
- * model), oldest first; median <= 0 marks an error. Stops when fn returns false. */
+ * model), oldest first; median <= 0 marks an error; error is NULL when the row has none. Stops
+ * when fn returns false. fn must not call into the same db. */
 weft_status weft_db_each(weft_db *db, const char *workload, const char *target,
                          bool (*fn)(void *ud, const char *steps, double median, const char *error), void *ud);
 
@@ -79,11 +86,17 @@ weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, voi
 
 /* Management (weft db ...). ls: one line per (workload, target) with counts and the best.
  * export: every workload, target and measurement as text lines (tab-separated, escaped);
- * import: reads what export wrote (duplicates are skipped). prune: keeps the `keep` fastest
- * error-free measurements per (workload, target) and deletes the rest. */
+ * import: reads what export wrote (duplicates are skipped) in one transaction, *n_imported =
+ * measurements added; a malformed line is WEFT_ERR_PARSE "line N: ..." and imports nothing.
+ * prune: keeps the `keep` fastest error-free measurements per (workload, target) and deletes
+ * the rest (errors included), *n_deleted = rows deleted. */
 weft_status weft_db_ls(weft_db *db, FILE *out);
 weft_status weft_db_export(weft_db *db, FILE *out);
 weft_status weft_db_import(weft_db *db, FILE *in, int *n_imported);
 weft_status weft_db_prune(weft_db *db, int keep, int *n_deleted);
+
+/* PRAGMA integrity_check: *report is "ok\n" for a sound file, else SQLite's findings
+ * (malloc'd, caller frees). */
+weft_status weft_db_check(weft_db *db, char **report);
 
 #endif

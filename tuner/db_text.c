@@ -20,14 +20,17 @@
 
 /* ---- ls --------------------------------------------------------------------------------- */
 
-/* Prints s in a column of `width`, cut with "..." when longer. */
+/* Prints s in a column of `width`; a longer s loses its middle to "..." (a target key keeps
+ * both its cpu= head and its cores= tail). */
 static void put_column(FILE *out, const char *s, int width)
 {
     int n = (int)strlen(s);
-    if (n <= width)
+    if (n <= width) {
         fprintf(out, "%-*s", width, s);
-    else
-        fprintf(out, "%.*s...", width - 3, s);
+        return;
+    }
+    int head = (width - 3) / 2, tail = width - 3 - head;
+    fprintf(out, "%.*s...%s", head, s, s + n - tail);
 }
 
 weft_status weft_db_ls(weft_db *db, FILE *out)
