@@ -126,13 +126,15 @@ static bool foldable(const weft_graph *g, const weft_gnode *n)
     return all_const || n->def->eval_static;
 }
 
-weft_status weft_model_fold_small(weft_graph *g, int ni)
+/* Folds node ni when its inputs are constants and its outputs hold at most max_elems elements
+ * (shape-only ops always fold). */
+static weft_status fold_node(weft_graph *g, int ni, int64_t max_elems)
 {
     const weft_gnode *n = &g->nodes[ni];
     if (n->dead || !foldable(g, n)) return WEFT_OK;
     int64_t work = 0;
     for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
-    if (work > 4096 && !n->def->eval_static) return WEFT_OK; /* weights: folded at compile time */
+    if (work > max_elems && !n->def->eval_static) return WEFT_OK;
     weft_status rc = eval_node(g, ni);
     if (rc != WEFT_OK) {
         char msg[1024];
@@ -142,21 +144,15 @@ weft_status weft_model_fold_small(weft_graph *g, int ni)
     return WEFT_OK;
 }
 
+/* While building a graph only shape arithmetic is folded; weights wait for compile time. */
+weft_status weft_model_fold_small(weft_graph *g, int ni) { return fold_node(g, ni, 4096); }
+
 weft_status weft_model_fold_constants(weft_graph *g)
 {
+    /* Elementwise work on weights is cheap to fold once; refuse only the absurd. */
     for (int i = 0; i < g->n_nodes; i++) {
-        weft_gnode *n = &g->nodes[i];
-        if (n->dead || !foldable(g, n)) continue;
-        /* Large elementwise work on weights is still cheap to fold; refuse only the absurd. */
-        int64_t work = 0;
-        for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
-        if (work > ((int64_t)1 << 26)) continue;
-        weft_status rc = eval_node(g, i);
-        if (rc != WEFT_OK) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", weft_last_error());
-            return weft_fail(rc, "constant folding %s node '%s': %s", n->op_type, n->name, msg);
-        }
+        weft_status rc = fold_node(g, i, (int64_t)1 << 26);
+        if (rc != WEFT_OK) return rc;
     }
     return WEFT_OK;
 }
@@ -245,6 +241,22 @@ weft_status weft_model_pretranspose_weights(weft_graph *g)
     return WEFT_OK;
 }
 
+/* Appends an attribute of kind k named `name` to node n (the caller sets its value). */
+static weft_status append_attr(weft_gnode *n, const char *name, weft_attr_kind k, weft_attr **out)
+{
+    weft_attr *attrs = realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
+    if (!attrs) return WEFT_ERR_NOMEM;
+    n->attrs = attrs;
+    weft_attr *at = &attrs[n->n_attrs];
+    memset(at, 0, sizeof *at);
+    at->kind = k;
+    at->name = strdup(name);
+    if (!at->name) return WEFT_ERR_NOMEM;
+    n->n_attrs++;
+    *out = at;
+    return WEFT_OK;
+}
+
 /* Adds (or replaces) a string attribute on node n. */
 static weft_status set_string_attr(weft_gnode *n, const char *name, const char *value)
 {
@@ -256,16 +268,10 @@ static weft_status set_string_attr(weft_gnode *n, const char *name, const char *
             n->attrs[a].s = v;
             return WEFT_OK;
         }
-    weft_attr *attrs = realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
-    if (!attrs) return WEFT_ERR_NOMEM;
-    n->attrs = attrs;
-    weft_attr *at = &attrs[n->n_attrs];
-    memset(at, 0, sizeof *at);
-    at->kind = WEFT_ATTR_STRING;
-    at->name = strdup(name);
-    at->s = strdup(value);
-    n->n_attrs++;
-    return at->name && at->s ? WEFT_OK : WEFT_ERR_NOMEM;
+    weft_attr *at = NULL;
+    weft_status rc = append_attr(n, name, WEFT_ATTR_STRING, &at);
+    if (rc == WEFT_OK) at->s = strdup(value);
+    return rc == WEFT_OK && !at->s ? WEFT_ERR_NOMEM : rc;
 }
 
 weft_status weft_model_conv_weight_layout(weft_graph *g)
@@ -301,16 +307,10 @@ weft_status weft_model_conv_weight_layout(weft_graph *g)
 
 static weft_status set_int_attr(weft_gnode *n, const char *name, int64_t value)
 {
-    weft_attr *attrs = realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
-    if (!attrs) return WEFT_ERR_NOMEM;
-    n->attrs = attrs;
-    weft_attr *at = &attrs[n->n_attrs];
-    memset(at, 0, sizeof *at);
-    at->kind = WEFT_ATTR_INT;
-    at->i = value;
-    at->name = strdup(name);
-    n->n_attrs++;
-    return at->name ? WEFT_OK : WEFT_ERR_NOMEM;
+    weft_attr *at = NULL;
+    weft_status rc = append_attr(n, name, WEFT_ATTR_INT, &at);
+    if (rc == WEFT_OK) at->i = value;
+    return rc;
 }
 
 weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb)
