@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "tuner/db_private.h"
@@ -273,6 +274,23 @@ static weft_status prepare_range(weft_db *db, int from, int to)
     return WEFT_OK;
 }
 
+/* PRAGMA journal_mode = WAL. On a new file several processes may race to switch it, and the
+ * loser is told SQLITE_BUSY at once (waiting could deadlock), so retry with a short, jittered
+ * sleep until busy_ms has passed. A file already in WAL mode needs no lock. */
+static weft_status set_wal(weft_db *db)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int attempt = 0;; attempt++) {
+        int rc = sqlite3_exec(db->conn, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return WEFT_OK;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double waited_ms = (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) * 1e-6;
+        if (!is_busy(rc) || waited_ms > db->busy_ms) return weft_tuner_db_error(db, rc, "switching to WAL mode");
+        sleep_ms(5 + (int)((unsigned)getpid() * 7u + (unsigned)attempt * 13u) % 20);
+    }
+}
+
 /* The schema of a new file, in one transaction (a crash leaves the file empty, not half-made). */
 static weft_status init_schema(weft_db *db)
 {
@@ -324,7 +342,7 @@ weft_status weft_db_open(const char *path, bool create, weft_db **out)
     st = prepare_range(db, DB_STMT_BEGIN_WRITE, DB_STMT_ROLLBACK + 1);
     if (st == WEFT_OK) st = check_schema(db, &empty);
     /* from here on the file is ours: WAL first (it must be set outside a transaction) */
-    if (st == WEFT_OK) st = exec_sql(db, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+    if (st == WEFT_OK) st = set_wal(db);
     if (st == WEFT_OK) st = exec_sql(db, "PRAGMA synchronous = NORMAL", "setting synchronous mode");
     if (st == WEFT_OK) st = exec_sql(db, "PRAGMA foreign_keys = ON", "enabling foreign keys");
     if (st == WEFT_OK && empty) st = init_schema(db);
@@ -333,6 +351,8 @@ weft_status weft_db_open(const char *path, bool create, weft_db **out)
     *out = db;
     return WEFT_OK;
 fail:
+    /* a refused file in WAL mode (a newer weft's) must not be checkpointed into on close */
+    if (db && db->conn) sqlite3_db_config(db->conn, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     weft_db_close(db);
     return st;
 }

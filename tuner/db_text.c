@@ -11,6 +11,7 @@
  * Export reads in one read transaction (a consistent snapshot); import writes in one.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -280,10 +281,11 @@ static weft_status import_measurement(import_ctx *ic, char **f)
 {
     double median;
     int64_t t;
-    if (!*f[1] || !*f[2]) return weft_fail(WEFT_ERR_PARSE, "line %ld: M line with an empty workload or target", ic->line);
+    if (!*f[1] || !*f[2])
+        return weft_fail(WEFT_ERR_PARSE, "line %ld: M line with an empty workload or target", ic->line);
     if (!valid_latencies(f[4]))
         return weft_fail(WEFT_ERR_PARSE, "line %ld: latencies '%s' are not space-separated numbers", ic->line, f[4]);
-    if (!parse_double(f[5], &median) || median != median)
+    if (!parse_double(f[5], &median) || isnan(median))
         return weft_fail(WEFT_ERR_PARSE, "line %ld: median '%s' is not a number", ic->line, f[5]);
     if (!parse_int64(f[7], &t))
         return weft_fail(WEFT_ERR_PARSE, "line %ld: time '%s' is not an integer (unix seconds)", ic->line, f[7]);

@@ -416,8 +416,8 @@ static unsigned char *slurp(const char *path, size_t *len)
 }
 
 /* Opens fx->path, expects WEFT_ERR_DB with `msg`, and checks that the file did not change and
- * gained no -wal/-shm/-journal sibling. */
-static void expect_refused(fixture *fx, const char *msg)
+ * (unless it is in WAL mode, where reading makes -wal and -shm) gained no sibling. */
+static void expect_refused_wal(fixture *fx, const char *msg, bool wal)
 {
     size_t len0 = 0, len1 = 0;
     fx->bytes[0] = slurp(fx->path, &len0);
@@ -433,13 +433,15 @@ static void expect_refused(fixture *fx, const char *msg)
     assert_non_null(fx->bytes[1]);
     assert_int_equal(len0, len1);
     assert_memory_equal(fx->bytes[0], fx->bytes[1], len0);
-    static const char *const sibling[] = {"-wal", "-shm", "-journal"};
+    static const char *const sibling[] = {"-journal", "-wal", "-shm"};
     char p[200];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (wal ? 1 : 3); i++) {
         snprintf(p, sizeof p, "%s%s", fx->path, sibling[i]);
         assert_int_not_equal(access(p, F_OK), 0);
     }
 }
+
+static void expect_refused(fixture *fx, const char *msg) { expect_refused_wal(fx, msg, false); }
 
 static void raw_exec(fixture *fx, const char *sql)
 {
@@ -455,6 +457,23 @@ static void test_db_refuses_newer_schema(void **state)
     sqlite3_close(fx->raw);
     fx->raw = NULL;
     expect_refused(fx, "schema version 99, newer than this weft (1): upgrade weft");
+}
+
+/* A database a newer weft made (WAL mode, its last change still in the WAL): refused, and its
+ * main file keeps its bytes (no checkpoint into it on close). */
+static void test_db_refuses_newer_wal_database(void **state)
+{
+    fixture *fx = *state;
+    open_db(fx);
+    put_keys(fx->db);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+    raw_exec(fx, "PRAGMA user_version = 2");
+    /* leave the change in the WAL, so that a checkpoint would rewrite the main file */
+    assert_int_equal(sqlite3_db_config(fx->raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(fx->raw), SQLITE_OK);
+    fx->raw = NULL;
+    expect_refused_wal(fx, "schema version 2, newer than this weft (1)", true);
 }
 
 static void test_db_refuses_random_bytes(void **state)
@@ -590,6 +609,43 @@ static void test_db_two_processes_write_concurrently(void **state)
     assert_int_equal(rc.n[1], 200);
 }
 
+/* Three processes create the same new file at once: one schema, every row kept. */
+static void test_db_processes_create_same_file_at_once(void **state)
+{
+    fixture *fx = *state;
+    pid_t pid[3];
+    for (int c = 0; c < 3; c++) {
+        pid[c] = fork();
+        assert_true(pid[c] >= 0);
+        if (pid[c] == 0) {
+            weft_db *db = NULL;
+            if (weft_db_open(fx->path, true, &db) != WEFT_OK) {
+                fprintf(stderr, "child %d: %s\n", c, weft_last_error());
+                _exit(1);
+            }
+            weft_db_workload w = {W1, "te", "shapes", 1};
+            weft_db_target t = {TA, "llvm", "cpu", "avx2", 2};
+            bool ok = weft_db_put_workload(db, &w) == WEFT_OK && weft_db_put_target(db, &t) == WEFT_OK;
+            for (int i = 0; ok && i < 20; i++)
+                ok = put_m(db, W1, TA, "split i 2", 1e-3, NULL) == WEFT_OK;
+            if (!ok) fprintf(stderr, "child %d: %s\n", c, weft_last_error());
+            weft_db_close(db);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int c = 0; c < 3; c++) {
+        int status = 0;
+        assert_int_equal(waitpid(pid[c], &status, 0), pid[c]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    check_integrity(fx);
+    open_db(fx);
+    int total = 0;
+    assert_int_equal(weft_db_count(fx->db, W1, TA, &total, NULL), WEFT_OK);
+    assert_int_equal(total, 60);
+}
+
 static void test_db_survives_kill_9(void **state)
 {
     fixture *fx = *state;
@@ -675,10 +731,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_db_prune_keeps_fastest_error_free, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_cost_model_blob_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_refuses_newer_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_db_refuses_newer_wal_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_refuses_random_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_refuses_foreign_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_open_missing_without_create_is_io, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_two_processes_write_concurrently, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_db_processes_create_same_file_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_survives_kill_9, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_locked_returns_busy, setup, teardown),
     };
