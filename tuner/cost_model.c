@@ -7,6 +7,15 @@
  * MIN_TRAIN_ROWS rows leave the model as it was. Every XGBoost call is checked; a failure
  * becomes WEFT_ERR_INTERNAL with XGBoost's message. Models are saved as UBJSON (XGBoost's
  * model format, without training parameters), so a loaded booster gets nthread=1 again.
+ *
+ * Saved buffer: XGBoost's UBJSON model followed by a 16-byte trailer, "weftcm01" and the
+ * FNV-1a 64 hash of the model bytes (little-endian). XGBoost stops reading at the end of the
+ * UBJSON object, so the buffer is still a model XGBoost itself can load. The trailer is there
+ * because XGBoost trusts a model's contents: a model with one flipped byte (a child index, a
+ * split feature) can corrupt the heap or loop forever at predict time. load accepts:
+ *  - a buffer with a valid trailer (the hash is checked, then the UBJSON structure);
+ *  - a plain XGBoost JSON or UBJSON model (structure checked only, see below; only buffers
+ *    from a trusted source should come this way).
  */
 #include "tuner/cost_model.h"
 
@@ -179,6 +188,28 @@ static bool ubj_value(ubj_reader *r)
 
 typedef enum { MODEL_BAD, MODEL_JSON, MODEL_UBJ } model_format;
 
+#define TRAILER_MAGIC "weftcm01"
+#define TRAILER_LEN 16
+
+static uint64_t fnv1a64(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void put_u64le(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64le(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
 static model_format model_buffer_format(const void *buf, size_t len)
 {
     const unsigned char *p = buf;
@@ -274,13 +305,16 @@ weft_status weft_cost_model_save(weft_cost_model *m, void **buf, size_t *len)
         st = weft_fail(WEFT_ERR_INTERNAL, "xgboost: save model returned an empty buffer");
         goto done;
     }
-    *buf = malloc((size_t)n); /* the booster owns data: copy it */
-    if (!*buf) {
+    unsigned char *out = malloc((size_t)n + TRAILER_LEN); /* the booster owns data: copy it */
+    if (!out) {
         st = weft_fail(WEFT_ERR_NOMEM, "cost_model_save: out of memory (%llu bytes)", (unsigned long long)n);
         goto done;
     }
-    memcpy(*buf, data, (size_t)n);
-    *len = (size_t)n;
+    memcpy(out, data, (size_t)n);
+    memcpy(out + n, TRAILER_MAGIC, 8);
+    put_u64le(out + n + 8, fnv1a64(out, (size_t)n));
+    *buf = out;
+    *len = (size_t)n + TRAILER_LEN;
 done:
     return st;
 }
@@ -288,6 +322,12 @@ done:
 weft_status weft_cost_model_load(weft_cost_model *m, const void *buf, size_t len)
 {
     if (!m || !buf || len == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "cost_model_load: bad arguments");
+    const unsigned char *bytes = buf;
+    if (len >= TRAILER_LEN && !memcmp(bytes + len - TRAILER_LEN, TRAILER_MAGIC, 8)) {
+        len -= TRAILER_LEN;
+        if (get_u64le(bytes + len + 8) != fnv1a64(bytes, len))
+            return weft_fail(WEFT_ERR_PARSE, "cost_model_load: model checksum mismatch (%zu bytes): corrupted", len);
+    }
     model_format fmt = model_buffer_format(buf, len);
     if (fmt == MODEL_BAD)
         return weft_fail(WEFT_ERR_PARSE, "cost_model_load: not an XGBoost JSON/UBJSON model (%zu bytes)", len);
