@@ -10,7 +10,8 @@
  *   SRSRS in R    inside the tile, R's spatial axes split again (a.0 a.1) and its reduction
  *                 axes in two (k.0 k.1), ordered k.0 a.0 k.1 a.1: a register tile a.1 (the
  *                 vector axis vectorized, the others unrolled) over an inner reduction;
- *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized.
+ *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized,
+ *                 the outer loops fused and parallel (or not: tiny kernels may run faster serial).
  * Decisions: perfect factorizations of every axis (no guards), accumulator shape, reduction
  * split, unroll depth, parallel granularity. A kernel without a reuse stage has one candidate,
  * the default schedule.
@@ -107,7 +108,9 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
         out->n_sp = ts->op->ndim;
         for (int d = 0; d < out->n_sp; d++) {
             snprintf(out->sp[d], sizeof out->sp[d], "%s", rs->iters[d].name);
+            snprintf(out->spt[d], sizeof out->spt[d], "%s", ts->iters[d].name);
             out->sp_ext[d] = ts->op->shape[d];
+            if (rs->op->shape[d] != ts->op->shape[d]) out->tiled = false;
         }
         out->n_red = rs->op->n_reduce;
         for (int k = 0; k < out->n_red; k++) {
@@ -116,10 +119,6 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
         }
         int u = -1;
         weft_sched_choose_tile_axes(rs->op, &u, &out->vec);
-        /* T's axes must be named as R's for the steps below; they are when T is a plain
-         * elementwise reader (cache_write copy or an epilogue built on the same axes). */
-        for (int d = 0; d < out->n_sp; d++)
-            if (strcmp(ts->iters[d].name, rs->iters[d].name)) out->tiled = false;
     }
     free(prefix);
     weft_schedule_destroy(s);
@@ -150,7 +149,8 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     for (int k = 0; k < sk->n_red; k++) c->k_in[k] = pick_divisor(rng, sk->red_ext[k], 64, 1);
     static const int unrolls[] = {0, 16, 64, 512};
     c->unroll = unrolls[weft_tuner_rand(rng) % 4];
-    c->n_par = 1 + (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp ? sk->n_sp : 1));
+    /* 0: no parallel loop (tiny kernels can lose more to waking threads than they gain) */
+    c->n_par = (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp + 1));
 }
 
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
@@ -190,20 +190,20 @@ char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
     weft_strbuf_puts(&sb, sk->prefix);
     const char *T = sk->t, *R = sk->r;
     int n = sk->n_sp;
-    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld %lld\n", T, sk->sp[d], (long long)c->t1[d], (long long)c->t2[d]);
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld %lld\n", T, sk->spt[d], (long long)c->t1[d], (long long)c->t2[d]);
     weft_strbuf_printf(&sb, "reorder %s", T);
     for (int lvl = 0; lvl < 3; lvl++)
-        for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.%d", sk->sp[d], lvl);
+        for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.%d", sk->spt[d], lvl);
     weft_strbuf_puts(&sb, "\n");
     int np = c->n_par < 1 ? 1 : c->n_par > n ? n : c->n_par;
     if (np >= 2) {
         weft_strbuf_printf(&sb, "fuse %s", T);
-        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, " %s.0", sk->sp[d]);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, " %s.0", sk->spt[d]);
         weft_strbuf_printf(&sb, "\nparallel %s ", T);
-        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, "%s%s.0", d ? "@" : "", sk->sp[d]);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, "%s%s.0", d ? "@" : "", sk->spt[d]);
         weft_strbuf_puts(&sb, "\n");
-    } else weft_strbuf_printf(&sb, "parallel %s %s.0\n", T, sk->sp[0]);
-    weft_strbuf_printf(&sb, "compute_at %s %s %s.1\n", R, T, sk->sp[n - 1]);
+    } else if (c->n_par > 0) weft_strbuf_printf(&sb, "parallel %s %s.0\n", T, sk->spt[0]);
+    weft_strbuf_printf(&sb, "compute_at %s %s %s.1\n", R, T, sk->spt[n - 1]);
     for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->sp[d], (long long)c->r_in[d]);
     for (int k = 0; k < sk->n_red; k++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->red[k], (long long)c->k_in[k]);
     weft_strbuf_printf(&sb, "reorder %s", R);
@@ -218,6 +218,6 @@ char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
         else if (d != sk->vec && c->r_in[d] <= 16) weft_strbuf_printf(&sb, "unroll %s %s.1\n", R, sk->sp[d]);
     }
     if (c->unroll > 0 && sk->n_red) weft_strbuf_printf(&sb, "pragma %s %s.0 auto_unroll %d\n", R, sk->red[0], c->unroll);
-    if (c->t2[n - 1] > 1 && c->t2[n - 1] <= 64) weft_strbuf_printf(&sb, "vectorize %s %s.2\n", T, sk->sp[n - 1]);
+    if (c->t2[n - 1] > 1 && c->t2[n - 1] <= 64) weft_strbuf_printf(&sb, "vectorize %s %s.2\n", T, sk->spt[n - 1]);
     return weft_strbuf_take(&sb);
 }

@@ -331,6 +331,7 @@ static double model_latency(const task_state *ts, int n)
 
 static void fmt_time(double s, char *buf, size_t n)
 {
+    if (s < 0) s = 0;
     if (s < 120) snprintf(buf, n, "%.0fs", s);
     else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
 }

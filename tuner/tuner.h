@@ -58,7 +58,9 @@ typedef struct weft_sketch {
     char prefix[2048];     /* structural steps: inlining, cache_write */
     char r[64], t[64];     /* the reduction stage and the tiled output stage */
     int n_sp, n_red;
-    char sp[WEFT_SKETCH_MAX_AXES][64], red[WEFT_SKETCH_MAX_AXES][64];
+    char sp[WEFT_SKETCH_MAX_AXES][64];  /* R's spatial iterators */
+    char spt[WEFT_SKETCH_MAX_AXES][64]; /* T's iterators (same axes, maybe other names) */
+    char red[WEFT_SKETCH_MAX_AXES][64];
     int64_t sp_ext[WEFT_SKETCH_MAX_AXES], red_ext[WEFT_SKETCH_MAX_AXES];
     int vec;               /* spatial axis vectorized in the accumulator */
     int lanes;             /* f32 vector lanes of the target */
