@@ -50,6 +50,43 @@ static int64_t pick_divisor(uint64_t *rng, int64_t n, int64_t max, int64_t prefe
     return divs[weft_tuner_rand(rng) % (uint64_t)nd];
 }
 
+/* The input R reads along the vector axis but not along some other spatial axis of extent > 1
+ * (its data is reused across that axis): packing it per panel makes the register tile's reads
+ * contiguous. Only kernel inputs qualify (cache_read of them needs no other rewrite). */
+static void find_pack(const weft_te_func *f, const weft_tensor *op, weft_sketch *sk)
+{
+    const weft_expr *stack[512];
+    int sp = 0;
+    stack[sp++] = op->body;
+    while (sp > 0 && !sk->pack[0]) {
+        const weft_expr *e = stack[--sp];
+        if (e->kind == WEFT_EXPR_TLOAD) {
+            const weft_tensor *t = weft_expr_tload_tensor(e);
+            bool input = false;
+            for (int i = 0; i < f->n_inputs; i++) input = input || f->inputs[i] == t;
+            bool uses_v = weft_expr_uses_var(e, op->axis[sk->vec].var), misses = false;
+            for (int d = 0; d < op->ndim; d++)
+                if (d != sk->vec && op->shape[d] > 1 && !weft_expr_uses_var(e, op->axis[d].var)) misses = true;
+            if (input && uses_v && misses && t->ndim >= 1) {
+                snprintf(sk->pack, sizeof sk->pack, "%s", t->name);
+                snprintf(sk->pack_last, sizeof sk->pack_last, "ax%d", t->ndim - 1);
+                sk->pack_last_ext = t->shape[t->ndim - 1];
+            }
+            continue;
+        }
+        if (weft_expr_is_binary(e) && sp + 2 <= 512) {
+            stack[sp++] = weft_expr_a(e);
+            stack[sp++] = weft_expr_b(e);
+        } else if ((e->kind == WEFT_EXPR_CAST || e->kind == WEFT_EXPR_NOT) && sp < 512) stack[sp++] = weft_expr_operand(e);
+        else if (e->kind == WEFT_EXPR_SELECT && sp + 3 <= 512) {
+            stack[sp++] = weft_expr_sel_cond(e);
+            stack[sp++] = weft_expr_sel_true(e);
+            stack[sp++] = weft_expr_sel_false(e);
+        } else if (e->kind == WEFT_EXPR_CALL)
+            for (int i = 0; i < weft_expr_call_n(e) && sp < 512; i++) stack[sp++] = weft_expr_call_arg(e, i);
+    }
+}
+
 weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out)
 {
     memset(out, 0, sizeof *out);
@@ -119,6 +156,7 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
         }
         int u = -1;
         weft_sched_choose_tile_axes(rs->op, &u, &out->vec);
+        find_pack(f, rs->op, out);
     }
     free(prefix);
     weft_schedule_destroy(s);
@@ -151,6 +189,7 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     c->unroll = unrolls[weft_tuner_rand(rng) % 4];
     /* 0: no parallel loop (tiny kernels can lose more to waking threads than they gain) */
     c->n_par = (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp + 1));
+    c->pack = sk->pack[0] && weft_tuner_rand(rng) % 2;
 }
 
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
@@ -176,7 +215,10 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
             c->k_in[k] = fresh.k_in[k];
         }
         break;
-    case 3: c->unroll = fresh.unroll; break;
+    case 3:
+        c->unroll = fresh.unroll;
+        c->pack = fresh.pack;
+        break;
     default: c->n_par = fresh.n_par; break;
     }
     int64_t acc = 1;
@@ -191,18 +233,24 @@ char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
     const char *T = sk->t, *R = sk->r;
     int n = sk->n_sp;
     for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld %lld\n", T, sk->spt[d], (long long)c->t1[d], (long long)c->t2[d]);
+    /* Outer-level order: axis order, or the vector axis first when its panel is packed. */
+    int ord[WEFT_SKETCH_MAX_AXES], m = 0;
+    if (c->pack) ord[m++] = sk->vec;
+    for (int d = 0; d < n; d++)
+        if (!c->pack || d != sk->vec) ord[m++] = d;
     weft_strbuf_printf(&sb, "reorder %s", T);
-    for (int lvl = 0; lvl < 3; lvl++)
+    for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.0", sk->spt[ord[d]]);
+    for (int lvl = 1; lvl < 3; lvl++)
         for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, " %s.%d", sk->spt[d], lvl);
     weft_strbuf_puts(&sb, "\n");
     int np = c->n_par < 1 ? 1 : c->n_par > n ? n : c->n_par;
     if (np >= 2) {
         weft_strbuf_printf(&sb, "fuse %s", T);
-        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, " %s.0", sk->spt[d]);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, " %s.0", sk->spt[ord[d]]);
         weft_strbuf_printf(&sb, "\nparallel %s ", T);
-        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, "%s%s.0", d ? "@" : "", sk->spt[d]);
+        for (int d = 0; d < np; d++) weft_strbuf_printf(&sb, "%s%s.0", d ? "@" : "", sk->spt[ord[d]]);
         weft_strbuf_puts(&sb, "\n");
-    } else if (c->n_par > 0) weft_strbuf_printf(&sb, "parallel %s %s.0\n", T, sk->spt[0]);
+    } else if (c->n_par > 0) weft_strbuf_printf(&sb, "parallel %s %s.0\n", T, sk->spt[ord[0]]);
     weft_strbuf_printf(&sb, "compute_at %s %s %s.1\n", R, T, sk->spt[n - 1]);
     for (int d = 0; d < n; d++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->sp[d], (long long)c->r_in[d]);
     for (int k = 0; k < sk->n_red; k++) weft_strbuf_printf(&sb, "split %s %s %lld\n", R, sk->red[k], (long long)c->k_in[k]);
@@ -218,6 +266,22 @@ char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
         else if (d != sk->vec && c->r_in[d] <= 16) weft_strbuf_printf(&sb, "unroll %s %s.1\n", R, sk->sp[d]);
     }
     if (c->unroll > 0 && sk->n_red) weft_strbuf_printf(&sb, "pragma %s %s.0 auto_unroll %d\n", R, sk->red[0], c->unroll);
+    if (c->pack) {
+        /* the panel is computed once per iteration of the vector axis's outer loop (or of the
+         * fused parallel loop that contains it) and read by every register tile inside */
+        char at[WEFT_SKETCH_MAX_AXES * 68] = "";
+        if (np >= 2)
+            for (int d = 0; d < np; d++) {
+                strcat(at, d ? "@" : "");
+                strncat(at, sk->spt[ord[d]], 64);
+                strcat(at, ".0");
+            }
+        else snprintf(at, sizeof at, "%s.0", sk->spt[ord[0]]);
+        weft_strbuf_printf(&sb, "cache_read %s local %s\ncompute_at %s.local %s %s\n", sk->pack, R, sk->pack, T, at);
+        if (sk->pack_last_ext % sk->lanes == 0 && sk->pack_last_ext > sk->lanes)
+            weft_strbuf_printf(&sb, "split %s.local %s %d\nvectorize %s.local %s.1\n", sk->pack, sk->pack_last, sk->lanes,
+                               sk->pack, sk->pack_last);
+    }
     if (c->t2[n - 1] > 1 && c->t2[n - 1] <= 64) weft_strbuf_printf(&sb, "vectorize %s %s.2\n", T, sk->spt[n - 1]);
     return weft_strbuf_take(&sb);
 }

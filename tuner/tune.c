@@ -9,7 +9,7 @@
  * recorded as an error and never served. The cost model is retrained on everything measured
  * after each round and saved to the database. The scheduler gives each task a first round,
  * then rounds to the task with the largest weight x best latency, boosted by recent
- * improvement. Everything random comes from --seed.
+ * improvement and damped by the trials it already had. Everything random comes from --seed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -395,7 +395,9 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
                 pick = i;
                 break;
             }
-            double prio = ts[i].task->weight * (ts[i].best > 0 ? ts[i].best : 1.0) * (1.0 + 4.0 * ts[i].improvement);
+            /* time the task costs the model, boosted by recent gains, damped by effort spent */
+            double prio = ts[i].task->weight * (ts[i].best > 0 ? ts[i].best : 1.0) * (1.0 + 4.0 * ts[i].improvement) /
+                          sqrt(1.0 + ts[i].trials / 64.0);
             if (prio > best_prio) {
                 best_prio = prio;
                 pick = i;
@@ -408,7 +410,9 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
         elapsed = weft_rt_now() - tu.t0;
         double lat = model_latency(ts, n);
-        if (tu.curve) {
+        bool all_measured = true;
+        for (int i = 0; i < n; i++) all_measured = all_measured && ts[i].best > 0;
+        if (tu.curve && all_measured) { /* the estimate means something once every task has a time */
             fprintf(tu.curve, "%d,%.2f,%.6f\n", tu.total_trials, elapsed, lat * 1e3);
             fflush(tu.curve);
         }

@@ -63,6 +63,10 @@ typedef struct weft_sketch {
     char red[WEFT_SKETCH_MAX_AXES][64];
     int64_t sp_ext[WEFT_SKETCH_MAX_AXES], red_ext[WEFT_SKETCH_MAX_AXES];
     int vec;               /* spatial axis vectorized in the accumulator */
+    char pack[64];         /* an input R reads along the vector axis and reuses across another
+                            * axis (B of a matmul): may be packed per panel ("" when none) */
+    char pack_last[64];    /* the packed copy's innermost iterator */
+    int64_t pack_last_ext;
     int lanes;             /* f32 vector lanes of the target */
 } weft_sketch;
 
@@ -72,6 +76,7 @@ typedef struct weft_cand {
     int64_t k_in[WEFT_SKETCH_MAX_AXES];  /* reduction inner split */
     int unroll;                          /* auto_unroll depth on the outer reduction loop */
     int n_par;                           /* outer loops fused into the parallel loop */
+    bool pack;                           /* pack sk->pack per panel of the vector axis */
 } weft_cand;
 
 weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out);
