@@ -63,7 +63,10 @@ static const char *const stmt_sql[DB_STMT_COUNT] = {
     [DB_STMT_PRUNE] = "DELETE FROM measurements WHERE id NOT IN (SELECT id FROM (SELECT id, row_number() "
                       "OVER (PARTITION BY workload, target ORDER BY median, id) AS pos FROM measurements "
                       "WHERE median > 0 AND coalesce(error, '') = '') WHERE pos <= ?1)",
+    /* only the latest cost model of each target is ever loaded */
+    [DB_STMT_PRUNE_MODELS] = "DELETE FROM cost_models WHERE id NOT IN (SELECT max(id) FROM cost_models GROUP BY target)",
     [DB_STMT_CHECKPOINT] = "PRAGMA wal_checkpoint(TRUNCATE)",
+    [DB_STMT_VACUUM] = "VACUUM",
 };
 
 /* Created in one transaction on an empty file; user_version is set alongside (see init). */

@@ -89,7 +89,8 @@ weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, voi
  * import: reads what export wrote (duplicates are skipped) in one transaction, *n_imported =
  * measurements added; a malformed line is WEFT_ERR_PARSE "line N: ..." and imports nothing.
  * prune: keeps the `keep` fastest error-free measurements per (workload, target) and deletes
- * the rest (errors included), *n_deleted = rows deleted. */
+ * the rest (errors included), *n_deleted = rows deleted; it also keeps only the latest cost
+ * model of each target and compacts the file (VACUUM, WAL checkpoint). */
 weft_status weft_db_ls(weft_db *db, FILE *out);
 weft_status weft_db_export(weft_db *db, FILE *out);
 weft_status weft_db_import(weft_db *db, FILE *in, int *n_imported);

@@ -375,6 +375,12 @@ weft_status weft_db_prune(weft_db *db, int keep, int *n_deleted)
     int n = sqlite3_changes(db->conn);
     if (rc != SQLITE_DONE) st = weft_tuner_db_error(db, rc, op);
     weft_tuner_db_reset(s);
+    if (st == WEFT_OK) {
+        s = db->stmt[DB_STMT_PRUNE_MODELS];
+        rc = sqlite3_step(s);
+        if (rc != SQLITE_DONE) st = weft_tuner_db_error(db, rc, "pruning cost models");
+        weft_tuner_db_reset(s);
+    }
     if (st != WEFT_OK) {
         weft_tuner_db_rollback(db);
         return st;
@@ -382,12 +388,17 @@ weft_status weft_db_prune(weft_db *db, int keep, int *n_deleted)
     st = weft_tuner_db_commit(db, op);
     if (st != WEFT_OK) return st;
     if (n_deleted) *n_deleted = n;
-    /* give the space back: fold the WAL into the main file and truncate it (a busy checkpoint,
-     * one blocked by a reader in another process, is left for later: it is not an error) */
+    /* give the space back: compact the file (VACUUM), then fold the WAL into it and truncate
+     * the WAL; a busy VACUUM or checkpoint (another process reading) is left for later */
+    s = db->stmt[DB_STMT_VACUUM];
+    rc = sqlite3_step(s);
+    if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+        st = weft_tuner_db_error(db, rc, "vacuuming after prune");
+    weft_tuner_db_reset(s);
     s = db->stmt[DB_STMT_CHECKPOINT];
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     }
-    if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+    if (st == WEFT_OK && rc != SQLITE_DONE && (rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
         st = weft_tuner_db_error(db, rc, "checkpointing after prune");
     weft_tuner_db_reset(s);
     return st;
