@@ -10,10 +10,10 @@ db=${2:-}
 weft=build/release/weft
 dbarg=()
 [[ -n "$db" ]] && dbarg=(--db "$db")
-# OpenBLAS must pick its AVX-512 kernels; libgomp's idle threads must not spin between peers.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 case "$what" in
 matmul)
+    # OpenBLAS must pick its AVX-512 kernels; libgomp's idle threads must not spin between peers.
+    export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
     echo "kernel,shape,schedule,threads,median_us,gflops"
     for shape in 1024,1024,1024 32,512,512 128,3072,768 128,768,3072 1,1000,512; do
         for t in 1 2; do

@@ -74,7 +74,7 @@ int weft_cmd_db(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: weft db ls|check|export DB | weft db import DB FILE | weft db prune DB [--keep K]\n"
-                        "       weft db best DB OP --shape S\n");
+                        "       weft db best DB OP --shape S [--threads T]\n");
         return 2;
     }
     const char *cmd = argv[0], *path = argv[1];
@@ -116,7 +116,8 @@ int weft_cmd_db(int argc, char **argv)
                 weft_target_caps caps;
                 llvm->caps(t, &caps);
                 weft_tuner_target tt;
-                weft_tuner_target_init(&tt, &caps);
+                const char *th = weft_cli_opt(argc, argv, "--threads");
+                weft_tuner_target_init(&tt, &caps, th && *th ? atoi(th) : 0);
                 bool found = false;
                 char *steps = NULL;
                 double median = 0;

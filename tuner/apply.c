@@ -44,7 +44,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
 {
     provider_ctx *pc = ud;
     if (!pc->target_ready) {
-        weft_tuner_target_init(&pc->tt, caps);
+        weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }
     bool found = false;

@@ -13,7 +13,7 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps)
+void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", caps->name ? caps->name : "?");
@@ -29,6 +29,7 @@ void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps)
             break;
         }
     if (f) fclose(f);
-    snprintf(t->key, sizeof t->key, "%s;cpu=%s;feat=%016llx;cores=%d", t->name, caps->cpu[0] ? caps->cpu : "?",
-             (unsigned long long)fnv1a(caps->features), t->cores);
+    t->threads = threads > 0 ? threads : t->cores;
+    snprintf(t->key, sizeof t->key, "%s;cpu=%s;feat=%016llx;cores=%d;threads=%d", t->name, caps->cpu[0] ? caps->cpu : "?",
+             (unsigned long long)fnv1a(caps->features), t->cores, t->threads);
 }

@@ -349,7 +349,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     }
     if (rc == WEFT_OK) {
         tu.ops->caps(tu.target, &tu.caps);
-        weft_tuner_target_init(&tu.tt, &tu.caps);
+        weft_tuner_target_init(&tu.tt, &tu.caps, o->threads);
         weft_db_target dt = {tu.tt.key, tu.tt.name, tu.tt.model, tu.tt.features, tu.tt.cores};
         rc = weft_db_put_target(tu.db, &dt);
     }

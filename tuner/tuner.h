@@ -25,13 +25,14 @@
 
 /* ---- target_key.c ---- */
 typedef struct weft_tuner_target {
-    char key[160];     /* "llvm;cpu=znver5;feat=<16 hex>;cores=2" */
+    char key[160];     /* "llvm;cpu=znver5;feat=<16 hex>;cores=2;threads=2" */
     char name[16];
     char model[128];   /* /proc/cpuinfo model name */
     char features[1024];
     int cores;
+    int threads;       /* threads the kernels run with (<= 0 given: the cores) */
 } weft_tuner_target;
-void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps);
+void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads);
 
 /* ---- task.c ---- */
 typedef struct weft_task {
