@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds a Release build in build/release and runs the main job: JIT-compiles the
-# bundled ResNet-9 (tests/data/models/resnet9.onnx) with default schedules and runs inference
-# on its reference input, printing the latency, the predicted class and a per-kernel profile.
+# bundled ResNet-9 (tests/data/models/resnet9.onnx) with the bundled tuned schedules
+# (tests/data/models/tuned.db; on a machine of another kind it falls back to default schedules
+# and says so) and runs inference on its reference input, printing the latency, the predicted
+# class and a per-kernel profile.
 # With `--bench`, also runs the 1024^3 float32 matmul benchmark on 1 and 2 threads (weft
 # schedules against the vendor-library peers).
 set -euo pipefail
@@ -14,7 +16,7 @@ cmake --build build/release -j"${JOBS:-2}"
 
 models=tests/data/models
 build/release/weft run $models/resnet9.onnx --input $models/resnet9.input.bin --output build/release/resnet9.output.bin \
-    --repeat 200 --profile
+    --db $models/tuned.db --repeat 200 --profile
 
 if [[ "${1:-}" == "--bench" ]]; then
     # OPENBLAS_CORETYPE would pin OpenBLAS to an older kernel set; let it detect the CPU.
