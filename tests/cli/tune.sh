@@ -15,14 +15,15 @@ check() { # description, command...
 total() { "$weft" db ls "$1" | awk 'NR > 1 { t += $3 } END { print t + 0 }'; }
 
 # a small tuning run fills the database, and a rerun with the same budget measures nothing new
-"$weft" tune --op matmul --shape 64,64,48 --db "$tmp/a.db" --trials 12 --seed 7 --curve "$tmp/curve.csv" > "$tmp/out1" 2>&1
+"$weft" tune --op matmul --shape 64,64,48 --db "$tmp/a.db" --trials 12 --seed 7 --threads 1 --curve "$tmp/curve.csv" > "$tmp/out1" 2>&1
 check "tune exits 0" grep -q "estimated model latency" "$tmp/out1"
 check "12 measurements recorded" test "$(total "$tmp/a.db")" = 12
 check "curve has rows" test "$(wc -l < "$tmp/curve.csv")" -ge 2
-"$weft" tune --op matmul --shape 64,64,48 --db "$tmp/a.db" --trials 12 --seed 7 > "$tmp/out2" 2>&1
+"$weft" tune --op matmul --shape 64,64,48 --db "$tmp/a.db" --trials 12 --seed 7 --threads 1 > "$tmp/out2" 2>&1
 check "rerun resumes (12 already there)" grep -q "12 measurement(s) already" "$tmp/out2"
 check "rerun adds nothing" test "$(total "$tmp/a.db")" = 12
-check "best record is printable" "$weft" db best "$tmp/a.db" matmul --shape 64,64,48
+check "best record is printable" sh -c "'$weft' db best '$tmp/a.db' matmul --shape 64,64,48 --threads 1 | grep -q 'split C'"
+check "records are kept per thread count" sh -c "'$weft' db best '$tmp/a.db' matmul --shape 64,64,48 --threads 2 | grep -q 'no record'"
 check "bench op shows the tuned row" sh -c "'$weft' bench op matmul --shape 64,64,48 --threads 1 --min-time 0 --db '$tmp/a.db' --csv | grep -q ',tuned,'"
 
 # export / import round trip
