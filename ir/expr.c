@@ -306,29 +306,51 @@ bool weft_expr_equal(const weft_expr *x, const weft_expr *y)
     }
 }
 
-const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
-                                      const weft_expr *const *from, const weft_expr *const *to)
+void weft_expr_each_child(const weft_expr *e, weft_expr_child_fn fn, void *ud)
+{
+    if (!e) return;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT:
+    case WEFT_EXPR_VAR: return;
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: fn(ud, e->u.un.a); return;
+    case WEFT_EXPR_SELECT:
+        fn(ud, e->u.sel.c);
+        fn(ud, e->u.sel.t);
+        fn(ud, e->u.sel.f);
+        return;
+    case WEFT_EXPR_CALL:
+        for (int i = 0; i < e->u.call.n; i++) fn(ud, e->u.call.args[i]);
+        return;
+    case WEFT_EXPR_TLOAD:
+        for (int i = 0; i < e->u.tload.n; i++) fn(ud, e->u.tload.idx[i]);
+        return;
+    case WEFT_EXPR_LOAD: fn(ud, e->u.load.index); return;
+    default:
+        fn(ud, e->u.bin.a);
+        fn(ud, e->u.bin.b);
+        return;
+    }
+}
+
+const weft_expr *weft_expr_map_children(weft_arena *a, const weft_expr *e, weft_expr_map_fn fn, void *ud)
 {
     if (!e) return NULL;
     switch ((weft_expr_kind)e->kind) {
     case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT: return e;
-    case WEFT_EXPR_VAR:
-        for (int i = 0; i < n; i++)
-            if (from[i] == e) return to[i];
-        return e;
+    case WEFT_EXPR_FLOAT:
+    case WEFT_EXPR_VAR: return e;
     case WEFT_EXPR_NOT: {
-        const weft_expr *x = weft_expr_substitute(a, e->u.un.a, n, from, to);
+        const weft_expr *x = fn(ud, e->u.un.a);
         return x == e->u.un.a ? e : weft_not(a, x);
     }
     case WEFT_EXPR_CAST: {
-        const weft_expr *x = weft_expr_substitute(a, e->u.un.a, n, from, to);
+        const weft_expr *x = fn(ud, e->u.un.a);
         return x == e->u.un.a ? e : weft_cast(a, e->dtype, x);
     }
     case WEFT_EXPR_SELECT: {
-        const weft_expr *c = weft_expr_substitute(a, e->u.sel.c, n, from, to);
-        const weft_expr *t = weft_expr_substitute(a, e->u.sel.t, n, from, to);
-        const weft_expr *f = weft_expr_substitute(a, e->u.sel.f, n, from, to);
+        const weft_expr *c = fn(ud, e->u.sel.c), *t = fn(ud, e->u.sel.t), *f = fn(ud, e->u.sel.f);
         if (c == e->u.sel.c && t == e->u.sel.t && f == e->u.sel.f) return e;
         return weft_select(a, c, t, f);
     }
@@ -336,7 +358,7 @@ const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
         const weft_expr *args[4];
         bool same = true;
         for (int i = 0; i < e->u.call.n; i++) {
-            args[i] = weft_expr_substitute(a, e->u.call.args[i], n, from, to);
+            args[i] = fn(ud, e->u.call.args[i]);
             same = same && args[i] == e->u.call.args[i];
         }
         return same ? e : weft_call(a, (weft_intrin)e->u.call.fn, e->u.call.n, args);
@@ -345,45 +367,63 @@ const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
         const weft_expr *idx[WEFT_MAX_DIMS];
         bool same = true;
         for (int i = 0; i < e->u.tload.n; i++) {
-            idx[i] = weft_expr_substitute(a, e->u.tload.idx[i], n, from, to);
+            idx[i] = fn(ud, e->u.tload.idx[i]);
             same = same && idx[i] == e->u.tload.idx[i];
         }
         return same ? e : weft_tload(a, e->u.tload.tensor, e->u.tload.n, idx);
     }
     case WEFT_EXPR_LOAD: {
-        const weft_expr *i = weft_expr_substitute(a, e->u.load.index, n, from, to);
+        const weft_expr *i = fn(ud, e->u.load.index);
         return i == e->u.load.index ? e : weft_load(a, e->u.load.buf, i);
     }
     default: {
-        const weft_expr *x = weft_expr_substitute(a, e->u.bin.a, n, from, to);
-        const weft_expr *y = weft_expr_substitute(a, e->u.bin.b, n, from, to);
+        const weft_expr *x = fn(ud, e->u.bin.a), *y = fn(ud, e->u.bin.b);
         if (x == e->u.bin.a && y == e->u.bin.b) return e;
         return weft_binary(a, (weft_expr_kind)e->kind, x, y);
     }
     }
 }
 
+typedef struct subst_ctx {
+    weft_arena *a;
+    int n;
+    const weft_expr *const *from, *const *to;
+} subst_ctx;
+
+static const weft_expr *subst_one(void *ud, const weft_expr *e)
+{
+    const subst_ctx *c = ud;
+    if (e && e->kind == WEFT_EXPR_VAR) {
+        for (int i = 0; i < c->n; i++)
+            if (c->from[i] == e) return c->to[i];
+        return e;
+    }
+    return weft_expr_map_children(c->a, e, subst_one, ud);
+}
+
+const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
+                                      const weft_expr *const *from, const weft_expr *const *to)
+{
+    subst_ctx c = {a, n, from, to};
+    return subst_one(&c, e);
+}
+
+typedef struct uses_ctx {
+    const weft_expr *v;
+    bool found;
+} uses_ctx;
+
+static void uses_one(void *ud, const weft_expr *e)
+{
+    uses_ctx *c = ud;
+    if (c->found || !e) return;
+    if (e == c->v) c->found = true;
+    else weft_expr_each_child(e, uses_one, ud);
+}
+
 bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v)
 {
-    if (!e) return false;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT: return false;
-    case WEFT_EXPR_VAR: return e == v;
-    case WEFT_EXPR_NOT:
-    case WEFT_EXPR_CAST: return weft_expr_uses_var(e->u.un.a, v);
-    case WEFT_EXPR_SELECT:
-        return weft_expr_uses_var(e->u.sel.c, v) || weft_expr_uses_var(e->u.sel.t, v) ||
-               weft_expr_uses_var(e->u.sel.f, v);
-    case WEFT_EXPR_CALL:
-        for (int i = 0; i < e->u.call.n; i++)
-            if (weft_expr_uses_var(e->u.call.args[i], v)) return true;
-        return false;
-    case WEFT_EXPR_TLOAD:
-        for (int i = 0; i < e->u.tload.n; i++)
-            if (weft_expr_uses_var(e->u.tload.idx[i], v)) return true;
-        return false;
-    case WEFT_EXPR_LOAD: return weft_expr_uses_var(e->u.load.index, v);
-    default: return weft_expr_uses_var(e->u.bin.a, v) || weft_expr_uses_var(e->u.bin.b, v);
-    }
+    uses_ctx c = {v, false};
+    uses_one(&c, e);
+    return c.found;
 }

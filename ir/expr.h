@@ -141,6 +141,15 @@ const weft_expr *weft_tload(weft_arena *a, const weft_tensor *t, int n, const we
 /* Flat read of a buffer (loop IR). */
 const weft_expr *weft_load(weft_arena *a, const weft_buffer *b, const weft_expr *index);
 
+/* The direct children of e, in order (none for immediates and variables). Every tree walk of
+ * expressions goes through these two, so a new kind needs handling here only. */
+typedef void (*weft_expr_child_fn)(void *ud, const weft_expr *child);
+void weft_expr_each_child(const weft_expr *e, weft_expr_child_fn fn, void *ud);
+/* e rebuilt with each direct child c replaced by fn(ud, c) through the constructors (so
+ * constants fold); e itself when no child changed; NULL when a child maps to NULL. */
+typedef const weft_expr *(*weft_expr_map_fn)(void *ud, const weft_expr *child);
+const weft_expr *weft_expr_map_children(weft_arena *a, const weft_expr *e, weft_expr_map_fn fn, void *ud);
+
 /* Structural equality (variables compare by identity). */
 bool weft_expr_equal(const weft_expr *x, const weft_expr *y);
 

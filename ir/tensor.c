@@ -104,44 +104,28 @@ int64_t weft_te_numel(const weft_tensor *t)
     return n;
 }
 
-static void collect_reads(const weft_expr *e, const weft_tensor **out, int *n, int max)
+typedef struct reads_ctx {
+    const weft_tensor **out;
+    int n, max;
+} reads_ctx;
+
+static void collect_reads(void *ud, const weft_expr *e)
 {
-    if (!e) return;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT:
-    case WEFT_EXPR_VAR:
-    case WEFT_EXPR_LOAD: return;
-    case WEFT_EXPR_NOT:
-    case WEFT_EXPR_CAST: collect_reads(e->u.un.a, out, n, max); return;
-    case WEFT_EXPR_SELECT:
-        collect_reads(e->u.sel.c, out, n, max);
-        collect_reads(e->u.sel.t, out, n, max);
-        collect_reads(e->u.sel.f, out, n, max);
-        return;
-    case WEFT_EXPR_CALL:
-        for (int i = 0; i < e->u.call.n; i++) collect_reads(e->u.call.args[i], out, n, max);
-        return;
-    case WEFT_EXPR_TLOAD: {
+    reads_ctx *c = ud;
+    if (e->kind == WEFT_EXPR_TLOAD) {
         const weft_tensor *t = e->u.tload.tensor;
         bool seen = false;
-        for (int i = 0; i < *n; i++) seen = seen || out[i] == t;
-        if (!seen && *n < max) out[(*n)++] = t;
-        for (int i = 0; i < e->u.tload.n; i++) collect_reads(e->u.tload.idx[i], out, n, max);
-        return;
+        for (int i = 0; i < c->n; i++) seen = seen || c->out[i] == t;
+        if (!seen && c->n < c->max) c->out[c->n++] = t;
     }
-    default:
-        collect_reads(e->u.bin.a, out, n, max);
-        collect_reads(e->u.bin.b, out, n, max);
-        return;
-    }
+    weft_expr_each_child(e, collect_reads, ud);
 }
 
 int weft_te_reads(const weft_tensor *t, const weft_tensor **out, int max)
 {
-    int n = 0;
-    if (!t->is_placeholder) collect_reads(t->body, out, &n, max);
-    return n;
+    reads_ctx c = {out, 0, max};
+    if (!t->is_placeholder && t->body) collect_reads(&c, t->body);
+    return c.n;
 }
 
 #define MAX_TENSORS 256

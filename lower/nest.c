@@ -39,6 +39,7 @@ typedef struct ctx {
     stage_info *info;
     weft_range_env env;
     weft_status err;
+    int depth; /* inlining depth of the expansion in progress */
 } ctx;
 
 static weft_status fail_nomem(ctx *c)
@@ -51,38 +52,19 @@ static weft_status fail_nomem(ctx *c)
 
 static const weft_expr *expand(ctx *c, const weft_expr *e, int depth);
 
-static const weft_expr *expand_children(ctx *c, const weft_expr *e, int depth)
+static const weft_expr *expand_child(void *ud, const weft_expr *e)
 {
-    weft_arena *a = c->a;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT:
-    case WEFT_EXPR_VAR:
-    case WEFT_EXPR_LOAD: return e;
-    case WEFT_EXPR_NOT: return weft_not(a, expand(c, weft_expr_operand(e), depth));
-    case WEFT_EXPR_CAST: return weft_cast(a, e->dtype, expand(c, weft_expr_operand(e), depth));
-    case WEFT_EXPR_SELECT:
-        return weft_select(a, expand(c, weft_expr_sel_cond(e), depth), expand(c, weft_expr_sel_true(e), depth),
-                           expand(c, weft_expr_sel_false(e), depth));
-    case WEFT_EXPR_CALL: {
-        const weft_expr *args[4];
-        for (int i = 0; i < weft_expr_call_n(e); i++) args[i] = expand(c, weft_expr_call_arg(e, i), depth);
-        return weft_call(a, weft_expr_call_fn(e), weft_expr_call_n(e), args);
-    }
-    case WEFT_EXPR_TLOAD: {
-        const weft_expr *idx[WEFT_MAX_DIMS];
-        for (int i = 0; i < weft_expr_tload_n(e); i++) idx[i] = expand(c, weft_expr_tload_idx(e, i), depth);
-        return weft_tload(a, weft_expr_tload_tensor(e), weft_expr_tload_n(e), idx);
-    }
-    default:
-        return weft_binary(a, (weft_expr_kind)e->kind, expand(c, weft_expr_a(e), depth), expand(c, weft_expr_b(e), depth));
-    }
+    ctx *c = ud;
+    return expand(c, e, c->depth);
 }
 
 static const weft_expr *expand(ctx *c, const weft_expr *e, int depth)
 {
     if (!e) return NULL;
-    e = expand_children(c, e, depth);
+    int saved = c->depth;
+    c->depth = depth;
+    e = weft_expr_map_children(c->a, e, expand_child, c);
+    c->depth = saved;
     if (!e || e->kind != WEFT_EXPR_TLOAD || depth > WEFT_SCHED_MAX_STAGES) return e;
     int q = weft_sched_stage_of(c->s, weft_expr_tload_tensor(e));
     if (q < 0 || c->s->stages[q].attach != WEFT_ATTACH_INLINE) return e;
@@ -108,47 +90,33 @@ static const weft_expr *flat_index(ctx *c, int n, const weft_expr *const *idx, c
     return weft_simplify(c->a, flat, &c->env);
 }
 
+static const weft_expr *to_loads_child(void *ud, const weft_expr *e);
+
+/* e with every TLOAD turned into a flat LOAD of its buffer (region offsets subtracted). */
 static const weft_expr *to_loads(ctx *c, const weft_expr *e)
 {
-    if (!e) return NULL;
+    e = weft_expr_map_children(c->a, e, to_loads_child, c);
+    if (!e || e->kind != WEFT_EXPR_TLOAD) return e;
     weft_arena *a = c->a;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT:
-    case WEFT_EXPR_VAR:
-    case WEFT_EXPR_LOAD: return e;
-    case WEFT_EXPR_NOT: return weft_not(a, to_loads(c, weft_expr_operand(e)));
-    case WEFT_EXPR_CAST: return weft_cast(a, e->dtype, to_loads(c, weft_expr_operand(e)));
-    case WEFT_EXPR_SELECT:
-        return weft_select(a, to_loads(c, weft_expr_sel_cond(e)), to_loads(c, weft_expr_sel_true(e)),
-                           to_loads(c, weft_expr_sel_false(e)));
-    case WEFT_EXPR_CALL: {
-        const weft_expr *args[4];
-        for (int i = 0; i < weft_expr_call_n(e); i++) args[i] = to_loads(c, weft_expr_call_arg(e, i));
-        return weft_call(a, weft_expr_call_fn(e), weft_expr_call_n(e), args);
+    const weft_tensor *t = weft_expr_tload_tensor(e);
+    const weft_expr *const *idx = e->u.tload.idx;
+    int q = weft_sched_stage_of(c->s, t);
+    if (q < 0) {
+        for (int i = 0; i < c->f->n_inputs; i++)
+            if (c->f->inputs[i] == t) return weft_load(a, c->input_bufs[i], flat_index(c, t->ndim, idx, NULL, t->shape));
+        c->err = weft_fail(WEFT_ERR_INTERNAL, "lowering %s: tensor %s has no buffer", c->f->name, t->name);
+        return NULL;
     }
-    case WEFT_EXPR_TLOAD: {
-        const weft_tensor *t = weft_expr_tload_tensor(e);
-        const weft_expr *idx[WEFT_MAX_DIMS];
-        for (int i = 0; i < t->ndim; i++) idx[i] = to_loads(c, weft_expr_tload_idx(e, i));
-        int q = weft_sched_stage_of(c->s, t);
-        if (q < 0) {
-            for (int i = 0; i < c->f->n_inputs; i++)
-                if (c->f->inputs[i] == t) return weft_load(a, c->input_bufs[i], flat_index(c, t->ndim, idx, NULL, t->shape));
-            c->err = weft_fail(WEFT_ERR_INTERNAL, "lowering %s: tensor %s has no buffer", c->f->name, t->name);
-            return NULL;
-        }
-        stage_info *pi = &c->info[q];
-        if (!pi->buf) {
-            c->err = weft_fail(WEFT_ERR_INTERNAL, "lowering %s: stage %s is read before it is computed", c->f->name,
-                               c->s->stages[q].name);
-            return NULL;
-        }
-        return weft_load(a, pi->buf, flat_index(c, t->ndim, idx, pi->lo, pi->ext));
+    stage_info *pi = &c->info[q];
+    if (!pi->buf) {
+        c->err = weft_fail(WEFT_ERR_INTERNAL, "lowering %s: stage %s is read before it is computed", c->f->name,
+                           c->s->stages[q].name);
+        return NULL;
     }
-    default: return weft_binary(a, (weft_expr_kind)e->kind, to_loads(c, weft_expr_a(e)), to_loads(c, weft_expr_b(e)));
-    }
+    return weft_load(a, pi->buf, flat_index(c, t->ndim, idx, pi->lo, pi->ext));
 }
+
+static const weft_expr *to_loads_child(void *ud, const weft_expr *e) { return to_loads(ud, e); }
 
 /* ---- iterator extents and values --------------------------------------------------------- */
 
@@ -231,33 +199,18 @@ static const weft_expr *domain_guard(ctx *c, const weft_stage *st, stage_info *s
 
 /* ---- bound inference for an attached stage ----------------------------------------------- */
 
-static void collect_accesses(const weft_expr *e, const weft_tensor *t, const weft_expr ***acc, int *n, int max)
+typedef struct access_ctx {
+    const weft_tensor *t;
+    const weft_expr **acc[64]; /* index lists of the TLOADs of t */
+    int n;
+} access_ctx;
+
+static void collect_accesses(void *ud, const weft_expr *e)
 {
-    if (!e) return;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT:
-    case WEFT_EXPR_VAR:
-    case WEFT_EXPR_LOAD: return;
-    case WEFT_EXPR_NOT:
-    case WEFT_EXPR_CAST: collect_accesses(weft_expr_operand(e), t, acc, n, max); return;
-    case WEFT_EXPR_SELECT:
-        collect_accesses(weft_expr_sel_cond(e), t, acc, n, max);
-        collect_accesses(weft_expr_sel_true(e), t, acc, n, max);
-        collect_accesses(weft_expr_sel_false(e), t, acc, n, max);
-        return;
-    case WEFT_EXPR_CALL:
-        for (int i = 0; i < weft_expr_call_n(e); i++) collect_accesses(weft_expr_call_arg(e, i), t, acc, n, max);
-        return;
-    case WEFT_EXPR_TLOAD:
-        if (weft_expr_tload_tensor(e) == t && *n < max) acc[(*n)++] = (const weft_expr **)e->u.tload.idx;
-        for (int i = 0; i < weft_expr_tload_n(e); i++) collect_accesses(weft_expr_tload_idx(e, i), t, acc, n, max);
-        return;
-    default:
-        collect_accesses(weft_expr_a(e), t, acc, n, max);
-        collect_accesses(weft_expr_b(e), t, acc, n, max);
-        return;
-    }
+    access_ctx *ac = ud;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_tensor(e) == ac->t && ac->n < 64)
+        ac->acc[ac->n++] = (const weft_expr **)e->u.tload.idx;
+    weft_expr_each_child(e, collect_accesses, ud);
 }
 
 /* Accesses of stage p's result by one reader: the reader's expanded body with its axis
@@ -342,14 +295,15 @@ static weft_status infer_region(ctx *c, int p, int cons, int lp)
         if (rc != WEFT_OK) return rc;
         n_views++;
     }
-    const weft_expr **acc[64];
+    access_ctx ac = {.t = pt};
     const reader_view *acc_view[64];
-    int n_acc = 0;
     for (int v = 0; v < n_views; v++) {
-        int before = n_acc;
-        collect_accesses(views[v].body, pt, acc, &n_acc, 64);
-        for (int k = before; k < n_acc; k++) acc_view[k] = &views[v];
+        int before = ac.n;
+        if (views[v].body) collect_accesses(&ac, views[v].body);
+        for (int k = before; k < ac.n; k++) acc_view[k] = &views[v];
     }
+    const weft_expr **const *acc = ac.acc;
+    int n_acc = ac.n;
     for (int d = 0; d < pt->ndim; d++) {
         bool full = n_acc == 0;
         const weft_expr *lo = NULL;
@@ -401,8 +355,6 @@ static weft_status infer_region(ctx *c, int p, int cons, int lp)
 /* ---- nest construction -------------------------------------------------------------------- */
 
 static const weft_stmt *gen_stage(ctx *c, int si_idx);
-
-static weft_for_kind leaf_kind(const weft_sched_iter *it) { return it->annot; }
 
 /* Stages attached at leaf position lp of stage cons: their computations in order, and the
  * buffers that must be allocated around them and the rest of the level's body. */
@@ -469,7 +421,7 @@ static const weft_stmt *gen_init(ctx *c, int sidx, int first_reduce)
     for (int l = st->n_leaves - 1; l > first_reduce; l--) {
         if (!vars[l]) continue;
         const weft_sched_iter *it = &st->iters[st->leaves[l]];
-        body = weft_for(c->a, vars[l], weft_i64(c->a, 0), weft_i64(c->a, si->iter_ext[st->leaves[l]]), leaf_kind(it), body);
+        body = weft_for(c->a, vars[l], weft_i64(c->a, 0), weft_i64(c->a, si->iter_ext[st->leaves[l]]), it->annot, body);
     }
     c->env.n = env_mark;
     return body;
@@ -537,7 +489,7 @@ static const weft_stmt *gen_stage(ctx *c, int sidx)
         const weft_sched_iter *it = &st->iters[st->leaves[l]];
         if (si->leaf_var[l])
             lb = weft_for_full(a, si->leaf_var[l], weft_i64(a, 0), weft_i64(a, si->iter_ext[st->leaves[l]]),
-                               leaf_kind(it), WEFT_THREAD_NONE, it->auto_unroll, lb);
+                               it->annot, WEFT_THREAD_NONE, it->auto_unroll, lb);
         if (init && l == first_reduce) {
             const weft_stmt *two[2] = {init, lb};
             lb = weft_seq(a, 2, two);

@@ -22,34 +22,18 @@ static bool parse_scope(const char *s, weft_scope *out)
     return false;
 }
 
-/* Rebuilds e with TLOADs of `from` reading `to` instead. */
-static const weft_expr *retarget(weft_arena *a, const weft_expr *e, const weft_tensor *from, const weft_tensor *to)
+typedef struct retarget_ctx {
+    weft_arena *a;
+    const weft_tensor *from, *to;
+} retarget_ctx;
+
+/* e rebuilt with TLOADs of `from` reading `to` instead. */
+static const weft_expr *retarget(void *ud, const weft_expr *e)
 {
-    if (!e) return NULL;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_INT:
-    case WEFT_EXPR_FLOAT:
-    case WEFT_EXPR_VAR:
-    case WEFT_EXPR_LOAD: return e;
-    case WEFT_EXPR_NOT: return weft_not(a, retarget(a, weft_expr_operand(e), from, to));
-    case WEFT_EXPR_CAST: return weft_cast(a, e->dtype, retarget(a, weft_expr_operand(e), from, to));
-    case WEFT_EXPR_SELECT:
-        return weft_select(a, retarget(a, weft_expr_sel_cond(e), from, to), retarget(a, weft_expr_sel_true(e), from, to),
-                           retarget(a, weft_expr_sel_false(e), from, to));
-    case WEFT_EXPR_CALL: {
-        const weft_expr *args[4];
-        for (int i = 0; i < weft_expr_call_n(e); i++) args[i] = retarget(a, weft_expr_call_arg(e, i), from, to);
-        return weft_call(a, weft_expr_call_fn(e), weft_expr_call_n(e), args);
-    }
-    case WEFT_EXPR_TLOAD: {
-        const weft_expr *idx[WEFT_MAX_DIMS];
-        for (int i = 0; i < weft_expr_tload_n(e); i++) idx[i] = retarget(a, weft_expr_tload_idx(e, i), from, to);
-        const weft_tensor *t = weft_expr_tload_tensor(e);
-        return weft_tload(a, t == from ? to : t, weft_expr_tload_n(e), idx);
-    }
-    default: return weft_binary(a, (weft_expr_kind)e->kind, retarget(a, weft_expr_a(e), from, to),
-                                retarget(a, weft_expr_b(e), from, to));
-    }
+    const retarget_ctx *c = ud;
+    e = weft_expr_map_children(c->a, e, retarget, ud);
+    if (!e || e->kind != WEFT_EXPR_TLOAD || weft_expr_tload_tensor(e) != c->from) return e;
+    return weft_tload(c->a, c->to, e->u.tload.n, e->u.tload.idx);
 }
 
 /* A copy of t's definition under a new name with fresh axis variables. */
@@ -195,7 +179,8 @@ weft_status weft_sched_apply_cache_read(weft_schedule *s, const weft_step *step)
         new_ops[k] = weft_arena_alloc(s->arena, sizeof *new_ops[k]);
         if (!new_ops[k] || !cache) break;
         *new_ops[k] = *old;
-        new_ops[k]->body = retarget(s->arena, old->body, t, cache);
+        retarget_ctx rt = {s->arena, t, cache};
+        new_ops[k]->body = retarget(&rt, old->body);
     }
     if (!cache || !cache->body || weft_arena_failed(s->arena)) return weft_fail(WEFT_ERR_NOMEM, "cache_read: out of memory");
     for (int k = 0; k < n_readers; k++) s->stages[readers[k]].op = new_ops[k];

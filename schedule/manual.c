@@ -17,32 +17,6 @@
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 
-/* The tensor among r's reads whose indices do not use r's first spatial axis (B in A*B). */
-static const weft_tensor *reused_operand(const weft_tensor *op)
-{
-    const weft_tensor *reads[16];
-    int n = weft_te_reads(op, reads, 16);
-    for (int i = 0; i < n; i++) {
-        /* Look for a TLOAD of reads[i] in the body that does not mention axis 0. */
-        const weft_expr *stack[256];
-        int sp = 0;
-        stack[sp++] = op->body;
-        while (sp > 0) {
-            const weft_expr *e = stack[--sp];
-            if (e->kind == WEFT_EXPR_TLOAD) {
-                if (weft_expr_tload_tensor(e) == reads[i] && !weft_expr_uses_var(e, op->axis[0].var)) return reads[i];
-                continue;
-            }
-            if (weft_expr_is_binary(e) && sp + 2 <= 256) {
-                stack[sp++] = weft_expr_a(e);
-                stack[sp++] = weft_expr_b(e);
-            } else if ((e->kind == WEFT_EXPR_CAST || e->kind == WEFT_EXPR_NOT) && sp < 256)
-                stack[sp++] = weft_expr_operand(e);
-        }
-    }
-    return NULL;
-}
-
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
@@ -91,7 +65,7 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s.1", rname, tname, j);
     const int64_t tiles[2] = {mr, nr};
     if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), 0, 1, 128, tiles);
-    const weft_tensor *b = reused_operand(s->stages[weft_sched_find_stage(s, rname)].op);
+    const weft_tensor *b = weft_sched_reused_input(s->func, s->stages[weft_sched_find_stage(s, rname)].op, 1);
     if (rc == WEFT_OK && b && M > mr) {
         rc = weft_sched_stepf(s, "cache_read %s local %s", b->name, rname);
         char bl[WEFT_SCHED_NAME];

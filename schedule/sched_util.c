@@ -132,37 +132,16 @@ typedef struct axis_scan {
     int in_read_without[WEFT_MAX_DIMS]; /* reads using this axis but not the vector candidate */
 } axis_scan;
 
-static void scan_reads(const weft_expr *e, axis_scan *sc)
+static void scan_reads(void *ud, const weft_expr *e)
 {
-    if (!e) return;
-    switch ((weft_expr_kind)e->kind) {
-    case WEFT_EXPR_TLOAD: {
-        int n = weft_expr_tload_n(e);
-        for (int i = 0; i < n; i++) scan_reads(weft_expr_tload_idx(e, i), sc);
-        if (n == 0) return;
-        const weft_expr *last = weft_expr_tload_idx(e, n - 1);
-        for (int d = 0; d < sc->op->ndim; d++) {
-            int64_t c = coeff_of(last, sc->op->axis[d].var);
-            if (c == 1) sc->unit[d]++;
-            else if (c != 0) sc->strided[d]++;
-        }
-        return;
-    }
-    case WEFT_EXPR_NOT:
-    case WEFT_EXPR_CAST: scan_reads(weft_expr_operand(e), sc); return;
-    case WEFT_EXPR_SELECT:
-        scan_reads(weft_expr_sel_cond(e), sc);
-        scan_reads(weft_expr_sel_true(e), sc);
-        scan_reads(weft_expr_sel_false(e), sc);
-        return;
-    case WEFT_EXPR_CALL:
-        for (int i = 0; i < weft_expr_call_n(e); i++) scan_reads(weft_expr_call_arg(e, i), sc);
-        return;
-    default:
-        if (weft_expr_is_binary(e)) {
-            scan_reads(weft_expr_a(e), sc);
-            scan_reads(weft_expr_b(e), sc);
-        }
+    axis_scan *sc = ud;
+    weft_expr_each_child(e, scan_reads, ud);
+    if (e->kind != WEFT_EXPR_TLOAD || weft_expr_tload_n(e) == 0) return;
+    const weft_expr *last = weft_expr_tload_idx(e, weft_expr_tload_n(e) - 1);
+    for (int d = 0; d < sc->op->ndim; d++) {
+        int64_t c = coeff_of(last, sc->op->axis[d].var);
+        if (c == 1) sc->unit[d]++;
+        else if (c != 0) sc->strided[d]++;
     }
 }
 
@@ -173,7 +152,7 @@ static void scan_reads(const weft_expr *e, axis_scan *sc)
 void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v)
 {
     axis_scan sc = {.op = op};
-    scan_reads(op->body, &sc);
+    if (op->body) scan_reads(&sc, op->body);
     int n = op->ndim;
     *v = n - 1;
     int best = -1;
@@ -188,4 +167,37 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v)
     *u = -1;
     for (int d = 0; d < *v; d++)
         if (op->shape[d] >= 2 && (*u < 0 || op->shape[d] > op->shape[*u])) *u = d;
+}
+
+typedef struct reuse_scan {
+    const weft_te_func *f;
+    const weft_tensor *op;
+    int vec;
+    const weft_tensor *found;
+} reuse_scan;
+
+static void find_reused(void *ud, const weft_expr *e)
+{
+    reuse_scan *rs = ud;
+    if (rs->found) return;
+    if (e->kind == WEFT_EXPR_TLOAD) {
+        const weft_tensor *t = weft_expr_tload_tensor(e);
+        const weft_tensor *op = rs->op;
+        bool input = false, misses = false;
+        for (int i = 0; i < rs->f->n_inputs; i++) input = input || rs->f->inputs[i] == t;
+        for (int d = 0; d < op->ndim; d++)
+            if (d != rs->vec && op->shape[d] > 1 && !weft_expr_uses_var(e, op->axis[d].var)) misses = true;
+        if (input && misses && weft_expr_uses_var(e, op->axis[rs->vec].var)) {
+            rs->found = t;
+            return;
+        }
+    }
+    weft_expr_each_child(e, find_reused, ud);
+}
+
+const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_tensor *op, int vec)
+{
+    reuse_scan rs = {f, op, vec, NULL};
+    if (op->body && vec >= 0 && vec < op->ndim) find_reused(&rs, op->body);
+    return rs.found;
 }

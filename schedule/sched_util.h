@@ -24,4 +24,9 @@ weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, i
  * the largest other axis before it (so *v stays innermost in the accumulator), or -1. */
 void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
 
+/* An input of kernel f that op reads along its vector axis `vec` but not along some other
+ * spatial axis of extent > 1 (B in a matmul): its data is reused across that axis, so packing
+ * it per panel (cache_read + compute_at) makes the register tile's reads contiguous. */
+const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_tensor *op, int vec);
+
 #endif

@@ -50,43 +50,6 @@ static int64_t pick_divisor(uint64_t *rng, int64_t n, int64_t max, int64_t prefe
     return divs[weft_tuner_rand(rng) % (uint64_t)nd];
 }
 
-/* The input R reads along the vector axis but not along some other spatial axis of extent > 1
- * (its data is reused across that axis): packing it per panel makes the register tile's reads
- * contiguous. Only kernel inputs qualify (cache_read of them needs no other rewrite). */
-static void find_pack(const weft_te_func *f, const weft_tensor *op, weft_sketch *sk)
-{
-    const weft_expr *stack[512];
-    int sp = 0;
-    stack[sp++] = op->body;
-    while (sp > 0 && !sk->pack[0]) {
-        const weft_expr *e = stack[--sp];
-        if (e->kind == WEFT_EXPR_TLOAD) {
-            const weft_tensor *t = weft_expr_tload_tensor(e);
-            bool input = false;
-            for (int i = 0; i < f->n_inputs; i++) input = input || f->inputs[i] == t;
-            bool uses_v = weft_expr_uses_var(e, op->axis[sk->vec].var), misses = false;
-            for (int d = 0; d < op->ndim; d++)
-                if (d != sk->vec && op->shape[d] > 1 && !weft_expr_uses_var(e, op->axis[d].var)) misses = true;
-            if (input && uses_v && misses && t->ndim >= 1) {
-                snprintf(sk->pack, sizeof sk->pack, "%s", t->name);
-                snprintf(sk->pack_last, sizeof sk->pack_last, "ax%d", t->ndim - 1);
-                sk->pack_last_ext = t->shape[t->ndim - 1];
-            }
-            continue;
-        }
-        if (weft_expr_is_binary(e) && sp + 2 <= 512) {
-            stack[sp++] = weft_expr_a(e);
-            stack[sp++] = weft_expr_b(e);
-        } else if ((e->kind == WEFT_EXPR_CAST || e->kind == WEFT_EXPR_NOT) && sp < 512) stack[sp++] = weft_expr_operand(e);
-        else if (e->kind == WEFT_EXPR_SELECT && sp + 3 <= 512) {
-            stack[sp++] = weft_expr_sel_cond(e);
-            stack[sp++] = weft_expr_sel_true(e);
-            stack[sp++] = weft_expr_sel_false(e);
-        } else if (e->kind == WEFT_EXPR_CALL)
-            for (int i = 0; i < weft_expr_call_n(e) && sp < 512; i++) stack[sp++] = weft_expr_call_arg(e, i);
-    }
-}
-
 weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out)
 {
     memset(out, 0, sizeof *out);
@@ -156,7 +119,12 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
         }
         int u = -1;
         weft_sched_choose_tile_axes(rs->op, &u, &out->vec);
-        find_pack(f, rs->op, out);
+        const weft_tensor *pk = weft_sched_reused_input(f, rs->op, out->vec);
+        if (pk) {
+            snprintf(out->pack, sizeof out->pack, "%s", pk->name);
+            snprintf(out->pack_last, sizeof out->pack_last, "ax%d", pk->ndim - 1);
+            out->pack_last_ext = pk->shape[pk->ndim - 1];
+        }
     }
     free(prefix);
     weft_schedule_destroy(s);
