@@ -139,7 +139,7 @@ weft_status weft_nn_matmul_infer(weft_graph *g, const weft_gnode *n)
     if ((st = weft_nn_check_dtype(n, A, "input A", WEFT_NN_F32)) != WEFT_OK ||
         (st = weft_nn_check_dtype(n, B, "input B", WEFT_NN_F32)) != WEFT_OK)
         return st;
-    int r;
+    int r = 0;
     int64_t shape[WEFT_NN_MAX_DIMS + 2];
     bool hm, hn;
     if ((st = matmul_shape(n, A, B, &r, shape, &hm, &hn)) != WEFT_OK) return st;
