@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""ONNX Runtime peer for `weft bench model` and bench/zoo.sh: times an ONNX file with onnxruntime.
+
+  bench/.venv/bin/python3 bench/ort_peer.py MODEL.onnx --threads T --repeat N [--input X.bin]
+                                             [--warmup W]
+
+(bash bench/setup_peers.sh creates bench/.venv with onnxruntime.) The session runs on the CPU
+execution provider with intra_op_num_threads=T, inter_op_num_threads=1, sequential execution
+and all graph optimizations. The input is X.bin when given, else MODEL.input.bin next to the
+model when present, else zeros (.bin files: raw little-endian float32, C order). When
+MODEL.output.bin sits next to the model, the first output is compared with it and
+"ort_peer: max |ort - ref| = E (max |ref| = M)" goes to stderr. Then, after W warm-up runs
+(default max(3, N/10)), N timed runs; one line on stdout:
+
+  median_ms=<float>
+
+Nothing else goes to stdout. Exit status: 0 ok, 2 usage or missing/bad files, 3 onnxruntime
+(or numpy) not importable, with a one-line note on stderr. Run it with OPENBLAS_CORETYPE unset
+like the other peers (onnxruntime does not use OpenBLAS, but keep the environments alike).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+EXIT_USAGE, EXIT_NO_ORT = 2, 3
+
+
+def fail(code, msg):
+    print("ort_peer: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Times an ONNX model with ONNX Runtime.")
+    ap.add_argument("onnx", metavar="MODEL.onnx")
+    ap.add_argument("--threads", type=int, default=1, help="intra_op_num_threads (default 1)")
+    ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
+    ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
+    ap.add_argument("--input", metavar="X.bin", help="input (default: MODEL.input.bin next to the model, else zeros)")
+    args = ap.parse_args(argv)
+    if args.threads < 1 or args.repeat < 1:
+        fail(EXIT_USAGE, "--threads and --repeat must be >= 1")
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError as e:
+        fail(EXIT_NO_ORT, "onnxruntime is not available (%s); run: bash bench/setup_peers.sh" % e)
+    if not os.path.isfile(args.onnx):
+        fail(EXIT_USAGE, "missing %s" % args.onnx)
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    try:
+        sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception types
+        fail(EXIT_USAGE, "cannot load %s: %s" % (args.onnx, str(e).splitlines()[0] if str(e) else type(e).__name__))
+
+    stem = args.onnx[: -len(".onnx")] if args.onnx.endswith(".onnx") else args.onnx
+    feeds = {}
+    for i, inp in enumerate(sess.get_inputs()):
+        if any(not isinstance(d, int) for d in inp.shape):
+            fail(EXIT_USAGE, "input %r has a dynamic shape %s; static shapes only" % (inp.name, inp.shape))
+        shape = tuple(inp.shape)
+        count = int(np.prod(shape)) if shape else 1
+        path = args.input if (args.input and i == 0) else (stem + ".input.bin" if i == 0 else None)
+        if path and (args.input or os.path.isfile(path)):
+            if not os.path.isfile(path):
+                fail(EXIT_USAGE, "missing %s" % path)
+            a = np.fromfile(path, dtype="<f4")
+            if a.size != count:
+                fail(EXIT_USAGE, "%s holds %d floats, input %r %s needs %d" % (path, a.size, inp.name, list(shape), count))
+            feeds[inp.name] = a.astype(np.float32).reshape(shape)
+        else:
+            feeds[inp.name] = np.zeros(shape, dtype=np.float32)
+
+    out = sess.run(None, feeds)
+    ref = stem + ".output.bin"
+    if os.path.isfile(ref):
+        want = np.fromfile(ref, dtype="<f4")
+        got = np.asarray(out[0], dtype=np.float32).reshape(-1)
+        if want.size != got.size:
+            fail(EXIT_USAGE, "%s holds %d floats, output has %d" % (ref, want.size, got.size))
+        print("ort_peer: max |ort - ref| = %.3g (max |ref| = %.3g)" % (float(np.abs(got - want).max()), float(np.abs(want).max())), file=sys.stderr)
+
+    warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
+    for _ in range(warmup):
+        sess.run(None, feeds)
+    times = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        times.append(time.perf_counter() - t0)
+    print("median_ms=%.3f" % (statistics.median(times) * 1e3))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
