@@ -6,6 +6,16 @@
  * aligned offset that does not overlap a value still alive (first fit); a value dies after
  * the last kernel that reads it or a view of it (alias ops share their input's storage).
  * The arena is allocated once per model and reused by every run.
+ *
+ * Serial kernels: a fork-join on the thread pool costs about 0.3-0.5 us when the workers are
+ * awake (and tens of us when they sleep), so a kernel whose whole work takes a microsecond or
+ * two gains nothing from it and loses the round trip. Each kernel's one-thread time is
+ * estimated at compile time from its FLOPs and the bytes of its parameters,
+ *     est = flops / EST_FLOPS + bytes / EST_BYTES_PER_S   (about one core of these machines,
+ *                                                          data in L2 as in repeated runs)
+ * and a kernel with est < SERIAL_BELOW_US runs with no pool (its parallel loops run inline,
+ * as weft_rt_parallel_for does for a NULL pool). WEFT_SERIAL_BELOW_US (microseconds, read at
+ * compile time) overrides the threshold; 0 turns serial kernels off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +33,27 @@ weft_model_options weft_model_options_default(void)
     o.threads = 0;
     o.target = "llvm";
     return o;
+}
+
+#define EST_FLOPS 50e9          /* float32 FLOP/s of one core on a default schedule */
+#define EST_BYTES_PER_S 100e9   /* bytes/s of one core from L2 */
+#define SERIAL_BELOW_US 2.0     /* kernels estimated faster than this run serially */
+
+static double serial_below_us(void)
+{
+    const char *s = getenv("WEFT_SERIAL_BELOW_US");
+    if (!s || !*s) return SERIAL_BELOW_US;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    return end && !*end && v >= 0 && v < 1e9 ? v : SERIAL_BELOW_US;
+}
+
+/* Estimated one-thread microseconds of kernel mk (see the file comment). */
+static double estimate_us(const weft_model *m, const weft_model_kernel *mk)
+{
+    double bytes = 0;
+    for (int p = 0; p < mk->n_params; p++) bytes += (double)weft_gvalue_bytes(&m->g->values[mk->params[p]]);
+    return (mk->flops / EST_FLOPS + bytes / EST_BYTES_PER_S) * 1e6;
 }
 
 typedef struct live {
@@ -106,6 +137,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
 {
     m->kernels = calloc((size_t)n_groups + 1, sizeof *m->kernels);
     if (!m->kernels) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+    double serial_us = serial_below_us();
     for (int gi = 0; gi < n_groups; gi++) {
         weft_model_kernel *mk = &m->kernels[gi];
         weft_arena *a = weft_arena_create();
@@ -129,6 +161,8 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             mk->ops = weft_strbuf_take(&sb);
             mk->steps = weft_schedule_text(s);
             mk->flops = weft_te_func_flops(f);
+            mk->est_us = estimate_us(m, mk);
+            mk->serial = mk->est_us < serial_us;
             snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
             rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
         }

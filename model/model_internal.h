@@ -73,6 +73,8 @@ typedef struct weft_model_kernel {
     int n_params;
     int *params;            /* graph value per kernel argument */
     double flops;
+    double est_us;          /* estimated one-thread time (see compile.c: serial kernels) */
+    bool serial;            /* runs on the calling thread only: too small to gain from the pool */
     double time_sum;        /* profile: seconds summed over runs */
     int64_t calls;
     char *steps;            /* the schedule as step text (for printing) */

@@ -26,7 +26,7 @@ weft_status weft_model_run(weft_model *m, const void *const *inputs, void *const
         weft_model_kernel *mk = &m->kernels[k];
         for (int p = 0; p < mk->n_params; p++) m->args[p] = storage(m, inputs, mk->params[p]);
         double t0 = m->profile ? weft_rt_now() : 0;
-        weft_status rc = m->ops->run(mk->k, m->args, m->pool);
+        weft_status rc = m->ops->run(mk->k, m->args, mk->serial ? NULL : m->pool);
         if (rc != WEFT_OK) return rc;
         if (m->profile) {
             mk->time_sum += weft_rt_now() - t0;
@@ -79,9 +79,9 @@ void weft_model_profile_print(const weft_model *m, FILE *out)
     for (int i = 0; i < m->n_kernels; i++) {
         const weft_model_kernel *mk = &m->kernels[order ? order[i] : i];
         double us = mk->time_sum / (double)runs * 1e6;
-        fprintf(out, "%-4d %-36s %12.1f %6.1f%% %9.2f %s\n", order ? order[i] : i, mk->name, us,
+        fprintf(out, "%-4d %-36s %12.1f %6.1f%% %9.2f %s%s\n", order ? order[i] : i, mk->name, us,
                 total > 0 ? 100.0 * mk->time_sum / total : 0.0, mk->time_sum > 0 ? mk->flops * (double)runs / mk->time_sum * 1e-9 : 0.0,
-                mk->schedule_src);
+                mk->schedule_src, mk->serial && weft_threadpool_size(m->pool) > 1 ? " (serial)" : "");
     }
     fprintf(out, "total %.1f us/run over %lld runs, %d kernels, activation arena %zu bytes\n", total / (double)runs * 1e6,
             (long long)m->runs, m->n_kernels, m->arena_bytes);
@@ -95,7 +95,8 @@ void weft_model_print(const weft_model *m, FILE *out)
     fprintf(out, "%d kernels, activation arena %zu bytes\n", m->n_kernels, m->arena_bytes);
     for (int k = 0; k < m->n_kernels; k++) {
         const weft_model_kernel *mk = &m->kernels[k];
-        fprintf(out, "kernel %d %s (%s schedule, %.3g MFLOP): %s\n", k, mk->name, mk->schedule_src, mk->flops * 1e-6,
+        fprintf(out, "kernel %d %s (%s schedule, %.3g MFLOP, ~%.2g us%s): %s\n", k, mk->name, mk->schedule_src,
+                mk->flops * 1e-6, mk->est_us, mk->serial && weft_threadpool_size(m->pool) > 1 ? ", serial" : "",
                 mk->ops ? mk->ops : "");
         for (int p = 0; p < mk->n_params; p++) {
             const weft_gvalue *v = &g->values[mk->params[p]];

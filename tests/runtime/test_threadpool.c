@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/runtime.h"
 
@@ -155,6 +156,30 @@ static void test_many_small_jobs_complete(void **state)
     }
 }
 
+/* Jobs published after the workers went to sleep (past their spin window) wake them: every
+ * job completes, and destroying a pool of sleeping workers returns. */
+static void test_jobs_after_idle_wake_sleeping_workers(void **state)
+{
+    for (int threads = 2; threads <= 3; threads++) {
+        weft_threadpool *pool = NULL;
+        assert_int_equal(weft_threadpool_create(threads, &pool), WEFT_OK);
+        atomic_llong sum;
+        atomic_init(&sum, 0);
+        long long want = 0;
+        for (int k = 0; k < 20; k++) {
+            struct timespec ts = {0, 300000}; /* 300 us: longer than the spin window */
+            nanosleep(&ts, NULL);
+            int64_t extent = 2 + k % 7;
+            weft_rt_parallel_for(pool, sum_body, &sum, extent);
+            want += extent * (extent - 1) / 2;
+        }
+        assert_int_equal(atomic_load(&sum), want);
+        struct timespec ts = {0, 300000};
+        nanosleep(&ts, NULL);
+        weft_threadpool_destroy(pool);
+    }
+}
+
 typedef struct submitter {
     weft_threadpool *pool;
     atomic_llong sum;
@@ -242,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_parallel_for_negative_extent_does_nothing),
         cmocka_unit_test(test_nested_parallel_for_runs_inline),
         cmocka_unit_test(test_many_small_jobs_complete),
+        cmocka_unit_test(test_jobs_after_idle_wake_sleeping_workers),
         cmocka_unit_test(test_concurrent_submitters_both_complete),
         cmocka_unit_test(test_default_pool_uses_available_cores),
         cmocka_unit_test(test_destroy_null_is_noop),
