@@ -185,30 +185,40 @@ static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
     }
 }
 
+static const weft_opt bench_op_opts[] = {
+    {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below); required"},
+    WEFT_CLI_OPT_THREADS("threads for weft and the peers (default: the cores)"),
+    {"--min-time", WEFT_OPT_FLOAT, "SEC", 0, 3600, false, "time each row for at least SEC seconds (default 1)"},
+    {"--csv", WEFT_OPT_FLAG, NULL, 0, 0, false, "print CSV: kernel,shape,schedule,threads,median_us,gflops"},
+    {"--db", WEFT_OPT_STRING, "DB", 0, 0, false, "add a tuned row with this database's best record for the kernel"},
+    WEFT_CLI_OPT_CPU,
+    {NULL},
+};
+
+const weft_cmd_spec weft_spec_bench_op = {
+    "bench op", "OP --shape S [--threads T] [--min-time SEC] [--csv] [--db DB] [--cpu NAME]", 1, 1,
+    "Times one op under every schedule (naive, default, manual for matmul-like ops, tuned with --db) and, for\n"
+    "matmul, OpenBLAS and oneDNN; every row is checked against the naive schedule's output.",
+    bench_op_opts,
+    "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
+    "softmax M,N; layer_norm M,N; reduce_sum M,N; elementwise ops (relu, add, ...) over any shape.\n",
+};
+
 int weft_cmd_bench(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[0], "op")) {
-        fprintf(stderr, "usage: weft bench op OP --shape S [--threads T] [--csv] [--min-time SEC] [--db DB]\n%s", weft_op_usage());
-        return 2;
-    }
-    const char *op = argv[1], *shape_s = weft_cli_opt(argc, argv, "--shape");
-    const char *threads_s = weft_cli_opt(argc, argv, "--threads"), *min_time_s = weft_cli_opt(argc, argv, "--min-time");
+    weft_args args;
+    int ex = weft_args_parse(&weft_spec_bench_op, argc, argv, &args);
+    if (ex >= 0) return ex;
+    const char *op = args.pos[0];
     int64_t shape[16];
-    int n = shape_s ? weft_cli_parse_shape(shape_s, shape, 16) : -1;
-    if (n < 0) {
-        fprintf(stderr, "weft bench: --shape must be a comma-separated list of integers\n");
-        return 2;
-    }
+    int n = weft_cli_shape(&args, shape, 16);
+    if (n < 0) return 2;
     bench_ctx b = {0};
-    b.threads = threads_s && *threads_s ? atoi(threads_s) : weft_rt_cores();
-    if (b.threads <= 0) {
-        fprintf(stderr, "weft bench: --threads must be positive\n");
-        return 2;
-    }
-    b.min_time = min_time_s && *min_time_s ? atof(min_time_s) : 1.0;
-    b.csv = weft_cli_opt(argc, argv, "--csv") != NULL;
-    b.db = weft_cli_opt(argc, argv, "--db");
-    snprintf(b.shape, sizeof b.shape, "%s", shape_s);
+    b.threads = (int)weft_args_int(&args, "--threads", weft_rt_cores());
+    b.min_time = weft_args_float(&args, "--min-time", 1.0);
+    b.csv = weft_args_has(&args, "--csv");
+    b.db = weft_args_str(&args, "--db", NULL);
+    snprintf(b.shape, sizeof b.shape, "%s", weft_args_str(&args, "--shape", ""));
     for (char *c = b.shape; *c; c++)
         if (*c == ',') *c = 'x';
     int status = 1;
@@ -248,7 +258,7 @@ int weft_cmd_bench(int argc, char **argv)
     if (status == 0) status = bench_schedule(&b, "default", ops, t, pool);
     bool matmul = !strcmp(op, "matmul") || !strcmp(op, "dense_bias_relu");
     if (status == 0 && matmul) status = bench_schedule(&b, "manual", ops, t, pool);
-    if (status == 0 && b.db && *b.db) status = bench_schedule(&b, "tuned", ops, t, pool);
+    if (status == 0 && b.db) status = bench_schedule(&b, "tuned", ops, t, pool);
     if (status == 0 && !strcmp(op, "matmul")) bench_peers(&b, shape[0], shape[1], shape[2]);
 done:
     for (int i = 0; i < b.n_params; i++) weft_rt_free(b.args[i]);

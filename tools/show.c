@@ -1,5 +1,7 @@
 /* weft show: prints, for an op and a schedule, the tensor expressions, the steps, the loop IR,
  * and the target's LLVM IR and assembly. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +13,16 @@
 #include "targets/target.h"
 #include "tools/cli.h"
 
+static bool schedule_name_ok(const char *which);
+
 weft_status weft_cli_apply_schedule(weft_schedule *s, const char *which, const char *steps, const weft_target_caps *caps)
 {
     weft_status rc = WEFT_OK;
     if (!which || !strcmp(which, "naive")) rc = WEFT_OK;
     else if (!strcmp(which, "default")) rc = weft_schedule_default(s, caps);
     else if (!strcmp(which, "manual")) rc = weft_schedule_manual_matmul(s, caps);
-    else if (!strncmp(which, "random:", 7)) rc = weft_schedule_random(s, strtoull(which + 7, NULL, 10), 16);
+    else if (!strncmp(which, "random:", 7) && schedule_name_ok(which))
+        rc = weft_schedule_random(s, strtoull(which + 7, NULL, 10), 16);
     else
         return weft_fail(WEFT_ERR_INVALID_ARG, "unknown schedule '%s' (expected naive, default, manual or random:SEED)",
                          which);
@@ -32,6 +37,8 @@ weft_status weft_cli_apply_schedule(weft_schedule *s, const char *which, const c
     return weft_schedule_apply_text(s, steps);
 }
 
+static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm"};
+
 static bool wants(const char *list, const char *what)
 {
     if (!list) return true;
@@ -41,29 +48,89 @@ static bool wants(const char *list, const char *what)
     return false;
 }
 
+/* Every comma-separated word of --print must name a part; returns the first that does not. */
+static const char *bad_print_part(const char *list, char *buf, size_t n)
+{
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (size_t i = 0; i < sizeof print_parts / sizeof print_parts[0]; i++)
+            known |= strlen(print_parts[i]) == len && !strncmp(print_parts[i], p, len);
+        if (!known) {
+            snprintf(buf, n, "%.*s", (int)len, p);
+            return buf;
+        }
+        p += len;
+        if (!*p) return NULL;
+    }
+}
+
+/* --schedule: naive, default, manual or random:SEED with SEED a whole number. */
+static bool schedule_name_ok(const char *which)
+{
+    if (!strcmp(which, "naive") || !strcmp(which, "default") || !strcmp(which, "manual")) return true;
+    if (strncmp(which, "random:", 7) || !isdigit((unsigned char)which[7])) return false;
+    char *end;
+    errno = 0;
+    strtoull(which + 7, &end, 10);
+    return !*end && !errno;
+}
+
+static const weft_opt show_opts[] = {
+    {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below)"},
+    {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default), default, manual or random:SEED"},
+    {"--steps", WEFT_OPT_STRING, "TEXT|@FILE", 0, 0, false, "schedule steps applied after --schedule (';' or newline separated)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default) or interp"},
+    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (default: all)"},
+    WEFT_CLI_OPT_CPU,
+    {NULL},
+};
+
+const weft_cmd_spec weft_spec_show = {
+    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp] [--print PARTS] [--cpu NAME]", 1, 1,
+    "Prints an op's tensor expressions, schedule steps and stages, loop IR, and the target's LLVM IR and assembly.",
+    show_opts,
+    "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
+    "softmax M,N; layer_norm M,N; reduce_sum M,N; elementwise ops (relu, add, ...) over any shape.\n"
+    "example: weft show matmul --shape 512,512,512 --schedule manual --print te,schedule,loop\n",
+};
+
+const weft_target_ops *weft_cli_target(const weft_args *a)
+{
+    const char *name = weft_args_str(a, "--target", "llvm");
+    if (strcmp(name, "llvm") && strcmp(name, "interp")) {
+        weft_args_fail(a->spec, "--target expects llvm or interp, got '%s'", name);
+        return NULL;
+    }
+    const weft_target_ops *ops = weft_target_find(name);
+    if (!ops) weft_args_fail(a->spec, "--target %s: %s", name, weft_last_error());
+    return ops;
+}
+
 int weft_cmd_show(int argc, char **argv)
 {
-    if (argc < 1 || argv[0][0] == '-') {
-        fprintf(stderr, "usage: weft show OP --shape S [--schedule ...] [--steps ...] [--print te,schedule,loop,llvm,asm]\n%s",
-                weft_op_usage());
-        return 2;
-    }
-    const char *op = argv[0], *shape_s = weft_cli_opt(argc, argv, "--shape");
-    const char *which = weft_cli_opt(argc, argv, "--schedule"), *steps = weft_cli_opt(argc, argv, "--steps");
-    const char *tname = weft_cli_opt(argc, argv, "--target"), *print = weft_cli_opt(argc, argv, "--print");
+    weft_args args;
+    int ex = weft_args_parse(&weft_spec_show, argc, argv, &args);
+    if (ex >= 0) return ex;
+    const char *op = args.pos[0];
+    const char *which = weft_args_str(&args, "--schedule", NULL), *steps = weft_args_str(&args, "--steps", NULL);
+    const char *print = weft_args_str(&args, "--print", NULL);
     int64_t shape[16];
-    int n = shape_s ? weft_cli_parse_shape(shape_s, shape, 16) : -1;
-    if (n < 0) {
-        fprintf(stderr, "weft show: --shape must be a comma-separated list of integers\n");
-        return 2;
-    }
+    int n = weft_cli_shape(&args, shape, 16);
+    if (n < 0) return 2;
+    char bad[64];
+    if (print && bad_print_part(print, bad, sizeof bad))
+        return weft_args_fail(&weft_spec_show, "--print: unknown part '%s' (expected a comma-separated list of te, "
+                                               "schedule, loop, llvm, asm)", bad);
+    if (which && !schedule_name_ok(which))
+        return weft_args_fail(&weft_spec_show, "--schedule expects naive, default, manual or random:SEED, got '%s'", which);
+    const weft_target_ops *ops = weft_cli_target(&args);
+    if (!ops) return 2;
     int status = 1;
     weft_arena *a = weft_arena_create();
     weft_te_func *f = NULL;
     weft_schedule *s = NULL;
     weft_target *t = NULL;
-    const weft_target_ops *ops = weft_target_find(tname && *tname ? tname : "llvm");
-    if (!ops) ops = weft_target_find("interp");
     weft_target_caps caps;
     weft_loop_func *lf = NULL;
     if (weft_op_build(a, op, n, shape, &f) != WEFT_OK || weft_schedule_create(f, &s) != WEFT_OK ||

@@ -1,8 +1,9 @@
 /* weft tune and weft db.
  *
- *   weft tune MODEL.onnx --db DB [--trials N | --time S] [--threads T] [--seed S] [--curve CSV]
+ *   weft tune MODEL.onnx --db DB [--trials N] [--time S] [--threads T] [--seed S] [--curve CSV]
  *   weft tune --op OP --shape S --db DB [...]
- *   weft db ls|export|prune DB [--keep K] | weft db import DB FILE | weft db best DB OP --shape S
+ *   weft db ls|check|export DB | weft db import DB FILE | weft db prune DB [--keep K] [--force]
+ *   weft db best DB OP --shape S [--threads T]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,41 +17,63 @@
 #include "tuner/tuner.h"
 #include "weft/onnx.h"
 
+static const weft_opt tune_opts[] = {
+    {"--db", WEFT_OPT_STRING, "DB", 0, 0, false, "the schedule database (created when missing); required"},
+    {"--op", WEFT_OPT_STRING, "OP", 0, 0, false, "tune one op instead of a model (with --shape)"},
+    {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (with --op)"},
+    {"--trials", WEFT_OPT_INT, "N", 1, 100000000, false,
+     "stop when the tasks have N measurements in all, earlier runs included (default 200 without --time)"},
+    {"--time", WEFT_OPT_FLOAT, "SEC", 0, 604800, true, "stop after SEC seconds of wall-clock time"},
+    WEFT_CLI_OPT_THREADS("threads the kernels are measured with; records are kept per thread count (default: the cores)"),
+    {"--seed", WEFT_OPT_INT, "S", 0, 4294967295.0, false, "random seed of the search (default 1)"},
+    {"--curve", WEFT_OPT_STRING, "CSV", 0, 0, false, "write best-so-far latency against trials and seconds"},
+    WEFT_CLI_OPT_CPU,
+    {NULL},
+};
+
+const weft_cmd_spec weft_spec_tune = {
+    "tune", "MODEL.onnx|--op OP --shape S --db DB [--trials N] [--time SEC] [--threads T] [--seed S] [--curve CSV] "
+            "[--cpu NAME]",
+    0, 1,
+    "Searches schedules for every kernel of a model (or one op) under a learned cost model and records every\n"
+    "measurement in DB; a second run with the same database resumes where the first stopped. With both --trials\n"
+    "and --time, tuning stops at whichever comes first.",
+    tune_opts,
+    "examples:\n"
+    "  weft tune tests/data/models/resnet9.onnx --db tune.db --time 300 --curve curve.csv\n"
+    "  weft tune --op matmul --shape 1024,1024,1024 --db tune.db --trials 400\n",
+};
+
 int weft_cmd_tune(int argc, char **argv)
 {
-    const char *db = weft_cli_opt(argc, argv, "--db"), *op = weft_cli_opt(argc, argv, "--op");
-    const char *trials_s = weft_cli_opt(argc, argv, "--trials"), *time_s = weft_cli_opt(argc, argv, "--time");
-    const char *threads_s = weft_cli_opt(argc, argv, "--threads"), *seed_s = weft_cli_opt(argc, argv, "--seed");
-    const char *curve = weft_cli_opt(argc, argv, "--curve");
-    if (!db || !*db || (argc < 1) || (!op && argv[0][0] == '-')) {
-        fprintf(stderr, "usage: weft tune MODEL.onnx --db DB [--trials N | --time S] [--threads T] [--seed S] [--curve CSV]\n"
-                        "       weft tune --op OP --shape S --db DB [--trials N | --time S] ...\n");
-        return 2;
-    }
+    weft_args a;
+    int ex = weft_args_parse(&weft_spec_tune, argc, argv, &a);
+    if (ex >= 0) return ex;
+    const char *db = weft_args_str(&a, "--db", NULL), *op = weft_args_str(&a, "--op", NULL);
+    if (!db) return weft_args_fail(&weft_spec_tune, "--db DB is required");
+    if (op && a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model or --op, not both");
+    if (!op && !a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model (MODEL.onnx) or --op OP --shape S");
+    if (!op && weft_args_has(&a, "--shape")) return weft_args_fail(&weft_spec_tune, "--shape applies to --op only");
     weft_tune_options o = {0};
     o.db = db;
-    o.trials = trials_s && *trials_s ? atoi(trials_s) : 0;
-    o.time_s = time_s && *time_s ? atof(time_s) : 0;
-    if (o.trials <= 0 && o.time_s <= 0) o.trials = 200;
-    o.threads = threads_s && *threads_s ? atoi(threads_s) : 0;
-    o.seed = seed_s && *seed_s ? strtoull(seed_s, NULL, 10) : 1;
-    o.curve = curve && *curve ? curve : NULL;
+    o.trials = (int)weft_args_int(&a, "--trials", 0);
+    o.time_s = weft_args_float(&a, "--time", 0);
+    if (!o.trials && !o.time_s) o.trials = 200;
+    o.threads = (int)weft_args_int(&a, "--threads", 0);
+    o.seed = (uint64_t)weft_args_int(&a, "--seed", 1);
+    o.curve = weft_args_str(&a, "--curve", NULL);
     o.log = stdout;
     weft_task *tasks = NULL;
     int n = 0;
     weft_status rc;
     if (op) {
-        const char *shape_s = weft_cli_opt(argc, argv, "--shape");
         int64_t shape[16];
-        int ns = shape_s ? weft_cli_parse_shape(shape_s, shape, 16) : -1;
-        if (ns < 0) {
-            fprintf(stderr, "weft tune: --shape must be a comma-separated list of integers\n");
-            return 2;
-        }
+        int ns = weft_cli_shape(&a, shape, 16);
+        if (ns < 0) return 2;
         rc = weft_task_from_op(op, ns, shape, &tasks, &n);
     } else {
         weft_graph *g = NULL;
-        rc = weft_onnx_load(argv[0], &g);
+        rc = weft_onnx_load(a.pos[0], &g);
         if (rc == WEFT_OK) {
             const weft_target_ops *llvm = weft_target_find("llvm");
             weft_target *t = NULL;
@@ -70,17 +93,133 @@ int weft_cmd_tune(int argc, char **argv)
     return rc == WEFT_OK ? 0 : 1;
 }
 
+static const weft_opt no_opts[] = {{NULL}};
+
+const weft_cmd_spec weft_spec_db_ls = {
+    "db ls", "DB", 1, 1,
+    "Lists the database: per kernel (op name, workload key, shapes) and target, the measurements, how many ran\n"
+    "without error, and the best time.",
+    no_opts, NULL,
+};
+const weft_cmd_spec weft_spec_db_check = {"db check", "DB", 1, 1, "Checks the file's integrity; prints 'ok' for a sound one.",
+                                          no_opts, NULL};
+const weft_cmd_spec weft_spec_db_export = {
+    "db export", "DB", 1, 1, "Writes every workload, target and measurement as text (tab-separated lines) to stdout.",
+    no_opts, NULL,
+};
+const weft_cmd_spec weft_spec_db_import = {
+    "db import", "DB FILE|-", 2, 2,
+    "Adds the records of an export (FILE, or - for stdin) to DB, creating it when missing; records already there\n"
+    "are skipped, and a malformed line imports nothing.",
+    no_opts, NULL,
+};
+
+static const weft_opt prune_opts[] = {
+    {"--keep", WEFT_OPT_INT, "K", 0, 1000000000, false,
+     "keep the K fastest error-free measurements per kernel and target (default 1)"},
+    {"--force", WEFT_OPT_FLAG, NULL, 0, 0, false, "prune even when that deletes every measurement (needed with --keep 0)"},
+    {NULL},
+};
+
+const weft_cmd_spec weft_spec_db_prune = {
+    "db prune", "DB [--keep K] [--force]", 1, 1,
+    "Deletes all but the K fastest error-free measurements of each kernel and target (errors included), keeps the\n"
+    "latest cost model of each target and compacts the file. What would delete every measurement (--keep 0, or a\n"
+    "database of errors only) is refused without --force.",
+    prune_opts, NULL,
+};
+
+static const weft_opt best_opts[] = {
+    {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated; required"},
+    WEFT_CLI_OPT_THREADS("the thread count the record was measured with (default: the cores)"),
+    WEFT_CLI_OPT_CPU,
+    {NULL},
+};
+
+const weft_cmd_spec weft_spec_db_best = {
+    "db best", "DB OP --shape S [--threads T] [--cpu NAME]", 2, 2,
+    "Prints the step text of the best record for an op on this machine.",
+    best_opts, NULL,
+};
+
+/* Sums over the database's groups for prune: measurements, and how many --keep K leaves. */
+typedef struct prune_census {
+    int keep;
+    long long total, kept;
+} prune_census;
+
+static bool count_prune(void *ud, const weft_db_group *g)
+{
+    prune_census *c = ud;
+    c->total += g->total;
+    c->kept += g->ok < c->keep ? g->ok : c->keep;
+    return true;
+}
+
+static int db_prune(const weft_args *a, weft_db *db, weft_status *rc)
+{
+    prune_census c = {(int)weft_args_int(a, "--keep", 1), 0, 0};
+    *rc = weft_db_groups(db, count_prune, &c);
+    if (*rc != WEFT_OK) return 1;
+    if (c.total > 0 && c.kept == 0 && !weft_args_has(a, "--force")) {
+        if (c.keep == 0)
+            return weft_args_fail(a->spec, "--keep 0 would delete all %lld measurement(s) of %s; add --force to do that",
+                                  c.total, a->pos[0]);
+        return weft_args_fail(a->spec, "all %lld measurement(s) of %s are errors, so pruning would delete every one; add "
+                                       "--force to do that", c.total, a->pos[0]);
+    }
+    int n = 0;
+    *rc = weft_db_prune(db, c.keep, &n);
+    if (*rc == WEFT_OK) printf("deleted %d measurement(s), kept %lld\n", n, c.kept);
+    return *rc == WEFT_OK ? 0 : 1;
+}
+
+static weft_status db_best(const weft_args *a, weft_db *db, int ns, const int64_t *shape)
+{
+    weft_task *tasks = NULL;
+    int n = 0;
+    weft_status rc = weft_task_from_op(a->pos[1], ns, shape, &tasks, &n);
+    const weft_target_ops *llvm = weft_target_find("llvm");
+    weft_target *t = NULL;
+    if (rc == WEFT_OK) rc = llvm ? llvm->create(&t) : weft_fail(WEFT_ERR_UNAVAILABLE, "no llvm target");
+    if (rc == WEFT_OK) {
+        weft_target_caps caps;
+        llvm->caps(t, &caps);
+        weft_tuner_target tt;
+        weft_tuner_target_init(&tt, &caps, (int)weft_args_int(a, "--threads", 0));
+        bool found = false;
+        char *steps = NULL;
+        double median = 0;
+        rc = weft_db_best(db, tasks[0].key, tt.key, &found, &steps, &median);
+        if (rc == WEFT_OK && found)
+            printf("# %s on %s: %.1f us, %.2f GFLOP/s\n%s", tasks[0].key, tt.key, median * 1e6, tasks[0].flops / median * 1e-9,
+                   steps);
+        else if (rc == WEFT_OK) printf("no record for %s on %s\n", tasks[0].key, tt.key);
+        free(steps);
+        llvm->destroy(t);
+    }
+    weft_tasks_free(tasks, n);
+    return rc;
+}
+
 int weft_cmd_db(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: weft db ls|check|export DB | weft db import DB FILE | weft db prune DB [--keep K]\n"
-                        "       weft db best DB OP --shape S [--threads T]\n");
-        return 2;
-    }
-    const char *cmd = argv[0], *path = argv[1];
-    bool create = !strcmp(cmd, "import");
+    static const weft_cmd_spec *const specs[] = {&weft_spec_db_ls,     &weft_spec_db_check, &weft_spec_db_export,
+                                                 &weft_spec_db_import, &weft_spec_db_prune, &weft_spec_db_best};
+    const weft_cmd_spec *spec = NULL;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        if (!strcmp(specs[i]->name + 3, argv[0])) spec = specs[i];
+    if (!spec) return 2; /* weft.c dispatches known subcommands only */
+    weft_args a;
+    int ex = weft_args_parse(spec, argc - 1, argv + 1, &a);
+    if (ex >= 0) return ex;
+    const char *cmd = argv[0], *path = a.pos[0];
+    int64_t shape[16];
+    int ns = strcmp(cmd, "best") ? 0 : weft_cli_shape(&a, shape, 16);
+    if (ns < 0) return 2;
     weft_db *db = NULL;
-    weft_status rc = weft_db_open(path, create, &db);
+    weft_status rc = weft_db_open(path, !strcmp(cmd, "import"), &db);
+    int status = 0;
     if (rc == WEFT_OK) {
         if (!strcmp(cmd, "ls")) rc = weft_db_ls(db, stdout);
         else if (!strcmp(cmd, "check")) {
@@ -88,51 +227,19 @@ int weft_cmd_db(int argc, char **argv)
             rc = weft_db_check(db, &report);
             if (rc == WEFT_OK) fputs(report ? report : "", stdout);
             free(report);
-        }
-        else if (!strcmp(cmd, "export")) rc = weft_db_export(db, stdout);
+        } else if (!strcmp(cmd, "export")) rc = weft_db_export(db, stdout);
         else if (!strcmp(cmd, "import")) {
-            FILE *in = argc > 2 && strcmp(argv[2], "-") ? fopen(argv[2], "r") : stdin;
+            const char *file = a.pos[1];
+            FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
             int n = 0;
-            if (!in) rc = weft_fail(WEFT_ERR_IO, "cannot open %s", argv[2]);
+            if (!in) rc = weft_fail(WEFT_ERR_IO, "cannot open %s", file);
             else rc = weft_db_import(db, in, &n);
             if (in && in != stdin) fclose(in);
             if (rc == WEFT_OK) printf("imported %d measurement(s)\n", n);
-        } else if (!strcmp(cmd, "prune")) {
-            const char *keep_s = weft_cli_opt(argc, argv, "--keep");
-            int n = 0;
-            rc = weft_db_prune(db, keep_s && *keep_s ? atoi(keep_s) : 1, &n);
-            if (rc == WEFT_OK) printf("deleted %d measurement(s)\n", n);
-        } else if (!strcmp(cmd, "best") && argc >= 3) {
-            const char *shape_s = weft_cli_opt(argc, argv, "--shape");
-            int64_t shape[16];
-            int ns = shape_s ? weft_cli_parse_shape(shape_s, shape, 16) : -1;
-            weft_task *tasks = NULL;
-            int n = 0;
-            rc = ns < 0 ? weft_fail(WEFT_ERR_INVALID_ARG, "--shape is required") : weft_task_from_op(argv[2], ns, shape, &tasks, &n);
-            const weft_target_ops *llvm = weft_target_find("llvm");
-            weft_target *t = NULL;
-            if (rc == WEFT_OK) rc = llvm ? llvm->create(&t) : weft_fail(WEFT_ERR_UNAVAILABLE, "no llvm target");
-            if (rc == WEFT_OK) {
-                weft_target_caps caps;
-                llvm->caps(t, &caps);
-                weft_tuner_target tt;
-                const char *th = weft_cli_opt(argc, argv, "--threads");
-                weft_tuner_target_init(&tt, &caps, th && *th ? atoi(th) : 0);
-                bool found = false;
-                char *steps = NULL;
-                double median = 0;
-                rc = weft_db_best(db, tasks[0].key, tt.key, &found, &steps, &median);
-                if (rc == WEFT_OK && found)
-                    printf("# %s on %s: %.1f us, %.2f GFLOP/s\n%s", tasks[0].key, tt.key, median * 1e6,
-                           tasks[0].flops / median * 1e-9, steps);
-                else if (rc == WEFT_OK) printf("no record for %s on %s\n", tasks[0].key, tt.key);
-                free(steps);
-                llvm->destroy(t);
-            }
-            weft_tasks_free(tasks, n);
-        } else rc = weft_fail(WEFT_ERR_INVALID_ARG, "unknown db command '%s'", cmd);
+        } else if (!strcmp(cmd, "prune")) status = db_prune(&a, db, &rc);
+        else if (!strcmp(cmd, "best")) rc = db_best(&a, db, ns, shape);
     }
-    if (rc != WEFT_OK) fprintf(stderr, "weft db: %s\n", weft_last_error());
+    if (rc != WEFT_OK && status != 2) fprintf(stderr, "weft %s: %s\n", spec->name, weft_last_error());
     weft_db_close(db);
-    return rc == WEFT_OK ? 0 : 1;
+    return status ? status : rc == WEFT_OK ? 0 : 1;
 }

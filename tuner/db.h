@@ -84,7 +84,8 @@ weft_status weft_db_each(weft_db *db, const char *workload, const char *target,
 weft_status weft_db_save_model(weft_db *db, const char *target, const void *buf, size_t len);
 weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, void **buf, size_t *len);
 
-/* Management (weft db ...). ls: one line per (workload, target) with counts and the best.
+/* Management (weft db ...). ls: one line per (workload, target): the kernel's name, target,
+ * counts, the best, the workload key and the shapes.
  * export: every workload, target and measurement as text lines (tab-separated, escaped);
  * import: reads what export wrote (duplicates are skipped) in one transaction, *n_imported =
  * measurements added; a malformed line is WEFT_ERR_PARSE "line N: ..." and imports nothing.
@@ -92,6 +93,18 @@ weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, voi
  * the rest (errors included), *n_deleted = rows deleted; it also keeps only the latest cost
  * model of each target and compacts the file (VACUUM, WAL checkpoint). */
 weft_status weft_db_ls(weft_db *db, FILE *out);
+/* One (workload, target) pair of the database, as ls lists it: op is the kernel's name from its
+ * printed TE ("conv_relu_add"), shapes its tensors ("A[64,64] B[64,64] -> C[64,64]"), both ""
+ * when the workload row is missing; best is the fastest error-free median in seconds (0: none).
+ * The strings are valid during the callback only. */
+typedef struct weft_db_group {
+    const char *workload, *target, *op, *shapes;
+    int total, ok; /* measurements, and those without error */
+    double best, flops;
+} weft_db_group;
+/* Calls fn for every group, ordered by workload and target, until it returns false. fn must
+ * not call into the same db. */
+weft_status weft_db_groups(weft_db *db, bool (*fn)(void *ud, const weft_db_group *g), void *ud);
 weft_status weft_db_export(weft_db *db, FILE *out);
 weft_status weft_db_import(weft_db *db, FILE *in, int *n_imported);
 weft_status weft_db_prune(weft_db *db, int keep, int *n_deleted);

@@ -34,33 +34,80 @@ static void put_column(FILE *out, const char *s, int width)
     fprintf(out, "%.*s...%s", head, s, s + n - tail);
 }
 
+/* The groups of `weft db ls`, with each workload's kernel name and shapes. A management query
+ * run once per command, so it is prepared here rather than kept open with the tuner's. */
+static const char groups_sql[] =
+    "SELECT m.workload, m.target, count(*), coalesce(sum(m.median > 0 AND coalesce(m.error, '') = ''), 0), "
+    "min(CASE WHEN m.median > 0 AND coalesce(m.error, '') = '' THEN m.median END), max(coalesce(w.flops, 0)), "
+    "max(coalesce(w.shapes, '')), max(coalesce(substr(w.te, 1, 200), '')) "
+    "FROM measurements AS m LEFT JOIN workloads AS w ON w.key = m.workload "
+    "GROUP BY m.workload, m.target ORDER BY m.workload, m.target";
+
+/* The kernel's name from the first line of its printed TE: "func NAME(inputs) -> (outputs)". */
+static void te_name(const char *te, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!te || strncmp(te, "func ", 5)) return;
+    te += 5;
+    size_t len = strcspn(te, "( \n");
+    snprintf(buf, n, "%.*s", (int)len, te);
+}
+
+weft_status weft_db_groups(weft_db *db, bool (*fn)(void *ud, const weft_db_group *g), void *ud)
+{
+    if (!db || !fn) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_db_groups: NULL database or callback");
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, groups_sql, -1, &s, NULL);
+    if (rc != SQLITE_OK) return weft_tuner_db_error(db, rc, "listing measurements");
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        char op[96];
+        te_name((const char *)sqlite3_column_text(s, 7), op, sizeof op);
+        const char *workload = (const char *)sqlite3_column_text(s, 0), *target = (const char *)sqlite3_column_text(s, 1);
+        const char *shapes = (const char *)sqlite3_column_text(s, 6);
+        weft_db_group g = {
+            .workload = workload ? workload : "",
+            .target = target ? target : "",
+            .op = op,
+            .shapes = shapes ? shapes : "",
+            .total = sqlite3_column_int(s, 2),
+            .ok = sqlite3_column_int(s, 3),
+            .best = sqlite3_column_type(s, 4) == SQLITE_NULL ? 0 : sqlite3_column_double(s, 4),
+            .flops = sqlite3_column_double(s, 5),
+        };
+        if (!fn(ud, &g)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    weft_status st = rc == SQLITE_DONE ? WEFT_OK : weft_tuner_db_error(db, rc, "listing measurements");
+    sqlite3_finalize(s);
+    return st;
+}
+
+enum { LS_OP = 24, LS_TARGET = 36 };
+
+static bool ls_row(void *ud, const weft_db_group *g)
+{
+    FILE *out = ud;
+    put_column(out, *g->op ? g->op : "?", LS_OP);
+    fputc(' ', out);
+    put_column(out, g->target, LS_TARGET);
+    fprintf(out, " %7d %7d", g->total, g->ok);
+    if (g->best <= 0) fprintf(out, " %12s %9s", "-", "-");
+    else if (g->flops <= 0) fprintf(out, " %12.3f %9s", g->best * 1e6, "-");
+    else fprintf(out, " %12.3f %9.2f", g->best * 1e6, g->flops / g->best * 1e-9);
+    fprintf(out, "  %-16s  %s\n", g->workload, *g->shapes ? g->shapes : "?");
+    return true;
+}
+
 weft_status weft_db_ls(weft_db *db, FILE *out)
 {
     if (!db || !out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_db_ls: NULL database or stream");
-    enum { W_KEY = 18, W_TARGET = 36 };
-    put_column(out, "workload", W_KEY);
+    put_column(out, "op", LS_OP);
     fputc(' ', out);
-    put_column(out, "target", W_TARGET);
-    fprintf(out, " %8s %8s %12s %10s\n", "total", "ok", "best (us)", "GFLOP/s");
-    sqlite3_stmt *s = db->stmt[DB_STMT_LS];
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *workload = (const char *)sqlite3_column_text(s, 0);
-        put_column(out, workload ? workload : "", W_KEY);
-        fputc(' ', out);
-        const char *target = (const char *)sqlite3_column_text(s, 1);
-        put_column(out, target ? target : "", W_TARGET);
-        fprintf(out, " %8d %8d", sqlite3_column_int(s, 2), sqlite3_column_int(s, 3));
-        double best = sqlite3_column_double(s, 4), flops = sqlite3_column_double(s, 5);
-        if (sqlite3_column_type(s, 4) == SQLITE_NULL || best <= 0)
-            fprintf(out, " %12s %10s\n", "-", "-");
-        else if (flops <= 0)
-            fprintf(out, " %12.3f %10s\n", best * 1e6, "-");
-        else
-            fprintf(out, " %12.3f %10.2f\n", best * 1e6, flops / best * 1e-9);
-    }
-    weft_status st = rc == SQLITE_DONE ? WEFT_OK : weft_tuner_db_error(db, rc, "listing measurements");
-    weft_tuner_db_reset(s);
+    put_column(out, "target", LS_TARGET);
+    fprintf(out, " %7s %7s %12s %9s  %-16s  %s\n", "total", "ok", "best (us)", "GFLOP/s", "workload", "shapes");
+    weft_status st = weft_db_groups(db, ls_row, out);
     if (st == WEFT_OK && (fflush(out) != 0 || ferror(out)))
         st = weft_fail(WEFT_ERR_IO, "database %s: writing the listing: %s", db->path, strerror(errno));
     return st;

@@ -34,14 +34,14 @@ expect 1 "nosuchop" -- show nosuchop --shape 4
 expect 1 "matmul" -- show matmul --shape 4,4
 expect 1 "matmul" -- show matmul --shape 0,4,4
 expect 1 "cannot read steps file" -- show matmul --shape 4,4,4 --steps @/nonexistent/steps.txt
-expect 1 "unknown schedule 'fast'" -- show matmul --shape 4,4,4 --schedule fast
+expect 2 "--schedule expects naive, default, manual or random:SEED, got 'fast'" -- show matmul --shape 4,4,4 --schedule fast
 expect 0 "placeholder A: float32[8, 4]" -- show matmul --shape 8,8,4 --print te
 expect 0 "vectorized for" -- show softmax --shape 4,64 --schedule default --print loop
 expect 0 "kernel,shape,schedule,threads,median_us,gflops" -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "matmul,16x32x8,manual,2," -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "conv2d,1x3x8x8x4x3x3x1x1,default,1," -- bench op conv2d --shape 1,3,8,8,4,3,3,1,1 --threads 1 --csv --min-time 0
 expect 1 "x.onnx" -- bench model /nonexistent/x.onnx
-expect 2 "--threads must be positive" -- bench op matmul --shape 4,4,4 --threads 0
+expect 2 "--threads expects an integer in 1..256, got 0" -- bench op matmul --shape 4,4,4 --threads 0
 if "$weft" show matmul --shape 8,8,8 --print asm --target llvm >/dev/null 2>&1; then
     expect 0 "vfmadd" -- show matmul --shape 64,64,64 --schedule manual --print asm
 fi
@@ -60,8 +60,8 @@ expect 1 "cannot" -- run /nonexistent/model.onnx --input tests/data/models/mlp.i
 expect 1 "unsupported op 'FooBar' (node 'mystery')" -- run $bad/unsupported_op.onnx --input tests/data/models/mlp.input.bin
 expect 1 "initializer 'W': raw_data has 48 bytes, expected 64" -- run $bad/bad_initializer.onnx --input tests/data/models/mlp.input.bin
 expect 1 "escapes the model folder" -- run $bad/external_escape.onnx --input tests/data/models/mlp.input.bin
-expect 1 "needs 24 bytes" -- run $bad/tiny_relu.onnx --input "$tmp/short.bin"
-expect 1 "shape [32, 512]" -- run tests/data/models/mlp.onnx --input tests/data/models/resnet9.input.bin
+expect 1 "needs 24 bytes, but $tmp/short.bin has 20 bytes" -- run $bad/tiny_relu.onnx --input "$tmp/short.bin"
+expect 1 "input 'input' (float32 [32, 512]) needs 65536 bytes, but tests/data/models/resnet9.input.bin has 12288 bytes" -- run tests/data/models/mlp.onnx --input tests/data/models/resnet9.input.bin
 expect 2 "--input" -- run tests/data/models/mlp.onnx
 expect 0 "predicted class: 5" -- run tests/data/models/resnet9.onnx --input tests/data/models/resnet9.input.bin --repeat 2
 expect 0 "conv" -- run tests/data/models/resnet9.onnx --input tests/data/models/resnet9.input.bin --repeat 2 --profile
