@@ -10,6 +10,9 @@ typedef struct weft_target_caps {
     const char *name;       /* "llvm", "interp", later "cuda", "hip" */
     int vector_bits;        /* widest native vector register (512 with AVX-512), 0 if none */
     int vector_lanes_f32;   /* vector_bits / 32 */
+    int vector_regs;        /* architectural vector registers (16 with AVX2, 32 with AVX-512) */
+    bool fma;               /* fused multiply-add */
+    long l1d_bytes, l2_bytes, l3_bytes; /* per-core L1 data and L2, shared L3 (0 if unknown) */
     int max_threads;        /* CPU: cores available; GPU: threads per block */
     bool has_thread_binding;/* THREAD_BOUND loops allowed (GPU) */
     bool scopes[WEFT_SCOPE_COUNT]; /* memory scopes cache stages may use */
@@ -24,6 +27,11 @@ static inline weft_target_caps weft_caps_cpu(int vector_bits, int threads)
     c.name = "cpu";
     c.vector_bits = vector_bits;
     c.vector_lanes_f32 = vector_bits / 32;
+    c.vector_regs = vector_bits >= 512 ? 32 : 16;
+    c.fma = vector_bits >= 256;
+    c.l1d_bytes = 32 * 1024;
+    c.l2_bytes = 1024 * 1024;
+    c.l3_bytes = 32 * 1024 * 1024;
     c.max_threads = threads;
     c.scopes[WEFT_SCOPE_GLOBAL] = c.scopes[WEFT_SCOPE_LOCAL] = true;
     return c;

@@ -38,6 +38,7 @@ bool weft_bound_interval(weft_arena *a, const weft_expr *e, const weft_range_env
 /* Loop nest materialization (lower/nest.c): TE + schedule -> loop IR function. */
 weft_status weft_lower_nest(const weft_schedule *s, weft_arena *a, weft_loop_func **out);
 /* Passes over loop IR (one file each). */
+weft_status weft_lower_partition(weft_arena *a, weft_loop_func *f);
 weft_status weft_lower_auto_unroll(weft_arena *a, weft_loop_func *f);
 weft_status weft_lower_verify(const weft_loop_func *f);
 

@@ -1,9 +1,11 @@
 /* The lowering pipeline, in order:
  *
- *   TE + steps --nest--> loop IR --auto_unroll--> loop IR --verify--> target
+ *   TE + steps --nest--> loop IR --partition--> --auto_unroll--> loop IR --verify--> target
  *
  *   nest         inlining, bound inference, loop materialization, guards, flat indexing
  *                and index simplification (lower/nest.c, bound.c, simplify.c)
+ *   partition    guard-free full tiles, guarded remainder: loops unswitched on the bound of
+ *                each imperfect-split guard (lower/partition.c)
  *   auto_unroll  pragma auto_unroll -> UNROLLED loops (lower/unroll.c)
  *   verify       structural checks (lower/verify.c)
  *
@@ -24,6 +26,7 @@ static const struct {
     const char *name;
     pass_fn run;
 } passes[] = {
+    {"partition", weft_lower_partition},
     {"auto_unroll", weft_lower_auto_unroll},
     {"verify", pass_verify},
 };

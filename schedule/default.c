@@ -1,6 +1,7 @@
 /* The default schedule: decent without tuning, chosen per stage by compute pattern
  * (ir/pattern.h), written as ordinary steps so it prints and replays like any other.
  *
+ *   a plain matmul (operand B not pre-laid)  the packed schedule of manual.c
  *   elementwise / injective, not an output   compute_inline into its readers
  *   reduction with reuse (matmul, conv)      a register tile: the output is tiled (outer
  *                                            loops fused and parallel, the last axis's tile
@@ -62,13 +63,33 @@ static weft_status parallel_rows(weft_schedule *s, int x)
     return weft_sched_stepf(s, "parallel %s %s", sname, st->iters[0].name);
 }
 
+/* A plain matmul (one 2-D reduction over one axis, the rest elementwise) whose reused operand
+ * is a 2-D input, i.e. not laid out for the register tile at compile time: the packed
+ * schedule of manual.c is the better default. */
+static bool plain_matmul(const weft_schedule *s, const weft_target_caps *caps, int64_t lanes)
+{
+    int r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_tensor *op = s->stages[i].op;
+        weft_op_pattern p = weft_tensor_pattern(op);
+        if (p == WEFT_PATTERN_OUT_REDUCTION_REUSE && op->ndim == 2 && op->n_reduce == 1 && r < 0) r = i;
+        else if (op->n_reduce || (p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE)) return false;
+    }
+    if (r < 0) return false;
+    const weft_tensor *op = s->stages[r].op;
+    int u, v;
+    weft_sched_choose_tile_axes(op, &u, &v);
+    const weft_tensor *b = weft_sched_reused_input(s->func, op, 1);
+    return u == 0 && v == 1 && b && b->ndim == 2 && op->shape[0] > weft_sched_tile_rows(caps) &&
+           op->shape[1] >= 2 * lanes && op->reduce_axis[0].extent >= 16;
+}
+
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     const int64_t last_cands[] = {2 * lanes, lanes, 8, 4, 2};
-    const int64_t row_cands[] = {8, 6, 4, 3, 2};
-    const int64_t wide_cands[] = {4 * lanes, 2 * lanes, lanes, 8, 4, 2};
     weft_status rc = WEFT_OK;
+    if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
     /* 1. Inline elementwise and injective stages that are not outputs. */
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
@@ -110,10 +131,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (r >= 0) {
             weft_sched_choose_tile_axes(s->stages[r].op, &u, &v);
             /* Axes after the vector axis keep tile 1 so it is innermost in the accumulator. */
-            const int64_t *cands = u >= 0 ? last_cands : wide_cands;
-            tiles[v] = weft_sched_pick_tile(op->shape[v], u >= 0 ? 2 * lanes : 4 * lanes, cands, u >= 0 ? 5 : 6);
-            if (u >= 0) tiles[u] = weft_sched_pick_tile(op->shape[u], 1, row_cands, 5);
-        } else if (n) tiles[n - 1] = weft_sched_pick_tile(op->shape[n - 1], 2 * lanes, last_cands, 5);
+            tiles[v] = weft_sched_fit_tile(op->shape[v], (u >= 0 ? WEFT_SCHED_TILE_VECS : 4) * lanes, lanes);
+            if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
+        } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
         rc = weft_sched_tile(s, y, tiles, attach, par);
         if (rc != WEFT_OK) break;

@@ -10,8 +10,9 @@
  *         for k: for i (unrolled): for j (vectorized): C.local += A[i, k] * B.local[k, j]
  *         C[tile] = epilogue(C.local)  (bias + relu when the kernel has one)
  *
- * mr x nr = 8 x 32 fills 16 of AVX-512's 32 registers with accumulators; factors are chosen
- * to divide the shape so no guard reaches the inner loops. */
+ * mr x nr comes from the register file (sched_util.h: 8 x 32 with AVX-512's 32 registers,
+ * 6 x 16 with AVX2's 16), nc from the L2 size. Factors divide the shape where one does; where
+ * none does, lowering runs the full tiles unguarded and the last one masked. */
 #include <string.h>
 
 #include "ir/pattern.h"
@@ -46,15 +47,21 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
     const weft_tensor *out = s->stages[t].op;
     int64_t M = out->shape[0], N = out->shape[1];
-    const int64_t nr_c[] = {2 * lanes, 3 * lanes, 4 * lanes, lanes, 40, 24, 8, 4, 2};
-    const int64_t mr_c[] = {8, 6, 4, 7, 5, 3, 2};
-    int64_t nr = weft_sched_pick_tile(N, 1, nr_c, 9);
-    int64_t mr = weft_sched_pick_tile(M, 1, mr_c, 7);
-    /* Panel width: the largest multiple of nr dividing N with nc <= 128 (B panel <= 512 KiB
-     * for K = 1024 stays in L2). */
+    int64_t nr = weft_sched_fit_tile(N, WEFT_SCHED_TILE_VECS * lanes, lanes);
+    int64_t mr = weft_sched_fit_tile(M, weft_sched_tile_rows(caps), 1);
+    /* Panel width: a multiple of nr whose K x nc panel of B fills at most half of L2 (at most
+     * 8 register tiles wide), dividing N when one does. */
+    int64_t K = s->stages[r].op->reduce_axis[0].extent;
+    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
+    int64_t m_max = (int64_t)(l2 / 2) / (K * 4 * nr);
+    m_max = m_max < 1 ? 1 : m_max > 8 ? 8 : m_max;
     int64_t nc = nr;
-    for (int64_t m = 2; nr * m <= 256; m++)
-        if (N % (nr * m) == 0 && nr * m <= 128) nc = nr * m;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    for (int64_t m = 2; m <= m_max; m++) {
+        int64_t panels = (N + nr * m - 1) / (nr * m); /* parallel: every thread gets its share */
+        if ((N % (nr * m) == 0 || N % nr != 0) && (panels % threads == 0 || panels >= 4 * threads)) nc = nr * m;
+    }
+    if (nc > N) nc = nr;
     const char *i0 = s->stages[t].iters[0].name, *j0 = s->stages[t].iters[1].name;
     char i[WEFT_SCHED_NAME], j[WEFT_SCHED_NAME];
     snprintf(i, sizeof i, "%s", i0);

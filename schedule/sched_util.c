@@ -22,6 +22,23 @@ int64_t weft_sched_pick_tile(int64_t extent, int64_t cap, const int64_t *cands, 
     return 1;
 }
 
+int64_t weft_sched_tile_rows(const weft_target_caps *caps)
+{
+    int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    int64_t rows = (regs - WEFT_SCHED_TILE_VECS - 1) / WEFT_SCHED_TILE_VECS;
+    return rows < 1 ? 1 : rows > 8 ? 8 : rows;
+}
+
+int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes)
+{
+    if (cap < 1) cap = 1;
+    if (extent <= cap) return extent;
+    int64_t step = lanes > 1 && cap % lanes == 0 ? lanes : 1;
+    for (int64_t t = cap; t > cap / 2; t -= step)
+        if (extent % t == 0) return t;
+    return cap;
+}
+
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par)
 {
     weft_stage *st = &s->stages[t];

@@ -9,6 +9,17 @@ weft_status weft_sched_stepf(weft_schedule *s, const char *fmt, ...) __attribute
 /* Largest candidate (in the order given, first match wins) that divides extent; extent itself
  * when extent <= cap; 1 when none divides. */
 int64_t weft_sched_pick_tile(int64_t extent, int64_t cap, const int64_t *cands, int n);
+/* Register blocking from the caps. A register tile of a reduction with reuse keeps
+ * rows x WEFT_SCHED_TILE_VECS accumulator vectors, WEFT_SCHED_TILE_VECS operand vectors and one
+ * broadcast in the vector register file: weft_sched_tile_rows is the most rows that fit (6 with
+ * AVX2's 16 registers, 8 with AVX-512's 32, capped there: more rows gained nothing measured). */
+#define WEFT_SCHED_TILE_VECS 2
+int64_t weft_sched_tile_rows(const weft_target_caps *caps);
+/* Tile for an axis of `extent` with at most `cap` (cap >= 1): extent when it fits, else the
+ * largest divisor in (cap/2, cap], else cap itself (an imperfect split: lowering runs the full
+ * tiles without guards and the last one guarded). For a vector axis (lanes > 1) divisors are
+ * multiples of lanes, so the remainder is one masked vector. */
+int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes);
 /* Tiles the spatial-only stage t: axis d by tiles[d] (1: untiled, an outer loop; >= extent:
  * whole, an inner loop), all outer loops first; the outer loops but the innermost are fused
  * into one parallel loop; the last axis's inner loop is vectorized. Writes the innermost outer

@@ -12,6 +12,8 @@
  *                 vector axis vectorized, the others unrolled) over an inner reduction;
  *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized,
  *                 the outer loops fused and parallel (or not: tiny kernels may run faster serial).
+ * The register tile keeps accumulators + one operand row + a broadcast within the target's
+ * vector registers (16 with AVX2, 32 with AVX-512: weft_sketch_fits_registers).
  * Decisions: perfect factorizations of every axis (no guards), accumulator shape, reduction
  * split, unroll depth, parallel granularity. A kernel without a reuse stage has one candidate,
  * the default schedule.
@@ -54,6 +56,7 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
 {
     memset(out, 0, sizeof *out);
     out->lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    out->regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
     weft_schedule *s = NULL;
     weft_status rc = weft_schedule_create(f, &s);
     if (rc != WEFT_OK) return rc;
@@ -132,6 +135,24 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
     return WEFT_OK;
 }
 
+/* Vector registers a candidate's register tile keeps live: its accumulators, one row of the
+ * vector operand, and one broadcast. */
+int weft_sketch_live_vectors(const weft_sketch *sk, const weft_cand *c)
+{
+    int64_t acc = 1, vecs = 1;
+    for (int d = 0; d < sk->n_sp; d++) {
+        int64_t x = d == sk->vec ? (c->r_in[d] + sk->lanes - 1) / sk->lanes : c->r_in[d];
+        acc *= x;
+        if (d == sk->vec) vecs = x;
+    }
+    return (int)(acc + vecs + 1 > 1024 ? 1024 : acc + vecs + 1);
+}
+
+bool weft_sketch_fits_registers(const weft_sketch *sk, const weft_cand *c)
+{
+    return weft_sketch_live_vectors(sk, c) <= sk->regs;
+}
+
 void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 {
     memset(c, 0, sizeof *c);
@@ -143,12 +164,9 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
         c->t1[d] = pick_divisor(rng, e / c->t2[d], 16, 1);
         c->r_in[d] = pick_divisor(rng, c->t2[d], v ? 4 * L : 8, v ? L : 1);
     }
-    /* Keep the register tile within the register file: at most ~24 vector accumulators. */
+    /* Keep the register tile within the register file. */
     for (int guard = 0; guard < 16; guard++) {
-        int64_t acc = 1;
-        for (int d = 0; d < sk->n_sp; d++)
-            acc *= d == sk->vec ? (c->r_in[d] + L - 1) / L : c->r_in[d];
-        if (acc <= 24) break;
+        if (weft_sketch_fits_registers(sk, c)) break;
         int d = (int)(weft_tuner_rand(rng) % (uint64_t)sk->n_sp);
         c->r_in[d] = pick_divisor(rng, c->t2[d], c->r_in[d] > 1 ? c->r_in[d] / 2 : 1, 1);
     }
@@ -189,9 +207,7 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
         break;
     default: c->n_par = fresh.n_par; break;
     }
-    int64_t acc = 1;
-    for (int d = 0; d < sk->n_sp; d++) acc *= d == sk->vec ? (c->r_in[d] + sk->lanes - 1) / sk->lanes : c->r_in[d];
-    if (acc > 24) *c = fresh;
+    if (!weft_sketch_fits_registers(sk, c)) *c = fresh;
 }
 
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)

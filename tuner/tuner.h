@@ -69,6 +69,7 @@ typedef struct weft_sketch {
     char pack_last[64];    /* the packed copy's innermost iterator */
     int64_t pack_last_ext;
     int lanes;             /* f32 vector lanes of the target */
+    int regs;              /* vector registers of the target (register-tile budget) */
 } weft_sketch;
 
 typedef struct weft_cand {
@@ -82,6 +83,9 @@ typedef struct weft_cand {
 
 weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out);
 void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c);
+/* Vector registers c's register tile keeps live; whether they fit the target's. */
+int weft_sketch_live_vectors(const weft_sketch *sk, const weft_cand *c);
+bool weft_sketch_fits_registers(const weft_sketch *sk, const weft_cand *c);
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c);
 /* The step text of a candidate (malloc'd). */
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c);

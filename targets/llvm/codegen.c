@@ -290,6 +290,7 @@ static weft_status emit_store(weft_llvm_cg *cg, const weft_stmt *s)
 
 static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
 {
+    if (cg->vvar) return weft_llvm_vector_if(cg, s);
     LLVMValueRef c;
     weft_status st = weft_llvm_expr(cg, s->u.cond.cond, &c);
     if (st != WEFT_OK) return st;

@@ -71,9 +71,14 @@ weft_status weft_llvm_jit_create(weft_target *t)
     pthread_once(&init_once, init_native);
     if (!init_ok) return weft_fail(WEFT_ERR_UNAVAILABLE, "llvm: native target could not be initialised");
     t->triple = LLVMGetDefaultTargetTriple();
-    t->cpu = LLVMGetHostCPUName();
-    t->features = LLVMGetHostCPUFeatures();
+    char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
+    t->cpu = host_cpu ? strdup(host_cpu) : NULL;
+    t->features = host_features ? strdup(host_features) : NULL;
+    if (host_cpu) LLVMDisposeMessage(host_cpu);
+    if (host_features) LLVMDisposeMessage(host_features);
     if (!t->triple || !t->cpu || !t->features) return weft_fail(WEFT_ERR_NOMEM, "llvm: host description");
+    st = weft_llvm_select_cpu(t);
+    if (st != WEFT_OK) return st;
 
     char *msg = NULL;
     t->tm = make_tm(t, &msg);
@@ -113,8 +118,8 @@ void weft_llvm_jit_destroy(weft_target *t)
     }
     if (t->tm) LLVMDisposeTargetMachine(t->tm);
     if (t->triple) LLVMDisposeMessage(t->triple);
-    if (t->cpu) LLVMDisposeMessage(t->cpu);
-    if (t->features) LLVMDisposeMessage(t->features);
+    free(t->cpu);
+    free(t->features);
 }
 
 weft_status weft_llvm_optimize(weft_target *t, LLVMModuleRef mod)

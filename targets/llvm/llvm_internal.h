@@ -32,8 +32,8 @@ struct weft_target {
     LLVMOrcLLJITRef jit;
     LLVMTargetMachineRef tm; /* host CPU, Aggressive; used by LLVMRunPasses and dump(ASM) */
     char *triple;            /* LLVM-owned (LLVMDisposeMessage) */
-    char *cpu;               /* LLVM-owned */
-    char *features;          /* LLVM-owned */
+    char *cpu;               /* malloc'd: the host's, or WEFT_CPU's (cpu.c) */
+    char *features;          /* malloc'd */
     pthread_mutex_t lock;    /* serialises compile/dump: one target machine, one counter */
     uint64_t counter;        /* makes kernel symbol names unique within the JIT */
 };
@@ -44,6 +44,11 @@ struct weft_kernel {
     weft_target *t;
     int n_params;
 };
+
+/* cpu.c: WEFT_CPU (another CPU of the host's ISA family) replaces the host's name and
+ * features; the machine part of the caps (vector width, registers, caches) from a feature list. */
+weft_status weft_llvm_select_cpu(weft_target *t);
+void weft_llvm_fill_machine_caps(const char *features, weft_target_caps *c);
 
 /* A variable binding (innermost last): loop variables, shadowed by re-bindings inside
  * outlined parallel bodies and by the scalar `min` binding used for contiguous accesses. */
@@ -83,6 +88,7 @@ typedef struct weft_llvm_cg {
     const weft_expr *vvar;
     int lanes;
     LLVMValueRef vmin; /* scalar i64 value of vvar in lane 0 */
+    LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
 } weft_llvm_cg;
 
 /* ---- codegen.c ---- */
@@ -119,6 +125,9 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode LOAD and STORE (cg->vvar set). */
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
 weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
+/* Vector-mode IF: terms of the condition that do not depend on the vectorized variable branch,
+ * the others narrow the lane mask under which loads and stores of the then-part run. */
+weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s);
 
 /* ---- jit.c ---- */
 weft_status weft_llvm_jit_create(weft_target *t);

@@ -38,28 +38,12 @@ static weft_status llvm_create(weft_target **out)
     return WEFT_OK;
 }
 
-/* True when the comma-separated feature list fs holds exactly the entry f ("+avx512f"). */
-static bool has_feature(const char *fs, const char *f)
-{
-    size_t n = strlen(f);
-    for (const char *p = fs; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !memcmp(p, f, n)) return true;
-        p = e ? e + 1 : NULL;
-    }
-    return false;
-}
-
 static void llvm_caps(const weft_target *t, weft_target_caps *out)
 {
     weft_target_caps c = {0};
     c.name = "llvm";
     const char *fs = t ? t->features : "";
-    if (has_feature(fs, "+avx512f") && !has_feature(fs, "-evex512")) c.vector_bits = 512;
-    else if (has_feature(fs, "+avx2")) c.vector_bits = 256;
-    else c.vector_bits = 128;
-    c.vector_lanes_f32 = c.vector_bits / 32;
+    weft_llvm_fill_machine_caps(fs, &c);
     c.max_threads = weft_rt_cores();
     c.has_thread_binding = false;
     c.scopes[WEFT_SCOPE_GLOBAL] = c.scopes[WEFT_SCOPE_LOCAL] = true;

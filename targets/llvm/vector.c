@@ -10,6 +10,10 @@
  *   stride 0 (index does not use it)  -> scalar load, broadcast by its users
  *   stride 1                          -> one contiguous <L x T> load/store at &buf[index(min)]
  *   other constant stride / unknown   -> llvm.masked.gather / llvm.masked.scatter
+ * An IF in the body (the guard of a partial tile) splits its condition: terms without the
+ * variable branch as usual, the others make a lane mask, and loads and stores under it become
+ * llvm.masked.load / masked.store (or carry the mask into gather/scatter), so the last partial
+ * vector of an extent runs as one masked vector operation.
  * Stores run statement by statement over all lanes; this equals serial execution when a lane
  * never reads what another lane of the same loop writes, which is what VECTORIZED promises
  * (and why a store whose index ignores the variable, a reduction into one cell, is not widened).
@@ -68,6 +72,8 @@ static bool body_ok(const weft_stmt *s, const weft_expr *v)
         for (int i = 0; i < s->u.seq.n; i++)
             if (!body_ok(s->u.seq.items[i], v)) return false;
         return true;
+    case WEFT_STMT_IF: /* a guard: its lanes become a mask */
+        return !s->u.cond.else_s && body_ok(s->u.cond.then_s, v);
     default: return false;
     }
 }
@@ -102,6 +108,7 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     cg->vvar = var;
     cg->lanes = n;
     cg->vmin = min;
+    cg->vmask = NULL;
     st = weft_llvm_stmt(cg, s->u.loop.body);
     cg->vvar = NULL;
     cg->lanes = 0;
@@ -153,7 +160,61 @@ static LLVMValueRef masked_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTyp
 
 static LLVMValueRef all_true(weft_llvm_cg *cg)
 {
-    return LLVMConstAllOnes(LLVMVectorType(cg->t_i1, (unsigned)cg->lanes));
+    return cg->vmask ? cg->vmask : LLVMConstAllOnes(LLVMVectorType(cg->t_i1, (unsigned)cg->lanes));
+}
+
+/* v as i1 (or <lanes x i1>). */
+static LLVMValueRef to_i1(weft_llvm_cg *cg, LLVMValueRef v)
+{
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    int n = weft_llvm_lanes_of(v);
+    LLVMTypeRef et = n ? LLVMGetElementType(ty) : ty;
+    if (et == cg->t_i1) return v;
+    LLVMValueRef zero = LLVMConstNull(ty);
+    return LLVMGetTypeKind(et) == LLVMIntegerTypeKind ? LLVMBuildICmp(cg->b, LLVMIntNE, v, zero, "")
+                                                      : LLVMBuildFCmp(cg->b, LLVMRealUNE, v, zero, "");
+}
+
+static void flatten_and(const weft_expr *e, const weft_expr **terms, int *n, int cap)
+{
+    if (e->kind == WEFT_EXPR_AND && *n + 2 <= cap) {
+        flatten_and(weft_expr_a(e), terms, n, cap);
+        flatten_and(weft_expr_b(e), terms, n, cap);
+    } else if (*n < cap) terms[(*n)++] = e;
+}
+
+weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
+{
+    if (s->u.cond.else_s) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: IF with else in a vectorized loop");
+    const weft_expr *terms[64];
+    int n = 0;
+    flatten_and(s->u.cond.cond, terms, &n, 64);
+    LLVMValueRef scalar = NULL, mask = NULL;
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef v;
+        weft_status st = weft_llvm_expr(cg, terms[i], &v);
+        if (st != WEFT_OK) return st;
+        v = to_i1(cg, v);
+        if (weft_llvm_lanes_of(v)) mask = mask ? LLVMBuildAnd(cg->b, mask, v, "") : v;
+        else scalar = scalar ? LLVMBuildAnd(cg->b, scalar, v, "") : v;
+    }
+    LLVMBasicBlockRef merge = NULL;
+    if (scalar) {
+        LLVMBasicBlockRef then_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "vthen");
+        merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "vendif");
+        LLVMBuildCondBr(cg->b, scalar, then_b, merge);
+        LLVMPositionBuilderAtEnd(cg->b, then_b);
+    }
+    LLVMValueRef saved = cg->vmask;
+    if (mask) cg->vmask = saved ? LLVMBuildAnd(cg->b, saved, mask, "") : mask;
+    weft_status st = weft_llvm_stmt(cg, s->u.cond.then_s);
+    cg->vmask = saved;
+    if (st != WEFT_OK) return st;
+    if (merge) {
+        LLVMBuildBr(cg->b, merge);
+        LLVMPositionBuilderAtEnd(cg->b, merge);
+    }
+    return WEFT_OK;
 }
 
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
@@ -177,14 +238,21 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
         LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
-        ld = LLVMBuildLoad2(cg->b, vty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
-        LLVMSetAlignment(ld, align);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+        if (cg->vmask) {
+            LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), cg->vmask, LLVMConstNull(vty)};
+            ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
+        } else {
+            ld = LLVMBuildLoad2(cg->b, vty, p, "");
+            LLVMSetAlignment(ld, align);
+        }
     } else {
         st = index_vector(cg, idx, &i);
         if (st != WEFT_OK) return st;
         LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
         LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
-        LLVMValueRef args[4] = {ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg), LLVMGetPoison(vty)};
+        LLVMValueRef args[4] = {ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg),
+                                cg->vmask ? LLVMConstNull(vty) : LLVMGetPoison(vty)};
         ld = masked_intrinsic(cg, "llvm.masked.gather", vty, LLVMTypeOf(ptrs), args, 4);
     }
     *out = weft_llvm_from_mem(cg, buf->dtype, ld);
@@ -208,7 +276,13 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     if (stride_of(idx, cg->vvar, &stride) && stride == 1) {
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
-        LLVMValueRef store = LLVMBuildStore(cg->b, val, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""));
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+        if (cg->vmask) {
+            LLVMValueRef args[4] = {val, p, LLVMConstInt(cg->t_i32, align, 0), cg->vmask};
+            masked_intrinsic(cg, "llvm.masked.store", LLVMTypeOf(val), LLVMTypeOf(p), args, 4);
+            return WEFT_OK;
+        }
+        LLVMValueRef store = LLVMBuildStore(cg->b, val, p);
         LLVMSetAlignment(store, align);
         return WEFT_OK;
     }
