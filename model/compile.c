@@ -38,6 +38,7 @@ weft_model_options weft_model_options_default(void)
 #define EST_FLOPS 50e9          /* float32 FLOP/s of one core on a default schedule */
 #define EST_BYTES_PER_S 100e9   /* bytes/s of one core from L2 */
 #define SERIAL_BELOW_US 2.0     /* kernels estimated faster than this run serially */
+#define MAX_SCHEDULE_ATTEMPTS 16 /* provider choices tried per kernel before giving up */
 
 static double serial_below_us(void)
 {
@@ -124,10 +125,11 @@ static weft_status plan_memory(weft_model *m, size_t *offsets, bool *planned)
 }
 
 static weft_status default_provider(void *ud, const weft_te_func *f, weft_schedule *s, const weft_target_caps *caps,
-                                    char *src)
+                                    int attempt, char *src)
 {
     (void)ud;
     (void)f;
+    (void)attempt;
     snprintf(src, 16, "default");
     return weft_schedule_default(s, caps);
 }
@@ -150,8 +152,6 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
         }
         char base[64];
         weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base);
-        if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
-        if (rc == WEFT_OK) rc = provider(ud, f, s, caps, mk->schedule_src);
         if (rc == WEFT_OK) {
             weft_strbuf sb = {0};
             for (int i = 0; i < groups[gi].n_nodes; i++) {
@@ -159,12 +159,24 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
                 weft_strbuf_printf(&sb, "%s%s(%s)", i ? " " : "", nd->op_type, nd->name);
             }
             mk->ops = weft_strbuf_take(&sb);
-            mk->steps = weft_schedule_text(s);
             mk->flops = weft_te_func_flops(f);
             mk->est_us = estimate_us(m, mk);
             mk->serial = mk->est_us < serial_us;
             snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
+        }
+        /* A provided schedule that does not build is replaced by the provider's next choice;
+         * the default schedule ends the retries. */
+        for (int attempt = 0; rc == WEFT_OK; attempt++) {
+            weft_schedule_destroy(s);
+            s = NULL;
+            rc = weft_schedule_create(f, &s);
+            if (rc == WEFT_OK) rc = provider(ud, f, s, caps, attempt, mk->schedule_src);
+            if (rc != WEFT_OK) break; /* the provider's own errors (a database error) are final */
+            free(mk->steps);
+            mk->steps = weft_schedule_text(s);
             rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
+            if (rc == WEFT_OK || !strcmp(mk->schedule_src, "default") || attempt >= MAX_SCHEDULE_ATTEMPTS) break;
+            rc = WEFT_OK;
         }
         if (rc != WEFT_OK) {
             char msg[1024];

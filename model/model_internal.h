@@ -54,9 +54,12 @@ weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const we
 
 /* ---- compile.c / run.c ---- */
 /* Chooses the schedule of one kernel: applies steps to s (a naive schedule of f) and names
- * their source in src (at most 15 characters: "default", "tuned"). */
+ * their source in src (at most 15 characters: "default", "tuned", "nearest"). attempt is 0 for
+ * a kernel's first choice; k > 0 when the schedule given at attempt k-1 did not lower or
+ * compile, asking for the next choice (s is a fresh naive schedule again). Src "default"
+ * means the default schedule and ends the retries. */
 typedef weft_status (*weft_model_schedule_fn)(void *ud, const weft_te_func *f, weft_schedule *s,
-                                              const weft_target_caps *caps, char *src);
+                                              const weft_target_caps *caps, int attempt, char *src);
 /* weft_model_compile with a schedule provider (NULL: the default schedules); *n_provided
  * (optional) counts kernels whose schedule did not come from the default. */
 weft_status weft_model_compile_ex(const weft_graph *g, const weft_model_options *opt, weft_model_schedule_fn provider,

@@ -1,13 +1,32 @@
-/* Serving tuned schedules: compiling a model with the best database record of each kernel on
- * this machine's target (default schedules where there is none, or where a record's steps no
- * longer apply). */
+/* Serving tuned schedules: compiling a model with the best database record of each kernel.
+ *
+ * Per kernel, in order:
+ *   1. the best record under this machine's key (measured and checked here: trusted), when
+ *      its steps still replay;
+ *   2. else the best record of each other machine of the same backend, nearest first
+ *      (target_key.c: same CPU other thread count, then same ISA level and thread count, then
+ *      any). A record measured elsewhere is only step text: it is replayed on this kernel,
+ *      compiled, and run in a forked worker against the naive schedule on random inputs
+ *      (weft_measure_check) before it is used; one that fails any of these is skipped
+ *      (counted as rejected) and the next machine's is tried;
+ *   3. else the default schedule.
+ * When a chosen schedule still fails to compile in the model, the model compiler asks again
+ * (attempt > 0) and gets the next choice. Nothing is written to the database here: records
+ * stay keyed by the machine that measured them.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "lower/lower.h"
 #include "model/model_internal.h"
+#include "targets/build.h"
+#include "tuner/measure.h"
 #include "tuner/tuner.h"
+
+enum { CHECK_TIMEOUT_S = 30 };
+#define CHECK_TOL 1e-4 /* as the tuner checks a new best */
 
 weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const weft_te_func *f, weft_schedule *s, bool *found)
 {
@@ -34,36 +53,198 @@ weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const wef
     return rc;
 }
 
+/* The choice made for one kernel. */
+typedef struct choice {
+    int kind;            /* 0 default, 1 this machine, 2 another machine */
+    char target[160];    /* kind 2: the record's target key */
+} choice;
+
 typedef struct provider_ctx {
     weft_db *db;
     weft_tuner_target tt;
     bool target_ready;
+    /* the current kernel's candidates: this machine's record, then the other machines' */
+    char *own;                    /* NULL: none */
+    weft_tuner_nearest *near;
+    int n_near;
+    int next;                     /* next candidate: 0 = own, 1 + i = near[i], past the end = default */
+    /* what each kernel got (the last choice of each, after retries) */
+    choice *choices;
+    int n_kernels, cap_kernels;
+    int n_rejected;
+    /* a JIT target for checking records of other machines (created on first use) */
+    const weft_target_ops *ops;
+    weft_target *target;
+    bool check_ready;
 } provider_ctx;
 
-static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, const weft_target_caps *caps, char *src)
+static void free_candidates(provider_ctx *pc)
+{
+    free(pc->own);
+    pc->own = NULL;
+    weft_tuner_nearest_free(pc->near, pc->n_near);
+    pc->near = NULL;
+    pc->n_near = 0;
+    pc->next = 0;
+}
+
+static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
+{
+    free_candidates(pc);
+    char key[17];
+    weft_te_func_hash_hex(f, key);
+    bool have = false;
+    double median = 0;
+    weft_status rc = weft_db_best(pc->db, key, pc->tt.key, &have, &pc->own, &median);
+    if (rc == WEFT_OK) rc = weft_tuner_nearest_records(pc->db, &pc->tt, key, &pc->near, &pc->n_near);
+    return rc;
+}
+
+/* Does steps replay on f, compile, run and compute what the naive schedule computes? */
+static bool check_foreign(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps)
+{
+    if (!pc->check_ready) {
+        pc->check_ready = true;
+        pc->ops = weft_target_find("llvm");
+        if (pc->ops && pc->ops->create(&pc->target) != WEFT_OK) pc->ops = NULL;
+    }
+    weft_arena *a = weft_arena_create();
+    weft_schedule *s = NULL, *ns = NULL;
+    weft_loop_func *lf = NULL, *nlf = NULL;
+    weft_kernel *k = NULL, *ref = NULL;
+    bool ok = a && weft_schedule_create(f, &s) == WEFT_OK && weft_schedule_apply_text(s, steps) == WEFT_OK;
+    if (ok && !pc->ops) ok = weft_lower(s, a, &lf) == WEFT_OK; /* no JIT here: lowering is all we can check */
+    else if (ok) {
+        ok = weft_target_build(pc->ops, pc->target, s, a, &lf, &k) == WEFT_OK &&
+             weft_schedule_create(f, &ns) == WEFT_OK &&
+             weft_target_build(pc->ops, pc->target, ns, a, &nlf, &ref) == WEFT_OK;
+        if (ok) {
+            weft_measure_opts mo = weft_measure_opts_default();
+            mo.threads = caps->max_threads;
+            mo.timeout_s = CHECK_TIMEOUT_S;
+            weft_measure_result r;
+            memset(&r, 0, sizeof r);
+            ok = weft_measure_check(pc->ops, k, ref, lf, CHECK_TOL, &mo, &r) == WEFT_OK;
+        }
+    }
+    if (k) pc->ops->kernel_destroy(k);
+    if (ref) pc->ops->kernel_destroy(ref);
+    weft_schedule_destroy(ns);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return ok;
+}
+
+static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, const weft_target_caps *caps, int attempt,
+                           char *src)
 {
     provider_ctx *pc = ud;
     if (!pc->target_ready) {
         weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }
-    bool found = false;
-    weft_status rc = weft_tuner_lookup(pc->db, &pc->tt, f, s, &found);
-    if (rc == WEFT_OK && found) {
-        snprintf(src, 16, "tuned");
+    if (attempt == 0) {
+        if (pc->n_kernels == pc->cap_kernels) {
+            int cap = pc->cap_kernels ? 2 * pc->cap_kernels : 16;
+            choice *v = realloc(pc->choices, sizeof *v * (size_t)cap);
+            if (!v) return weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
+            pc->choices = v;
+            pc->cap_kernels = cap;
+        }
+        pc->n_kernels++;
+        weft_status rc = load_candidates(pc, f);
+        if (rc != WEFT_OK) return rc;
+    }
+    choice *ch = &pc->choices[pc->n_kernels - 1];
+    memset(ch, 0, sizeof *ch);
+    for (; pc->next <= pc->n_near; pc->next++) {
+        const char *steps = pc->next == 0 ? pc->own : pc->near[pc->next - 1].steps;
+        if (!steps) continue;
+        bool foreign = pc->next > 0;
+        /* replay on a scratch schedule first: steps that do not apply leave s untouched */
+        weft_schedule *probe = NULL;
+        weft_status rc = weft_schedule_create(f, &probe);
+        bool applies = rc == WEFT_OK && weft_schedule_apply_text(probe, steps) == WEFT_OK;
+        weft_schedule_destroy(probe);
+        if (rc != WEFT_OK) return rc;
+        if (applies && foreign) applies = check_foreign(pc, f, steps, caps);
+        if (!applies) {
+            if (foreign) pc->n_rejected++;
+            continue;
+        }
+        rc = weft_schedule_apply_text(s, steps);
+        if (rc != WEFT_OK) return rc;
+        ch->kind = foreign ? 2 : 1;
+        if (foreign) snprintf(ch->target, sizeof ch->target, "%s", pc->near[pc->next - 1].target);
+        snprintf(src, 16, foreign ? "nearest" : "tuned");
+        pc->next++; /* a retry continues after this candidate */
         return WEFT_OK;
     }
     snprintf(src, 16, "default");
     return weft_schedule_default(s, caps);
 }
 
-weft_status weft_model_compile_tuned(const weft_graph *g, const weft_model_options *opt, const char *db_path,
-                                     weft_model **out, int *n_tuned)
+static void summarize(const provider_ctx *pc, weft_tuned_summary *sum)
 {
+    memset(sum, 0, sizeof *sum);
+    sum->n_kernels = pc->n_kernels;
+    sum->n_rejected = pc->n_rejected;
+    int best_count = 0;
+    for (int k = 0; k < pc->n_kernels; k++) {
+        const choice *c = &pc->choices[k];
+        if (c->kind == 1) sum->n_this_machine++;
+        else if (c->kind == 0) sum->n_default++;
+        else {
+            sum->n_nearest++;
+            int count = 0;
+            bool first = true;
+            for (int j = 0; j < pc->n_kernels; j++)
+                if (pc->choices[j].kind == 2 && !strcmp(pc->choices[j].target, c->target)) {
+                    count++;
+                    if (j < k) first = false;
+                }
+            if (first) sum->n_nearest_machines++;
+            if (count > best_count) {
+                best_count = count;
+                weft_tuner_key_describe(c->target, sum->nearest, sizeof sum->nearest);
+            }
+        }
+    }
+}
+
+weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_options *opt, const char *db_path,
+                                        weft_model **out, weft_tuned_summary *summary)
+{
+    if (summary) memset(summary, 0, sizeof *summary);
     provider_ctx pc = {0};
     weft_status rc = weft_db_open(db_path, false, &pc.db);
     if (rc != WEFT_OK) return rc;
-    rc = weft_model_compile_ex(g, opt, provide, &pc, n_tuned, out);
+    rc = weft_model_compile_ex(g, opt, provide, &pc, NULL, out);
+    if (rc == WEFT_OK && summary) summarize(&pc, summary);
+    free_candidates(&pc);
+    free(pc.choices);
+    if (pc.target) pc.ops->destroy(pc.target);
     weft_db_close(pc.db);
     return rc;
+}
+
+weft_status weft_model_compile_tuned(const weft_graph *g, const weft_model_options *opt, const char *db_path,
+                                     weft_model **out, int *n_tuned)
+{
+    weft_tuned_summary sum;
+    weft_status rc = weft_model_compile_tuned_ex(g, opt, db_path, out, &sum);
+    if (n_tuned) *n_tuned = rc == WEFT_OK ? sum.n_this_machine + sum.n_nearest : 0;
+    return rc;
+}
+
+void weft_tuned_summary_format(const weft_tuned_summary *s, char *buf, size_t n)
+{
+    char from[160] = "";
+    if (s->n_nearest_machines == 1) snprintf(from, sizeof from, " (%s)", s->nearest);
+    else if (s->n_nearest_machines > 1)
+        snprintf(from, sizeof from, " (%d machines, mostly %s)", s->n_nearest_machines, s->nearest);
+    char rejected[64] = "";
+    if (s->n_rejected) snprintf(rejected, sizeof rejected, "; %d record(s) of other machines rejected", s->n_rejected);
+    snprintf(buf, n, "kernels: %d from records for this machine, %d from the nearest machine%s, %d default%s",
+             s->n_this_machine, s->n_nearest, from, s->n_default, rejected);
 }

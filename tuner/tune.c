@@ -10,6 +10,13 @@
  * after each round and saved to the database. The scheduler gives each task a first round,
  * then rounds to the task with the largest weight x best latency, boosted by recent
  * improvement and damped by the trials it already had. Everything random comes from --seed.
+ *
+ * Starting from another machine: a task with no measurement under this machine's key is
+ * seeded with the best records of the nearest machines that have one (target_key.c's order,
+ * at most SEEDS per task): its first round measures them here, right after the default
+ * schedule, and those whose step text is one of its sketch's candidates become parents for
+ * mutation. Without a cost model saved for this machine, the nearest machine's model is the
+ * warm start. Every measurement is stored under this machine's key.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +31,7 @@
 #define POOL_RANDOM 192
 #define POOL_MUTANTS 96
 #define TOP_KEEP 8
+#define SEEDS 4              /* records of other machines measured in a task's first round */
 
 typedef struct task_state {
     weft_task *task;
@@ -42,6 +50,8 @@ typedef struct task_state {
     weft_kernel *naive;
     weft_arena *naive_arena;
     weft_loop_func *naive_lf;
+    char *seeds[SEEDS];  /* step texts of the nearest machines' best records (first round) */
+    int n_seeds;
 } task_state;
 
 typedef struct tuner {
@@ -117,6 +127,9 @@ static weft_loop_func *lower_steps(const weft_te_func *f, const char *steps, wef
 /* Score for the cost model: GFLOP/s (errors score 0). */
 static float score(const weft_task *t, double median) { return median > 0 ? (float)(t->flops / median * 1e-9) : 0.0f; }
 
+static void keep_top(task_state *ts, const weft_cand *c, double lat);
+static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand *c);
+
 typedef struct resume_ctx {
     tuner *tu;
     task_state *ts;
@@ -130,6 +143,8 @@ static bool on_record(void *ud, const char *steps, double median, const char *er
     ts->trials++;
     bool ok = median > 0 && (!error || !*error);
     if (ok && (ts->best <= 0 || median < ts->best)) ts->best = median;
+    weft_cand c;
+    if (ok && cand_from_steps(&ts->sk, steps, &c)) keep_top(ts, &c, median); /* parents when resuming */
     weft_arena *a = weft_arena_create();
     weft_loop_func *lf = a ? lower_steps(ts->task->f, steps, a, NULL) : NULL;
     if (lf) {
@@ -232,6 +247,55 @@ static void keep_top(task_state *ts, const weft_cand *c, double lat)
     }
 }
 
+/* Splits a line into at most max space-separated words (in place); returns the count. */
+static int words(char *line, char **w, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(line, " \t"); tok && n < max; tok = strtok(NULL, " \t")) w[n++] = tok;
+    return n;
+}
+
+/* The sketch candidate whose step text is `steps`, when there is one: the decisions are read
+ * back from the split factors, the pragma, the parallel fuse and the packing, and the text of
+ * the candidate rebuilt from them must equal `steps`. */
+static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand *c)
+{
+    if (!sk->tiled || !steps) return false;
+    memset(c, 0, sizeof *c);
+    char *text = strdup(steps);
+    if (!text) return false;
+    bool fused = false;
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        char *w[WEFT_SKETCH_MAX_AXES + 4];
+        int n = words(line, w, WEFT_SKETCH_MAX_AXES + 4);
+        if (n == 5 && !strcmp(w[0], "split") && !strcmp(w[1], sk->t)) {
+            for (int d = 0; d < sk->n_sp; d++)
+                if (!strcmp(w[2], sk->spt[d])) c->t1[d] = atoll(w[3]), c->t2[d] = atoll(w[4]);
+        } else if (n == 4 && !strcmp(w[0], "split") && !strcmp(w[1], sk->r)) {
+            for (int d = 0; d < sk->n_sp; d++)
+                if (!strcmp(w[2], sk->sp[d])) c->r_in[d] = atoll(w[3]);
+            for (int k = 0; k < sk->n_red; k++)
+                if (!strcmp(w[2], sk->red[k])) c->k_in[k] = atoll(w[3]);
+        } else if (n == 5 && !strcmp(w[0], "pragma") && !strcmp(w[3], "auto_unroll")) {
+            c->unroll = atoi(w[4]);
+        } else if (n >= 2 && !strcmp(w[0], "fuse") && !strcmp(w[1], sk->t)) {
+            c->n_par = n - 2;
+            fused = true;
+        } else if (n == 3 && !strcmp(w[0], "parallel") && !strcmp(w[1], sk->t) && !fused) {
+            c->n_par = 1;
+        } else if (n >= 3 && !strcmp(w[0], "cache_read") && sk->pack[0] && !strcmp(w[1], sk->pack)) {
+            c->pack = true;
+        }
+    }
+    free(text);
+    char *again = weft_sketch_steps(sk, c);
+    bool same = again && !strcmp(again, steps);
+    free(again);
+    return same;
+}
+
 /* One round of a task: at most `batch` new measurements. */
 static void task_round(tuner *tu, task_state *ts, int batch)
 {
@@ -254,6 +318,20 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             batch--;
         }
         free(steps);
+        /* then the best records of the nearest machines (tuned elsewhere, measured here) */
+        for (int i = 0; i < ts->n_seeds && batch > 0; i++) {
+            if (seen(ts, hash_text(ts->seeds[i]))) continue;
+            weft_arena *a = weft_arena_create();
+            weft_loop_func *lf = a ? lower_steps(ts->task->f, ts->seeds[i], a, NULL) : NULL;
+            if (lf) {
+                double m = try_candidate(tu, ts, ts->seeds[i], a, lf);
+                weft_cand c;
+                if (m > 0 && cand_from_steps(&ts->sk, ts->seeds[i], &c)) keep_top(ts, &c, m);
+                if (m > 0 && (ts->best <= 0 || m < ts->best)) ts->best = m;
+                batch--;
+            }
+            weft_arena_destroy(a);
+        }
         if (ts->first_best <= 0) ts->first_best = ts->best;
         if (!ts->sk.tiled) {
             ts->done = true;
@@ -322,6 +400,56 @@ static void task_round(tuner *tu, task_state *ts, int batch)
     if (n == 0) ts->done = true; /* the sketch's space is exhausted */
 }
 
+/* A task new to this machine: the best records of the nearest machines, nearest first, one
+ * per distinct step text, at most SEEDS. */
+static weft_status load_seeds(tuner *tu, task_state *ts)
+{
+    weft_tuner_nearest *near = NULL;
+    int n = 0;
+    weft_status rc = weft_tuner_nearest_records(tu->db, &tu->tt, ts->task->key, &near, &n);
+    for (int i = 0; rc == WEFT_OK && i < n && ts->n_seeds < SEEDS; i++) {
+        bool dup = false;
+        for (int j = 0; j < ts->n_seeds && !dup; j++) dup = !strcmp(ts->seeds[j], near[i].steps);
+        if (dup) continue;
+        ts->seeds[ts->n_seeds++] = near[i].steps;
+        near[i].steps = NULL; /* now the task's */
+    }
+    if (rc == WEFT_OK && ts->n_seeds > 0 && tu->o->log) {
+        char from[96];
+        weft_tuner_key_describe(near[0].target, from, sizeof from);
+        fprintf(tu->o->log, "%s: no records for this machine; starting from %d record(s) of other machines (nearest: %s)\n",
+                ts->task->name, ts->n_seeds, from);
+    }
+    weft_tuner_nearest_free(near, n);
+    return rc;
+}
+
+/* No cost model saved for this machine: load the nearest machine's (a corrupt one is skipped). */
+static weft_status load_nearest_model(tuner *tu)
+{
+    weft_tuner_nearest *near = NULL;
+    int n = 0;
+    weft_status rc = weft_tuner_nearest_models(tu->db, &tu->tt, &near, &n);
+    for (int i = 0; rc == WEFT_OK && i < n; i++) {
+        bool found = false;
+        void *buf = NULL;
+        size_t len = 0;
+        rc = weft_db_load_model(tu->db, near[i].target, &found, &buf, &len);
+        bool loaded = rc == WEFT_OK && found && weft_cost_model_load(tu->model, buf, len) == WEFT_OK;
+        free(buf);
+        if (loaded) {
+            if (tu->o->log) {
+                char from[96];
+                weft_tuner_key_describe(near[i].target, from, sizeof from);
+                fprintf(tu->o->log, "no cost model for this machine yet: starting from the model of %s\n", from);
+            }
+            break;
+        }
+    }
+    weft_tuner_nearest_free(near, n);
+    return rc;
+}
+
 static double model_latency(const task_state *ts, int n)
 {
     double s = 0;
@@ -362,6 +490,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (weft_db_load_model(tu.db, tu.tt.key, &found, &buf, &len) == WEFT_OK && found)
             weft_cost_model_load(tu.model, buf, len);
         free(buf);
+        if (!found) rc = load_nearest_model(&tu);
     }
     for (int i = 0; rc == WEFT_OK && i < n; i++) {
         ts[i].task = &tasks[i];
@@ -370,6 +499,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (rc == WEFT_OK) rc = weft_sketch_make(tasks[i].f, &tu.caps, &ts[i].sk);
         resume_ctx rctx = {&tu, &ts[i]};
         if (rc == WEFT_OK) rc = weft_db_each(tu.db, tasks[i].key, tu.tt.key, on_record, &rctx);
+        if (rc == WEFT_OK && ts[i].trials == 0) rc = load_seeds(&tu, &ts[i]);
         ts[i].first_best = ts[i].best;
         tu.total_trials += ts[i].trials;
     }
@@ -451,6 +581,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (ts[i].naive) tu.ops->kernel_destroy(ts[i].naive);
         weft_arena_destroy(ts[i].naive_arena);
         free(ts[i].seen);
+        for (int j = 0; j < ts[i].n_seeds; j++) free(ts[i].seeds[j]);
     }
     if (tu.curve) fclose(tu.curve);
     if (tu.target) tu.ops->destroy(tu.target);

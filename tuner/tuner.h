@@ -33,6 +33,29 @@ typedef struct weft_tuner_target {
     int threads;       /* threads the kernels run with (<= 0 given: the cores) */
 } weft_tuner_target;
 void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads);
+/* ISA level (vector width) of a comma-separated LLVM feature list. */
+enum { WEFT_ISA_UNKNOWN, WEFT_ISA_OTHER, WEFT_ISA_AVX2, WEFT_ISA_AVX512 };
+int weft_tuner_isa_level(const char *features);
+/* How near the machine of target key `key` (ISA `features`) is to t: smaller is nearer; < 0
+ * for t's own key and for another backend (see target_key.c for the order). */
+double weft_tuner_target_distance(const weft_tuner_target *t, const char *key, const char *features);
+/* "cpu=znver4 threads=2" for a target key. */
+void weft_tuner_key_describe(const char *key, char *buf, size_t n);
+
+/* ---- db_nearest.c ---- */
+typedef struct weft_tuner_nearest {
+    char target[160];  /* the record's target key */
+    double distance;   /* weft_tuner_target_distance */
+    char *steps;       /* the best record's step text (records only; malloc'd) */
+    double median;     /* its median, seconds, measured on that machine */
+} weft_tuner_nearest;
+/* The best error-free record of workload under every other target key of t's backend,
+ * nearest machine first (ties: faster first). Free with weft_tuner_nearest_free. */
+weft_status weft_tuner_nearest_records(weft_db *db, const weft_tuner_target *t, const char *workload,
+                                       weft_tuner_nearest **out, int *n);
+/* Other targets of t's backend with a stored cost model, nearest first (steps NULL). */
+weft_status weft_tuner_nearest_models(weft_db *db, const weft_tuner_target *t, weft_tuner_nearest **out, int *n);
+void weft_tuner_nearest_free(weft_tuner_nearest *v, int n);
 
 /* ---- task.c ---- */
 typedef struct weft_task {
@@ -106,10 +129,29 @@ typedef struct weft_tune_options {
 weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o);
 
 /* ---- apply.c ---- */
-/* Compiles a graph with the best database records for this machine (default schedules where
- * none). *n_tuned counts kernels that got a database schedule. */
+/* Where the schedules of a model compiled with a database came from. */
+typedef struct weft_tuned_summary {
+    int n_kernels;
+    int n_this_machine;   /* best record under this machine's key */
+    int n_nearest;        /* best record of the nearest machine that has one (another key) */
+    int n_default;        /* no usable record: the default schedule */
+    int n_rejected;       /* records of other machines that did not replay, compile or match */
+    char nearest[96];     /* "cpu=znver4 threads=2": the machine most nearest records came from */
+    int n_nearest_machines; /* distinct machines the nearest records came from */
+} weft_tuned_summary;
+/* Compiles a graph with the best database record of each kernel: this machine's, else the
+ * nearest machine's (replayed, compiled and checked against the naive schedule on random
+ * inputs before it is used; a record that fails goes to the next machine), else the default
+ * schedule. *summary (optional) says which kernels got which. */
+weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_options *opt, const char *db_path,
+                                        weft_model **out, weft_tuned_summary *summary);
+/* weft_model_compile_tuned_ex; *n_tuned counts kernels with a database schedule (this
+ * machine's or the nearest machine's). */
 weft_status weft_model_compile_tuned(const weft_graph *g, const weft_model_options *opt, const char *db_path,
                                      weft_model **out, int *n_tuned);
+/* "kernels: 7 from records for this machine, 3 from the nearest machine (cpu=znver4
+ * threads=2), 0 default" (no newline). */
+void weft_tuned_summary_format(const weft_tuned_summary *s, char *buf, size_t n);
 /* The best record's steps for f on this target, applied to s; *found false when none. */
 weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const weft_te_func *f, weft_schedule *s, bool *found);
 

@@ -1,0 +1,336 @@
+/* Records of the nearest machine: the preference order between target keys, the query that
+ * lists other machines' best records nearest first, and a model compiled from a database that
+ * holds records only under other keys: the nearest replayable record is used, one whose steps
+ * do not replay is skipped for the next machine's, and with none left the default schedule
+ * runs. Every test works in its own mkdtemp directory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "targets/target.h"
+#include "tuner/tuner.h"
+#include "weft/graph.h"
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+    weft_db *db;
+    weft_graph *g;
+    weft_model *m;
+    weft_task *tasks;
+    int n_tasks;
+    weft_tuner_nearest *near;
+    int n_near;
+    char *steps;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    if (!fx) return -1;
+    snprintf(fx->dir, sizeof fx->dir, "/tmp/weft-test-nearest-XXXXXX");
+    if (!mkdtemp(fx->dir)) {
+        free(fx);
+        return -1;
+    }
+    snprintf(fx->path, sizeof fx->path, "%s/test.db", fx->dir);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    weft_db_close(fx->db);
+    weft_model_destroy(fx->m);
+    weft_graph_destroy(fx->g);
+    weft_tasks_free(fx->tasks, fx->n_tasks);
+    weft_tuner_nearest_free(fx->near, fx->n_near);
+    free(fx->steps);
+    const char *side[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[200];
+        snprintf(p, sizeof p, "%s%s", fx->path, side[i]);
+        unlink(p);
+    }
+    rmdir(fx->dir);
+    free(fx);
+    return 0;
+}
+
+static const char *AVX512 = "+avx,+avx2,+fma,+avx512f,+avx512bw", *AVX2 = "+avx,+avx2,+fma";
+
+/* This machine, as a test sees it: sapphirerapids with AVX-512, 2 threads. */
+static weft_tuner_target here(void)
+{
+    weft_tuner_target t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.key, sizeof t.key, "llvm;cpu=sapphirerapids;feat=00000000000000aa;cores=2;threads=2");
+    snprintf(t.name, sizeof t.name, "llvm");
+    snprintf(t.features, sizeof t.features, "%s", AVX512);
+    t.cores = 2;
+    t.threads = 2;
+    return t;
+}
+
+static void test_isa_level_from_features(void **state)
+{
+    (void)state;
+    assert_int_equal(weft_tuner_isa_level(AVX512), WEFT_ISA_AVX512);
+    assert_int_equal(weft_tuner_isa_level(AVX2), WEFT_ISA_AVX2);
+    assert_int_equal(weft_tuner_isa_level("+sse2,+sse4.2"), WEFT_ISA_OTHER);
+    assert_int_equal(weft_tuner_isa_level(""), WEFT_ISA_UNKNOWN);
+    /* whole names only: "-avx512f" or "+avx512fp16" alone is not AVX-512F */
+    assert_int_equal(weft_tuner_isa_level("+avx2,-avx512f"), WEFT_ISA_AVX2);
+    assert_int_equal(weft_tuner_isa_level("+avx2,+avx512fp16x"), WEFT_ISA_AVX2);
+}
+
+static void test_distance_follows_the_preference_order(void **state)
+{
+    (void)state;
+    weft_tuner_target t = here();
+    double same_cpu_1 = weft_tuner_target_distance(&t, "llvm;cpu=sapphirerapids;feat=00000000000000aa;cores=2;threads=1", AVX512);
+    double same_cpu_8 = weft_tuner_target_distance(&t, "llvm;cpu=sapphirerapids;feat=00000000000000aa;cores=8;threads=8", AVX512);
+    double same_isa = weft_tuner_target_distance(&t, "llvm;cpu=znver4;feat=00000000000000bb;cores=2;threads=2", AVX512);
+    double same_isa_1 = weft_tuner_target_distance(&t, "llvm;cpu=znver4;feat=00000000000000bb;cores=2;threads=1", AVX512);
+    double other_isa = weft_tuner_target_distance(&t, "llvm;cpu=haswell;feat=00000000000000cc;cores=2;threads=2", AVX2);
+    double unknown = weft_tuner_target_distance(&t, "llvm;cpu=mystery;feat=00000000000000dd;cores=2;threads=2", "");
+    assert_true(same_cpu_1 >= 0);
+    assert_true(same_cpu_1 < same_cpu_8);
+    assert_true(same_cpu_8 < same_isa);
+    assert_true(same_isa < same_isa_1);
+    assert_true(same_isa_1 < other_isa);
+    assert_true(other_isa <= unknown);
+    /* never: this machine's own key, another backend */
+    assert_true(weft_tuner_target_distance(&t, t.key, AVX512) < 0);
+    assert_true(weft_tuner_target_distance(&t, "cuda;cpu=sm_90;feat=00000000000000ee;cores=132;threads=2", "") < 0);
+    char d[96];
+    weft_tuner_key_describe("llvm;cpu=znver4;feat=00000000000000bb;cores=2;threads=1", d, sizeof d);
+    assert_string_equal(d, "cpu=znver4 threads=1");
+}
+
+static void put_target(weft_db *db, const char *key, const char *features)
+{
+    weft_db_target t = {key, strncmp(key, "cuda", 4) ? "llvm" : "cuda", "test cpu", features, 2};
+    assert_int_equal(weft_db_put_target(db, &t), WEFT_OK);
+}
+
+static void put_m(weft_db *db, const char *w, const char *t, const char *steps, double median, const char *error)
+{
+    double lat[1] = {median};
+    weft_db_measurement m = {w, t, steps, lat, median > 0 ? 1 : 0, median, error};
+    assert_int_equal(weft_db_put_measurement(db, &m), WEFT_OK);
+}
+
+static void test_records_listed_nearest_first(void **state)
+{
+    fixture *fx = *state;
+    weft_tuner_target t = here();
+    const char *W = "00000000000000a1";
+    const char *k_here = t.key, *k_threads = "llvm;cpu=sapphirerapids;feat=00000000000000aa;cores=2;threads=1",
+               *k_isa = "llvm;cpu=znver4;feat=00000000000000bb;cores=2;threads=2",
+               *k_avx2 = "llvm;cpu=haswell;feat=00000000000000cc;cores=2;threads=2",
+               *k_cuda = "cuda;cpu=sm_90;feat=00000000000000ee;cores=132;threads=2";
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    weft_db_workload w = {W, "C = A * B", "A[4,4] B[4,4] -> C[4,4]", 128};
+    assert_int_equal(weft_db_put_workload(fx->db, &w), WEFT_OK);
+    put_target(fx->db, k_here, AVX512);
+    put_target(fx->db, k_threads, AVX512);
+    put_target(fx->db, k_isa, AVX512);
+    put_target(fx->db, k_avx2, AVX2);
+    put_target(fx->db, k_cuda, "");
+    put_m(fx->db, W, k_here, "here", 1e-6, NULL);        /* this machine: never in the list */
+    put_m(fx->db, W, k_avx2, "avx2 fast", 1e-7, NULL);   /* fastest, but farthest */
+    put_m(fx->db, W, k_isa, "isa slow", 3e-6, NULL);
+    put_m(fx->db, W, k_isa, "isa best", 2e-6, NULL);     /* the best of its machine */
+    put_m(fx->db, W, k_isa, "isa broken", 0, "crashed"); /* errors never chosen */
+    put_m(fx->db, W, k_threads, "threads wrong", 1e-9, "rejected: output differs");
+    put_m(fx->db, W, k_threads, "threads best", 5e-6, NULL);
+    put_m(fx->db, W, k_cuda, "cuda", 1e-8, NULL);        /* another backend: never */
+    assert_int_equal(weft_tuner_nearest_records(fx->db, &t, W, &fx->near, &fx->n_near), WEFT_OK);
+    assert_int_equal(fx->n_near, 3);
+    assert_string_equal(fx->near[0].target, k_threads);
+    assert_string_equal(fx->near[0].steps, "threads best");
+    assert_string_equal(fx->near[1].target, k_isa);
+    assert_string_equal(fx->near[1].steps, "isa best");
+    assert_true(fabs(fx->near[1].median - 2e-6) < 1e-12);
+    assert_string_equal(fx->near[2].target, k_avx2);
+    /* an unknown workload: an empty list */
+    weft_tuner_nearest_free(fx->near, fx->n_near);
+    fx->near = NULL;
+    assert_int_equal(weft_tuner_nearest_records(fx->db, &t, "00000000000000ff", &fx->near, &fx->n_near), WEFT_OK);
+    assert_int_equal(fx->n_near, 0);
+    /* cost models: only other machines', nearest first */
+    assert_int_equal(weft_db_save_model(fx->db, k_avx2, "m1", 2), WEFT_OK);
+    assert_int_equal(weft_db_save_model(fx->db, k_isa, "m2", 2), WEFT_OK);
+    assert_int_equal(weft_db_save_model(fx->db, k_here, "m3", 2), WEFT_OK);
+    assert_int_equal(weft_tuner_nearest_models(fx->db, &t, &fx->near, &fx->n_near), WEFT_OK);
+    assert_int_equal(fx->n_near, 2);
+    assert_string_equal(fx->near[0].target, k_isa);
+    assert_string_equal(fx->near[1].target, k_avx2);
+}
+
+/* x[8,32] -> Gemm(w[32,32], b) -> Relu: one kernel. */
+static void build_graph(fixture *fx, float *w, float *b)
+{
+    for (int i = 0; i < 32 * 32; i++) w[i] = (float)((i * 7) % 13 - 6) * 0.05f;
+    for (int i = 0; i < 32; i++) b[i] = (float)(i % 5 - 2) * 0.1f;
+    weft_value x, wv, bv, y, h;
+    assert_int_equal(weft_graph_create(&fx->g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(fx->g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){8, 32}, &x), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(fx->g, "w", WEFT_TYPE_FLOAT32, 2, (int64_t[]){32, 32}, w, &wv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(fx->g, "b", WEFT_TYPE_FLOAT32, 1, (int64_t[]){32}, b, &bv), WEFT_OK);
+    assert_int_equal(weft_graph_gemm(fx->g, x, wv, bv, false, true, &y), WEFT_OK);
+    assert_int_equal(weft_graph_unary(fx->g, "Relu", y, &h), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(fx->g, h, "out"), WEFT_OK);
+}
+
+/* This machine's key at `threads` and the model's one workload with valid (default) steps. */
+static bool prepare(fixture *fx, int threads, weft_tuner_target *tt)
+{
+    const weft_target_ops *ops = weft_target_find("llvm");
+    if (!ops) return false;
+    weft_target *t = NULL;
+    assert_int_equal(ops->create(&t), WEFT_OK);
+    weft_target_caps caps;
+    ops->caps(t, &caps);
+    caps.max_threads = threads;
+    weft_tuner_target_init(tt, &caps, threads);
+    assert_int_equal(weft_tasks_from_graph(fx->g, &caps, &fx->tasks, &fx->n_tasks), WEFT_OK);
+    assert_int_equal(fx->n_tasks, 1);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(fx->tasks[0].f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_default(s, &caps), WEFT_OK);
+    fx->steps = weft_schedule_text(s);
+    weft_schedule_destroy(s);
+    ops->destroy(t);
+    assert_non_null(fx->steps);
+    return true;
+}
+
+/* Compiles with the database, runs, checks the output against a direct computation. */
+static void compile_and_check(fixture *fx, int threads, const float *w, const float *b, weft_tuned_summary *sum)
+{
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    assert_int_equal(weft_model_compile_tuned_ex(fx->g, &o, fx->path, &fx->m, sum), WEFT_OK);
+    float x[8 * 32], y[8 * 32];
+    for (int i = 0; i < 8 * 32; i++) x[i] = (float)((i * 5) % 11 - 5) * 0.1f;
+    assert_int_equal(weft_model_run(fx->m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 32; j++) {
+            float acc = b[j];
+            for (int k = 0; k < 32; k++) acc += x[i * 32 + k] * w[j * 32 + k];
+            float want = acc > 0 ? acc : 0;
+            assert_true(fabsf(y[i * 32 + j] - want) <= 1e-4f * (1 + fabsf(want)));
+        }
+    weft_model_destroy(fx->m);
+    fx->m = NULL;
+}
+
+static void key_with_threads(const weft_tuner_target *tt, int threads, char *buf, size_t n)
+{
+    const char *p = strstr(tt->key, ";threads=");
+    snprintf(buf, n, "%.*s;threads=%d", (int)(p - tt->key), tt->key, threads);
+}
+
+static void test_model_uses_the_nearest_replayable_record(void **state)
+{
+    fixture *fx = *state;
+    static float w[32 * 32], b[32];
+    build_graph(fx, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    /* records only under other keys: this CPU at 2 threads (nearest) whose steps do not replay,
+     * another CPU of the same ISA at 1 thread whose steps do, and one of another ISA */
+    char k_threads[160];
+    key_with_threads(&tt, 2, k_threads, sizeof k_threads);
+    const char *k_isa = "llvm;cpu=othercpu;feat=00000000000000bb;cores=2;threads=1";
+    const char *k_far = "llvm;cpu=oldcpu;feat=00000000000000cc;cores=2;threads=4";
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    weft_db_workload wl = {fx->tasks[0].key, "te", "shapes", fx->tasks[0].flops};
+    assert_int_equal(weft_db_put_workload(fx->db, &wl), WEFT_OK);
+    put_target(fx->db, k_threads, tt.features);
+    put_target(fx->db, k_isa, tt.features);
+    put_target(fx->db, k_far, "+sse2");
+    put_m(fx->db, fx->tasks[0].key, k_threads, "split NoSuchStage i 4", 1e-6, NULL);
+    put_m(fx->db, fx->tasks[0].key, k_isa, fx->steps, 2e-6, NULL);
+    put_m(fx->db, fx->tasks[0].key, k_far, fx->steps, 1e-7, NULL);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+
+    weft_tuned_summary sum;
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_kernels, 1);
+    assert_int_equal(sum.n_this_machine, 0);
+    assert_int_equal(sum.n_nearest, 1);
+    assert_int_equal(sum.n_default, 0);
+    assert_int_equal(sum.n_rejected, 1); /* the nearest one did not replay */
+    assert_string_equal(sum.nearest, "cpu=othercpu threads=1");
+    char line[320];
+    weft_tuned_summary_format(&sum, line, sizeof line);
+    assert_non_null(strstr(line, "0 from records for this machine, 1 from the nearest machine (cpu=othercpu threads=1), 0 default"));
+
+    /* a record for this machine wins over every other machine's */
+    assert_int_equal(weft_db_open(fx->path, false, &fx->db), WEFT_OK);
+    weft_db_target here_t = {tt.key, "llvm", tt.model, tt.features, tt.cores};
+    assert_int_equal(weft_db_put_target(fx->db, &here_t), WEFT_OK);
+    put_m(fx->db, fx->tasks[0].key, tt.key, fx->steps, 3e-6, NULL);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_this_machine, 1);
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_rejected, 0);
+}
+
+static void test_model_falls_back_to_default_when_no_record_replays(void **state)
+{
+    fixture *fx = *state;
+    static float w[32 * 32], b[32];
+    build_graph(fx, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 2, &tt)) skip();
+    const char *k_isa = "llvm;cpu=othercpu;feat=00000000000000bb;cores=2;threads=2";
+    const char *k_far = "llvm;cpu=oldcpu;feat=00000000000000cc;cores=2;threads=1";
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    weft_db_workload wl = {fx->tasks[0].key, "te", "shapes", fx->tasks[0].flops};
+    assert_int_equal(weft_db_put_workload(fx->db, &wl), WEFT_OK);
+    put_target(fx->db, k_isa, tt.features);
+    put_target(fx->db, k_far, AVX2);
+    put_m(fx->db, fx->tasks[0].key, k_isa, "split NoSuchStage i 4", 1e-6, NULL);
+    put_m(fx->db, fx->tasks[0].key, k_far, "reorder", 1e-6, NULL);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+    weft_tuned_summary sum;
+    compile_and_check(fx, 2, w, b, &sum);
+    assert_int_equal(sum.n_kernels, 1);
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_rejected, 2);
+    int n_tuned = -1;
+    weft_model_options o = weft_model_options_default();
+    o.threads = 2;
+    assert_int_equal(weft_model_compile_tuned(fx->g, &o, fx->path, &fx->m, &n_tuned), WEFT_OK);
+    assert_int_equal(n_tuned, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_isa_level_from_features),
+        cmocka_unit_test(test_distance_follows_the_preference_order),
+        cmocka_unit_test_setup_teardown(test_records_listed_nearest_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_uses_the_nearest_replayable_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_falls_back_to_default_when_no_record_replays, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("tuner_nearest", tests, NULL, NULL);
+}
