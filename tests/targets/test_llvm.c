@@ -187,7 +187,67 @@ static void check_add(fx *f, int64_t n, bool guard)
 }
 
 static void test_add_vectorized(void **state) { check_add(*state, 64, false); }
-static void test_add_tail_guard_falls_back_to_serial(void **state) { check_add(*state, 100, true); }
+/* The guard of the last partial vector becomes a lane mask: masked loads and stores, nothing
+ * written past n (check_add's want keeps -999 there). */
+static void test_add_tail_guard_is_masked_vector_code(void **state)
+{
+    fx *f = *state;
+    check_add(f, 100, true);
+    char *ir = NULL;
+    assert_int_equal(L->dump(T, add_func(f, 100, true), WEFT_DUMP_IR, &ir), WEFT_OK);
+    assert_non_null(strstr(ir, "llvm.masked.store"));
+    assert_non_null(strstr(ir, "llvm.masked.load"));
+    free(ir);
+}
+
+/* WEFT_CPU: another CPU of the host's ISA family, or a clear refusal. */
+static void test_cpu_selection_from_environment(void **state)
+{
+    (void)state;
+    weft_target_caps host;
+    L->caps(T, &host);
+    const char *prev = getenv("WEFT_CPU");
+    char *saved = prev ? strdup(prev) : NULL;
+    weft_target *t = NULL;
+    weft_target_caps c;
+    if (host.vector_bits >= 256 && strstr(host.features, "+avx2") && strstr(host.features, "+fma")) {
+        setenv("WEFT_CPU", "haswell", 1);
+        assert_int_equal(L->create(&t), WEFT_OK);
+        L->caps(t, &c);
+        assert_string_equal(c.cpu, "haswell");
+        assert_int_equal(c.vector_bits, 256);
+        assert_int_equal(c.vector_regs, 16);
+        assert_null(strstr(c.features, "+avx512f"));
+        assert_true(c.l1d_bytes > 0 && c.l2_bytes >= c.l1d_bytes);
+        L->destroy(t);
+        t = NULL;
+    }
+    if (!strstr(host.features, "+avx512f")) {
+        setenv("WEFT_CPU", "znver4", 1); /* above the host's level: refused, naming it */
+        assert_int_equal(L->create(&t), WEFT_ERR_UNAVAILABLE);
+        assert_non_null(strstr(weft_last_error(), "znver4"));
+        L->destroy(t);
+        t = NULL;
+    } else {
+        assert_int_equal(host.vector_regs, 32);
+    }
+    const char *bad[] = {"pentium-x", "haswell:avx2", "haswell:+nosuchfeature", ":+avx2", "haswell:+a;b"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("WEFT_CPU", bad[i], 1);
+        assert_int_equal(L->create(&t), WEFT_ERR_INVALID_ARG);
+        assert_non_null(strstr(weft_last_error(), "WEFT_CPU"));
+        L->destroy(t);
+        t = NULL;
+    }
+    setenv("WEFT_CPU", "host", 1);
+    assert_int_equal(L->create(&t), WEFT_OK);
+    L->caps(t, &c);
+    assert_int_equal(c.vector_bits, host.vector_bits);
+    L->destroy(t);
+    if (saved) setenv("WEFT_CPU", saved, 1);
+    else unsetenv("WEFT_CPU");
+    free(saved);
+}
 
 /* ---- matmul register tile ---- */
 
@@ -691,7 +751,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_caps_report_host_vector_width, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_vectorized, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_add_tail_guard_falls_back_to_serial, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_tail_guard_is_masked_vector_code, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_selection_from_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_parallel_two_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dump_asm_matmul_uses_zmm_fma, setup, teardown),
