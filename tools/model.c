@@ -96,18 +96,22 @@ static bool count_key(void *ud, const weft_db_group *g)
     return true;
 }
 
-/* Appends to buf the set of values a field takes among the census keys that pass `same`. */
+/* Why the census's keys do not serve here_key, most specific reason first: this very key
+ * (then the workloads lack records), this machine at other thread counts, this CPU name with
+ * other features or cores, other CPUs. */
 static void explain(const key_census *c, const char *here_key, char *buf, size_t n)
 {
     key_fields here, k;
     key_parse(here_key, &here);
     bool exact = false, other_threads = false, same_cpu = false;
     char threads[128] = "", cpus[256] = "";
+    int first_threads = 0;
     for (int i = 0; i < c->n; i++) {
         key_parse(c->keys[i], &k);
         if (!strcmp(c->keys[i], here_key)) exact = true;
         bool machine = !strcmp(k.cpu, here.cpu) && !strcmp(k.feat, here.feat) && k.cores == here.cores;
         if (machine && k.threads != here.threads) {
+            if (!other_threads) first_threads = k.threads;
             other_threads = true;
             size_t len = strlen(threads);
             snprintf(threads + len, sizeof threads - len, "%s%d", len ? ", " : "", k.threads);
@@ -123,8 +127,8 @@ static void explain(const key_census *c, const char *here_key, char *buf, size_t
         snprintf(buf, n, "the database has no record for their workloads on this target (%s)", here_key);
     else if (other_threads)
         snprintf(buf, n, "records exist for this CPU with --threads %s only, and this run uses %d threads (records are "
-                         "kept per thread count: run with --threads %s, or tune with --threads %d)",
-                 threads, here.threads, threads, here.threads);
+                         "kept per thread count: run with --threads %d, or tune with --threads %d)",
+                 threads, here.threads, first_threads, here.threads);
     else if (same_cpu)
         snprintf(buf, n, "records exist for cpu=%s but with other ISA features or core count (this machine: %s)",
                  here.cpu, here_key);
@@ -167,7 +171,9 @@ int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads
     weft_model_options o = weft_model_options_default();
     o.threads = threads;
     if (target) o.target = target;
-    weft_status rc = db ? weft_model_compile_tuned(l->g, &o, db, &l->m, &l->n_tuned) : weft_model_compile(l->g, &o, &l->m);
+    weft_tuned_summary from = {0};
+    weft_status rc = db ? weft_model_compile_tuned_ex(l->g, &o, db, &l->m, &from) : weft_model_compile(l->g, &o, &l->m);
+    l->n_tuned = from.n_this_machine + from.n_nearest;
     if (rc != WEFT_OK) {
         fprintf(stderr, "weft %s: %s: %s\n", spec->name, path, weft_last_error());
         return 1;
@@ -178,7 +184,9 @@ int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads
         if (l->n_tuned < l->n_kernels) weft_cli_explain_untuned(db, target, threads, why, sizeof why);
         fprintf(stderr, "%s: %d of %d kernels tuned (schedules from %s)", path, l->n_tuned, l->n_kernels, db);
         if (l->n_tuned < l->n_kernels) fprintf(stderr, ", %d default: %s", l->n_kernels - l->n_tuned, why);
-        fprintf(stderr, "\n");
+        char line[320];
+        weft_tuned_summary_format(&from, line, sizeof line);
+        fprintf(stderr, "\n%s: %s\n", path, line);
     }
     int ni = weft_graph_n_inputs(l->g), no = weft_graph_n_outputs(l->g);
     l->in = calloc((size_t)ni + 1, sizeof *l->in);
@@ -281,6 +289,8 @@ int weft_cli_bind_inputs(const weft_args *a, weft_cli_model *l)
         else if (i < 0 && ni != 1)
             rc = weft_args_fail(spec, "--input %s: the model has %d inputs, give each as --input NAME=FILE (inputs: %s)", item,
                                 ni, list);
+        else if (i >= 0 && !*file)
+            rc = weft_args_fail(spec, "--input %s: no file name after '='", item);
         else {
             if (i < 0) i = 0;
             if (given[i]) rc = weft_args_fail(spec, "--input: input '%s' given more than once", weft_graph_value_name(l->g, weft_graph_input(l->g, i)));

@@ -65,6 +65,7 @@ static int take_value(const weft_cmd_spec *spec, weft_args *a, int i, const char
         break;
     }
     case WEFT_OPT_LIST:
+        if (!*v) return weft_args_fail(spec, "%s needs a non-empty value (%s)", o->name, o->arg);
         if (a->n_items == WEFT_ARGS_MAX_ITEMS)
             return weft_args_fail(spec, "%s given more than %d times", o->name, WEFT_ARGS_MAX_ITEMS);
         a->item[a->n_items] = v;

@@ -120,6 +120,9 @@ usage_error "--db needs a value" -- run "$m" --input x.bin --db
 usage_error "--target needs a value" -- run "$m" --input x.bin --target
 usage_error "--cpu needs a value" -- run "$m" --input x.bin --cpu
 usage_error "--cpu needs a non-empty value" -- run "$m" --input x.bin --cpu=
+usage_error "--output needs a non-empty value" -- run "$m" --input x.bin --output ""
+usage_error "--input needs a non-empty value" -- run "$m" --input=
+usage_error "--db needs a non-empty value" -- bench model "$m" --db ""
 usage_error "--shape needs a value" -- show matmul --shape
 usage_error "--steps needs a value" -- show matmul --shape 4,4,4 --steps
 usage_error "--print needs a value" -- show matmul --shape 4,4,4 --print
