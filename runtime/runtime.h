@@ -11,6 +11,12 @@
  * A pool runs one parallel-for at a time: a call made while another thread's parallel-for is
  * running on the same pool does not wait, it runs its whole range inline on its own thread.
  * Chunks are balanced (sizes differ by at most one) and min(n_threads, extent) in number.
+ *
+ * Cost: a fork-join takes about 0.3-0.5 us while the workers are awake. Idle workers spin
+ * (with a pause instruction, yielding the core after a few us) for up to 80 us after a job,
+ * then sleep on a futex; waking a sleeping worker costs a few us to tens of us on a VM. The
+ * model executor therefore runs kernels too small to gain from the pool with a NULL pool
+ * (model/compile.c).
  */
 #ifndef WEFT_RUNTIME_H
 #define WEFT_RUNTIME_H

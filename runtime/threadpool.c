@@ -1,12 +1,15 @@
 /* Persistent thread pool and the cheap fork-join parallel-for called by generated code.
  *
- * A pool of n threads is n-1 workers plus the submitting thread, which runs chunk 0 itself.
+ * A pool of n threads is n-1 workers plus the submitting thread, which takes part.
  *
- * Publishing a job: the submitter writes the job fields (body, closure, extent) and
- * `pending` = chunks run by workers, then one seq_cst store of `state`, which packs the job
- * generation (high bits) and the number of chunks (low bits). Worker i runs chunk i when
- * i < n_chunks, then decrements `pending`; the submitter, after its own chunk, waits for
- * `pending` == 0. No mutex is taken on this path.
+ * The job word `state` packs the job generation (high 32 bits), its number of chunks (16 bits)
+ * and the next unclaimed chunk (low 16 bits). Publishing a job: the submitter writes the job
+ * fields (body, closure, extent) and `pending` = chunks, then one seq_cst store of `state`
+ * (new generation, next chunk 0). Every thread, the submitter included, then claims chunks by
+ * compare-and-swap on `state` (same generation, next + 1), runs each chunk it claimed and
+ * decrements `pending`; the submitter, when no chunk is left to claim, waits for `pending` ==
+ * 0. So a worker that is slow to wake (asleep, or its core taken by another process) costs
+ * nothing: the submitter runs the chunks it did not claim. No mutex is taken on this path.
  *
  * Waiting is bounded spinning, then sleeping on a futex (Linux; a mutex + condition variable
  * elsewhere):
@@ -16,17 +19,20 @@
  *    VMs a sleeping thread takes 15-30 us to wake, more than most kernels of a small model.
  *    After the window it sleeps, so an idle pool costs a concurrent process at most 80 us
  *    of one core per job;
- *  - the submitter waiting for completion spins the same way, then sleeps on `pending`.
+ *  - the submitter waiting for completion spins the same way, then sleeps on `pending`;
+ *  - a waiting thread yields at once when the thread it waits for may be queued behind it
+ *    on the same CPU (the scheduler often wakes a thread on its waker's CPU).
  * Sleepers are found with a Dekker-style handshake on seq_cst atomics: a sleeper increments
  * `n_sleeping` (or sets `submitter_waiting`) before re-checking the condition and sleeping;
  * the waker changes the condition before reading the sleeper count. One of the two sees the
  * other, and the futex wait itself re-checks the word, so no wake-up is lost.
  *
  * Invariants:
- *  - The job fields are written only while no worker can read them: a worker reads them only
- *    when it has a chunk, and the submitter does not return (so cannot publish the next job)
- *    until every worker with a chunk has decremented `pending` (release; the submitter reads
- *    it with acquire). Workers without a chunk read only `state`, which is atomic.
+ *  - The job fields are written only while no other thread can read them: a thread reads them
+ *    only after claiming a chunk of the job, and the submitter does not return (so cannot
+ *    publish the next job) until every claimed chunk has decremented `pending` (release; the
+ *    submitter reads it with acquire). A claim names its generation, so a late worker can never
+ *    claim a chunk of a job that has ended.
  *  - One submission at a time: a second thread that calls parallel_for on a pool already
  *    running a job (or any call from inside a running body) runs the whole range inline.
  *  - A job of one chunk (extent 1, a pool of one thread) is never published: it runs inline.
@@ -62,8 +68,7 @@
 #endif
 
 enum {
-    CHUNK_BITS = 16,                  /* low bits of state: number of chunks of the job */
-    MAX_THREADS = 1024,               /* well below 1 << CHUNK_BITS */
+    MAX_THREADS = 1024,               /* chunks per job fit the 16-bit fields of `state` */
     SPIN_NS = 80000,                  /* spin this long for work (or completion), then sleep */
     SPIN_PURE_NS = 5000,              /* ... the first part without yielding the core */
     SPIN_CHECK = 32,                  /* pause instructions between clock reads */
@@ -87,7 +92,7 @@ struct weft_threadpool {
     _Alignas(64) weft_rt_body body;
     void *closure;
     int64_t extent;                   /* iterations, > 0 */
-    _Atomic uint64_t state;           /* (generation << CHUNK_BITS) | n_chunks */
+    _Atomic uint64_t state;           /* generation << 32 | n_chunks << 16 | next unclaimed chunk */
     atomic_uint wake_seq;             /* futex word workers sleep on; bumped to wake them */
     atomic_int n_sleeping;            /* workers asleep (or about to sleep) on wake_seq */
     atomic_bool shutdown;
@@ -95,7 +100,7 @@ struct weft_threadpool {
     atomic_int submit_cpu;            /* the CPU the submitter published the job from (a hint) */
 
     /* written by workers, polled by the submitter */
-    _Alignas(64) atomic_int pending;  /* worker chunks of the current job not yet finished */
+    _Alignas(64) atomic_int pending;  /* chunks of the current job not yet finished */
     atomic_int submitter_waiting;     /* the submitter sleeps (or is about to) on pending */
 
 #ifndef __linux__
@@ -197,8 +202,32 @@ static void chunk_range(int64_t extent, int n, int i, int64_t *begin, int64_t *e
     *end = *begin + base + (i < rem ? 1 : 0);
 }
 
-static uint64_t state_gen(uint64_t s) { return s >> CHUNK_BITS; }
-static int state_chunks(uint64_t s) { return (int)(s & ((1u << CHUNK_BITS) - 1)); }
+static uint64_t state_gen(uint64_t s) { return s >> 32; }
+static int state_chunks(uint64_t s) { return (int)((s >> 16) & 0xffff); }
+static int state_next(uint64_t s) { return (int)(s & 0xffff); }
+
+/* Claims and runs chunks of job generation `gen` until none is left (or a newer job is
+ * published); returns how many this thread ran. */
+static int run_chunks(weft_threadpool *p, uint64_t gen, atomic_int *cpu_hint)
+{
+    int ran = 0;
+    uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+    for (;;) {
+        if (state_gen(s) != gen || state_next(s) >= state_chunks(s)) return ran;
+        if (!atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acq_rel, memory_order_acquire))
+            continue; /* s now holds the current word */
+        /* chunk state_next(s) of this job is ours: its fields stay put until we finish it */
+        if (cpu_hint) atomic_store_explicit(cpu_hint, this_cpu(), memory_order_relaxed);
+        int64_t begin, end;
+        chunk_range(p->extent, state_chunks(s), state_next(s), &begin, &end);
+        p->body(p->closure, begin, end);
+        ran++;
+        /* seq_cst: the decrement is ordered before reading submitter_waiting */
+        if (atomic_fetch_sub(&p->pending, 1) == 1 && cpu_hint && atomic_load(&p->submitter_waiting))
+            word_wake(p, &p->pending);
+        s = atomic_load_explicit(&p->state, memory_order_acquire);
+    }
+}
 
 static bool has_work(weft_threadpool *p, uint64_t seen)
 {
@@ -239,15 +268,7 @@ static void *worker_main(void *argp)
         uint64_t s = wait_for_work(p, seen);
         if (atomic_load_explicit(&p->shutdown, memory_order_acquire)) break;
         seen = state_gen(s);
-        int n_chunks = state_chunks(s);
-        if (arg->index >= n_chunks) continue;
-        int64_t begin, end;
-        chunk_range(p->extent, n_chunks, arg->index, &begin, &end);
-        atomic_store_explicit(&arg->cpu, this_cpu(), memory_order_relaxed);
-        p->body(p->closure, begin, end);
-        /* seq_cst: the decrement is ordered before reading submitter_waiting */
-        if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->submitter_waiting))
-            word_wake(p, &p->pending);
+        run_chunks(p, seen, &arg->cpu);
     }
     return NULL;
 }
@@ -374,21 +395,19 @@ void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, 
     p->body = body;
     p->closure = closure;
     p->extent = extent;
-    atomic_store_explicit(&p->pending, n_chunks - 1, memory_order_relaxed);
-    uint64_t gen = state_gen(atomic_load_explicit(&p->state, memory_order_relaxed)) + 1;
-    /* seq_cst: publishes the job fields (release) and is ordered before reading n_sleeping */
+    atomic_store_explicit(&p->pending, n_chunks, memory_order_relaxed);
+    uint64_t gen = (state_gen(atomic_load_explicit(&p->state, memory_order_relaxed)) + 1) & 0xffffffffu;
+    if (gen == 0) gen = 1; /* generation 0 is the workers' initial "seen" */
     atomic_store_explicit(&p->submit_cpu, this_cpu(), memory_order_relaxed);
-    atomic_store(&p->state, (gen << CHUNK_BITS) | (uint64_t)n_chunks);
+    /* seq_cst: publishes the job fields (release) and is ordered before reading n_sleeping */
+    atomic_store(&p->state, gen << 32 | (uint64_t)n_chunks << 16);
     bool woke = atomic_load(&p->n_sleeping) > 0;
     if (woke) {
         atomic_fetch_add(&p->wake_seq, 1);
         word_wake(p, &p->wake_seq);
     }
-
-    int64_t begin, end;
-    chunk_range(extent, n_chunks, 0, &begin, &end);
     in_parallel = true;
-    body(closure, begin, end);
+    run_chunks(p, gen, NULL);
     in_parallel = false;
     wait_for_done(p, woke);
     atomic_flag_clear_explicit(&p->busy, memory_order_release);
