@@ -153,7 +153,7 @@ int weft_cmd_bench_model(int argc, char **argv)
         double med = 0;
         rc = weft_cli_model_load(&weft_spec_bench_model, model, threads, NULL, pass ? db : NULL, &l);
         if (rc == 0 && pass && l.n_tuned == 0) {
-            fprintf(stderr, "# tuned: no row, no kernel has a record in %s for this machine\n", db);
+            fprintf(stderr, "# tuned: no row, no kernel got a schedule from %s\n", db);
             weft_cli_model_free(&l);
             break;
         }

@@ -6,6 +6,7 @@
 
 #include "schedule/schedule.h"
 #include "targets/target.h"
+#include "tuner/tuner.h"
 #include "weft/graph.h"
 #include "tools/opts.h"
 
@@ -56,8 +57,10 @@ typedef struct weft_cli_model {
 int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
                         weft_cli_model *l);
 void weft_cli_model_free(weft_cli_model *l);
-/* Why kernels found no record in db_path for this machine (threads: <= 0 for the cores). */
-void weft_cli_explain_untuned(const char *db_path, const char *target, int threads, char *buf, size_t n);
+/* Why some kernels got no record of this machine from db_path (threads: <= 0 for the cores),
+ * given where their schedules came from. */
+void weft_cli_explain_untuned(const char *db_path, const char *target, int threads, const weft_tuned_summary *s, char *buf,
+                              size_t n);
 /* Reads every --input [NAME=]FILE into the model's input buffers: each input exactly once, a
  * file exactly its input's size. 0, 1 (a file error) or 2 (a usage error), after a message. */
 int weft_cli_bind_inputs(const weft_args *a, weft_cli_model *l);

@@ -1,6 +1,7 @@
 /* Models for the weft command (run, show MODEL, bench model): load and compile an ONNX file
- * (with tuned schedules from a database, saying how many kernels got one and, where some did
- * not, why), bind input files to the model's inputs and write its outputs.
+ * (with tuned schedules from a database, saying how many kernels got one, from which machine's
+ * records, and why not from this machine's: other thread count, other CPU, no record at all),
+ * bind input files to the model's inputs and write its outputs.
  *
  * Input and output files are raw little-endian data in C order, the way the reference data is
  * stored; a file's size must be exactly the tensor's bytes.
@@ -96,10 +97,10 @@ static bool count_key(void *ud, const weft_db_group *g)
     return true;
 }
 
-/* Why the census's keys do not serve here_key, most specific reason first: this very key
- * (then the workloads lack records), this machine at other thread counts, this CPU name with
- * other features or cores, other CPUs. */
-static void explain(const key_census *c, const char *here_key, char *buf, size_t n)
+/* What the census says about kernels that did not get a record of this machine (here_key):
+ * records of this machine at other thread counts, of this CPU name with other features or
+ * cores, or of other CPUs only. n_default kernels got no record from any machine. */
+static void explain(const key_census *c, const char *here_key, const weft_tuned_summary *s, char *buf, size_t n)
 {
     key_fields here, k;
     key_parse(here_key, &here);
@@ -122,22 +123,36 @@ static void explain(const key_census *c, const char *here_key, char *buf, size_t
             snprintf(cpus + len, sizeof cpus - len, "%s%s", len ? ", " : "", k.cpu);
         }
     }
-    if (c->n == 0) snprintf(buf, n, "the database has no successful measurements");
-    else if (exact)
-        snprintf(buf, n, "the database has no record for their workloads on this target (%s)", here_key);
-    else if (other_threads)
-        snprintf(buf, n, "records exist for this CPU with --threads %s only, and this run uses %d threads (records are "
-                         "kept per thread count: run with --threads %d, or tune with --threads %d)",
+    size_t len = 0;
+    buf[0] = '\0';
+    if (c->n == 0) {
+        snprintf(buf, n, "the database has no successful measurements");
+        return;
+    }
+    if (s->n_default > 0)
+        len += (size_t)snprintf(buf + len, n - len, "%d kernel(s) have no %srecord in the database for any machine; ",
+                                s->n_default, s->n_rejected ? "usable " : "");
+    if (len < n && exact)
+        len += (size_t)snprintf(buf + len, n - len, "this machine (%s) has records for %d of the %d kernels; ", here_key,
+                                s->n_this_machine, s->n_kernels);
+    if (len >= n) return;
+    if (other_threads)
+        snprintf(buf + len, n - len, "this machine's records are for --threads %s only and this run uses %d threads "
+                                     "(records are kept per thread count: run with --threads %d, or tune with --threads %d)",
                  threads, here.threads, first_threads, here.threads);
+    else if (exact)
+        buf[len - 2] = '\0'; /* drop the last "; " */
     else if (same_cpu)
-        snprintf(buf, n, "records exist for cpu=%s but with other ISA features or core count (this machine: %s)",
+        snprintf(buf + len, n - len, "records for cpu=%s exist only with other ISA features or core count (this machine: %s)",
                  here.cpu, here_key);
     else
-        snprintf(buf, n, "records exist only for other CPUs (cpu=%s%s), and this run targets cpu=%s", cpus,
-                 c->more ? ", ..." : "", here.cpu);
+        snprintf(buf + len, n - len, "records exist only for other CPUs (cpu=%s%s) and this run targets cpu=%s (tune here "
+                                     "for records measured on this machine)",
+                 cpus, c->more ? ", ..." : "", here.cpu);
 }
 
-void weft_cli_explain_untuned(const char *db_path, const char *target, int threads, char *buf, size_t n)
+void weft_cli_explain_untuned(const char *db_path, const char *target, int threads, const weft_tuned_summary *s, char *buf,
+                              size_t n)
 {
     buf[0] = '\0';
     const weft_target_ops *ops = weft_target_find(target && *target ? target : "llvm");
@@ -152,7 +167,7 @@ void weft_cli_explain_untuned(const char *db_path, const char *target, int threa
         ops->caps(t, &caps);
         weft_tuner_target tt;
         weft_tuner_target_init(&tt, &caps, threads);
-        explain(&c, tt.key, buf, n);
+        explain(&c, tt.key, s, buf, n);
     }
     weft_db_close(db);
     if (t) ops->destroy(t);
@@ -180,13 +195,13 @@ int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads
     }
     l->n_kernels = weft_model_n_kernels(l->m);
     if (db) {
-        char why[512] = "";
-        if (l->n_tuned < l->n_kernels) weft_cli_explain_untuned(db, target, threads, why, sizeof why);
-        fprintf(stderr, "%s: %d of %d kernels tuned (schedules from %s)", path, l->n_tuned, l->n_kernels, db);
-        if (l->n_tuned < l->n_kernels) fprintf(stderr, ", %d default: %s", l->n_kernels - l->n_tuned, why);
-        char line[320];
+        char line[320], why[640] = "";
         weft_tuned_summary_format(&from, line, sizeof line);
-        fprintf(stderr, "\n%s: %s\n", path, line);
+        fprintf(stderr, "%s: %d of %d kernels tuned (schedules from %s; %s)\n", path, l->n_tuned, l->n_kernels, db, line);
+        if (from.n_this_machine < l->n_kernels) {
+            weft_cli_explain_untuned(db, target, threads, &from, why, sizeof why);
+            fprintf(stderr, "%s: not from this machine's records: %s\n", path, why);
+        }
     }
     int ni = weft_graph_n_inputs(l->g), no = weft_graph_n_outputs(l->g);
     l->in = calloc((size_t)ni + 1, sizeof *l->in);
