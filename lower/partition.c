@@ -9,8 +9,10 @@
  * its upper bound over the inner loops holds: `i.0*6 + 5 < 37`. The loop's body becomes
  *     if (i.0*6 + 5 < 37) { body with the term replaced by true } else { body }
  * so the bulk of the iterations run the guard-free copy and only the last tile takes the
- * guarded one. Every term is unswitched at most once, at the outermost loop it uses; a term
- * whose bound is never (or always) true is left to the simplifier. At most MAX_DEPTH conditions
+ * guarded one. Terms are unswitched outermost loop first; in the guarded copy an inner loop
+ * may unswitch the same term again on its own variable (the last panel of a split axis still
+ * runs its full tiles unguarded). A term whose bound is never (or always) true is left to the
+ * simplifier. At most MAX_DEPTH conditions
  * are nested, so no statement is copied more than 2^MAX_DEPTH times.
  *
  * Requires: loops with min 0 and constant extents (lower/nest.c's output).
@@ -25,6 +27,8 @@
 typedef struct pctx {
     weft_arena *a;
     weft_range_env env; /* ranges of the loops enclosing the statement being visited */
+    const weft_expr *taken[MAX_DEPTH]; /* conditions already unswitched on the current path */
+    int n_taken;
     bool nomem;
 } pctx;
 
@@ -91,13 +95,11 @@ static void collect_loops(const weft_stmt *s, weft_range_env *env)
 }
 
 /* The condition under which `term` holds for every iteration of the loops inside loop v
- * (inner: their ranges), in v alone; NULL when the term uses a variable bound outside the
- * loop other than v, cannot be bounded, or does not use v. */
+ * (inner: their ranges), in v and the enclosing loops' variables; NULL when the term cannot
+ * be bounded or does not use v. */
 static const weft_expr *full_condition(pctx *c, const weft_expr *term, const weft_expr *v, const weft_range_env *inner)
 {
     if (!weft_expr_uses_var(term, v)) return NULL;
-    for (int i = 0; i < c->env.n; i++)
-        if (c->env.vars[i] != v && weft_expr_uses_var(term, c->env.vars[i])) return NULL;
     const weft_expr *x = weft_expr_a(term), *y = weft_expr_b(term);
     bool strict = term->kind == WEFT_EXPR_LT || term->kind == WEFT_EXPR_GT;
     /* diff < 0 (strict) or diff <= 0 */
@@ -108,6 +110,7 @@ static const weft_expr *full_condition(pctx *c, const weft_expr *term, const wef
     int n_free = 0;
     for (int i = 0; i < inner->n; i++)
         if (weft_expr_uses_var(term, inner->vars[i])) free_vars[n_free++] = inner->vars[i];
+    if (n_free == 0) return NULL; /* the term itself: nothing inside the loop to hoist it over */
     for (int i = 0; i < c->env.n && all.n < WEFT_RANGE_MAX; i++)
         weft_range_push(&all, c->env.vars[i], c->env.lo[i], c->env.hi[i]);
     diff = weft_simplify(c->a, diff, NULL);
@@ -200,6 +203,9 @@ static const weft_stmt *unswitch(pctx *c, const weft_stmt *body, const weft_expr
     for (int i = 0; i < n; i++) {
         const weft_expr *full = full_condition(c, terms[i], v, inner);
         if (!full || weft_expr_is_const(full)) continue;
+        bool taken = false;
+        for (int t = 0; t < c->n_taken; t++) taken = taken || weft_expr_equal(c->taken[t], full);
+        if (taken) continue; /* the else side of this very condition */
         /* Every term with the same full condition goes with it (the init, update and copy
          * nests of one stage guard the same split with different inner variables). */
         const weft_expr *drop[MAX_TERMS];
@@ -210,8 +216,10 @@ static const weft_stmt *unswitch(pctx *c, const weft_stmt *body, const weft_expr
         }
         const weft_stmt *fast = without_terms(c, body, drop, n_drop);
         if (c->nomem) return body;
+        c->taken[c->n_taken++] = full;
         const weft_stmt *t = unswitch(c, fast, v, depth + 1);
         const weft_stmt *e = unswitch(c, body, v, depth + 1);
+        c->n_taken--;
         return weft_if(c->a, full, t, e);
     }
     return partition(c, body, depth);
@@ -270,6 +278,7 @@ weft_status weft_lower_partition(weft_arena *a, weft_loop_func *f)
     c->a = a;
     c->env.n = 0;
     c->nomem = false;
+    c->n_taken = 0;
     const weft_stmt *body = partition(c, f->body, 0);
     if (c->nomem || !body) return weft_fail(WEFT_ERR_NOMEM, "lowering %s: out of memory (partition)", f->name ? f->name : "?");
     f->body = body;

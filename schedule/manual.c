@@ -62,6 +62,10 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
         if ((N % (nr * m) == 0 || N % nr != 0) && (panels % threads == 0 || panels >= 4 * threads)) nc = nr * m;
     }
     if (nc > N) nc = nr;
+    if (N % nc) { /* as many panels, evened out: the last one is not mostly empty */
+        int64_t tiles = (N + nr - 1) / nr, panels = (N + nc - 1) / nc;
+        nc = nr * ((tiles + panels - 1) / panels);
+    }
     const char *i0 = s->stages[t].iters[0].name, *j0 = s->stages[t].iters[1].name;
     char i[WEFT_SCHED_NAME], j[WEFT_SCHED_NAME];
     snprintf(i, sizeof i, "%s", i0);
