@@ -185,6 +185,17 @@ bad_numbers "an integer in 1..256" --threads "$threads_bad" -- db best x.db matm
 expect 0 "matmul,4x4x4,naive,1," -- bench op matmul --shape=4,4,4 --threads=1 --min-time=0 --csv
 expect 0 "matmul,4x4x4,naive,256," -- bench op matmul --shape 4,4,4 --threads 256 --min-time 0 --csv
 
+# ---- --cpu NAME sets WEFT_CPU before any target is created ------------------------------------
+expect 0 "on llvm;cpu=haswell;" -- db best $models/tuned.db matmul --shape 4,4,4 --threads 1 --cpu haswell
+expect 1 "unknown CPU 'bogus'" -- show matmul --shape 4,4,4 --print asm --cpu bogus
+if "$weft" show matmul --shape 64,64,64 --schedule default --print asm 2>/dev/null | grep -q zmm; then
+    "$weft" show matmul --shape 64,64,64 --schedule default --print asm --cpu haswell > "$tmp/hsw.s" 2>&1 &&
+        ! grep -q zmm "$tmp/hsw.s" || fail "show --cpu haswell: AVX2 code without zmm registers"
+fi
+expect 0 "predicted class: 5" -- run $models/resnet9.onnx --input $models/resnet9.input.bin --repeat 1 --cpu haswell
+expect 0 "matmul,8x8x8,default,1," -- bench op matmul --shape 8,8,8 --threads 1 --min-time 0 --csv --cpu haswell
+expect 0 "tuning 1 task(s) on llvm;cpu=haswell;" -- tune --op matmul --shape 16,16,16 --db "$tmp/hsw.db" --trials 2 --threads 1 --cpu haswell
+
 # ---- db prune refuses what would delete every measurement ------------------------------------
 # a hand-written export: one matmul workload, one target, two good measurements and an error
 T=$'\t'
