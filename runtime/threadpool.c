@@ -1,15 +1,18 @@
 /* Persistent thread pool and the cheap fork-join parallel-for called by generated code.
  *
- * A pool of n threads is n-1 workers plus the submitting thread, which takes part.
+ * A pool of n threads is n-1 workers plus the submitting thread, which runs chunk 0; worker i
+ * runs chunk i when the job has more than i chunks, unless the submitter took it first.
  *
- * The job word `state` packs the job generation (high 32 bits), its number of chunks (16 bits)
- * and the next unclaimed chunk (low 16 bits). Publishing a job: the submitter writes the job
- * fields (body, closure, extent) and `pending` = chunks, then one seq_cst store of `state`
- * (new generation, next chunk 0). Every thread, the submitter included, then claims chunks by
- * compare-and-swap on `state` (same generation, next + 1), runs each chunk it claimed and
- * decrements `pending`; the submitter, when no chunk is left to claim, waits for `pending` ==
- * 0. So a worker that is slow to wake (asleep, or its core taken by another process) costs
- * nothing: the submitter runs the chunks it did not claim. No mutex is taken on this path.
+ * Publishing a job: the submitter writes the job fields (body, closure, extent), then one
+ * seq_cst store of `state`, which packs the job generation (high 32 bits) and the number of
+ * chunks. Each worker owns a claim word on a cache line of its own: generation << 2 | CLAIMED,
+ * DONE or STOLEN. A worker that sees a new generation claims its chunk by compare-and-swap on
+ * its own word (cheap: the line is usually already its own), runs it, and stores DONE. The
+ * submitter, after chunk 0, reads each worker's word: DONE is finished; CLAIMED is waited for;
+ * a word still of an older generation means the worker has not started (asleep, or its core
+ * taken by another process), so the submitter swaps in STOLEN and runs that chunk itself. The
+ * hot path is two cache-line transfers (the job line to the worker, its claim line back), and
+ * a late worker costs at most its chunk's time, never a wake-up. No mutex on this path.
  *
  * Waiting is bounded spinning, then sleeping on a futex (Linux; a mutex + condition variable
  * elsewhere):
@@ -17,22 +20,22 @@
  *    SPIN_NS (80 us), yielding the core now and then after the first SPIN_PURE_NS, so a
  *    model's kernels, which follow each other within microseconds, find it awake: on these
  *    VMs a sleeping thread takes 15-30 us to wake, more than most kernels of a small model.
- *    After the window it sleeps, so an idle pool costs a concurrent process at most 80 us
- *    of one core per job;
- *  - the submitter waiting for completion spins the same way, then sleeps on `pending`;
+ *    After the window it sleeps on `wake_seq`, so an idle pool costs a concurrent process at
+ *    most 80 us of one core per job;
+ *  - the submitter waiting for a CLAIMED chunk spins the same way, then sleeps on `done_seq`;
  *  - a waiting thread yields at once when the thread it waits for may be queued behind it
  *    on the same CPU (the scheduler often wakes a thread on its waker's CPU).
  * Sleepers are found with a Dekker-style handshake on seq_cst atomics: a sleeper increments
- * `n_sleeping` (or sets `submitter_waiting`) before re-checking the condition and sleeping;
+ * `n_sleeping` (or sets `submitter_waiting`) before re-checking its condition and sleeping;
  * the waker changes the condition before reading the sleeper count. One of the two sees the
  * other, and the futex wait itself re-checks the word, so no wake-up is lost.
  *
  * Invariants:
- *  - The job fields are written only while no other thread can read them: a thread reads them
- *    only after claiming a chunk of the job, and the submitter does not return (so cannot
- *    publish the next job) until every claimed chunk has decremented `pending` (release; the
- *    submitter reads it with acquire). A claim names its generation, so a late worker can never
- *    claim a chunk of a job that has ended.
+ *  - The job fields are written only while no other thread can read them: a worker reads them
+ *    only after claiming its chunk of the current generation, and the submitter does not
+ *    return (so cannot publish the next job) until every claimed chunk is DONE (release; the
+ *    submitter reads the claim words with acquire). A claim names its generation, so a late
+ *    worker can never claim a chunk of a job that has ended or been taken.
  *  - One submission at a time: a second thread that calls parallel_for on a pool already
  *    running a job (or any call from inside a running body) runs the whole range inline.
  *  - A job of one chunk (extent 1, a pool of one thread) is never published: it runs inline.
@@ -72,12 +75,22 @@ enum {
     SPIN_NS = 80000,                  /* spin this long for work (or completion), then sleep */
     SPIN_PURE_NS = 5000,              /* ... the first part without yielding the core */
     SPIN_CHECK = 32,                  /* pause instructions between clock reads */
+    GRACE_NS = 500,                   /* the submitter waits this long for DONE before it
+                                       * looks whether a worker has started at all */
 };
 
+enum { CLAIMED = 1, STOLEN = 2 }; /* low 2 bits of a claim word */
+
+/* A worker's claim and done words sit on lines of their own: in the common case the submitter
+ * polls only `done`, so `claim` stays in the worker's cache and claiming costs no transfer. */
 typedef struct worker_arg {
     weft_threadpool *pool;
-    int index;                        /* 1 .. n_threads-1; the submitter is chunk 0 */
-    _Alignas(64) atomic_int cpu;      /* the CPU it last ran a chunk on (a hint) */
+    int index;                        /* 1 .. n_threads-1: the chunk it runs */
+    _Alignas(64) _Atomic uint64_t claim; /* generation << 2 | CLAIMED or STOLEN */
+    atomic_int cpu;                   /* the CPU it last ran a chunk on (a hint) */
+    int pin_cpu;                      /* the CPU it starts pinned to, -1: none (see choose_worker_cpus) */
+    bool pinned;                      /* still pinned: until it first sleeps (worker's own) */
+    _Alignas(64) _Atomic uint64_t done;  /* generation of the last chunk it finished */
 } worker_arg;
 
 struct weft_threadpool {
@@ -85,29 +98,33 @@ struct weft_threadpool {
     pthread_t *threads;               /* n_threads-1 entries */
     worker_arg *args;                 /* n_threads-1 entries */
     int n_started;                    /* workers successfully created */
+    cpu_set_t cpus;                   /* this process's CPUs when the pool was made */
 
     /* Written by the submitter, read by workers: the job, its state word and the sleep
      * bookkeeping share one cache line, so a worker fetches one line per job. The job fields
-     * are stable while any worker has a chunk of it (see the file comment). */
+     * are stable while any worker has a claimed chunk of it (see the file comment). */
     _Alignas(64) weft_rt_body body;
     void *closure;
     int64_t extent;                   /* iterations, > 0 */
-    _Atomic uint64_t state;           /* generation << 32 | n_chunks << 16 | next unclaimed chunk */
+    _Atomic uint64_t state;           /* generation (48 bits, never wraps) << 16 | n_chunks */
     atomic_uint wake_seq;             /* futex word workers sleep on; bumped to wake them */
     atomic_int n_sleeping;            /* workers asleep (or about to sleep) on wake_seq */
     atomic_bool shutdown;
-    atomic_flag busy;                 /* set while a submission is in progress */
+    atomic_uint done_seq;             /* futex word the submitter sleeps on; bumped by done */
+    atomic_int submitter_waiting;     /* the submitter sleeps (or is about to) on done_seq */
+
+    /* Written by submitters only, off the line the workers poll. */
+    _Alignas(64) atomic_flag busy;    /* set while a submission is in progress */
     atomic_int submit_cpu;            /* the CPU the submitter published the job from (a hint) */
 
-    /* written by workers, polled by the submitter */
-    _Alignas(64) atomic_int pending;  /* chunks of the current job not yet finished */
-    atomic_int submitter_waiting;     /* the submitter sleeps (or is about to) on pending */
-
 #ifndef __linux__
-    pthread_mutex_t mu;               /* the sleep fallback: a condition variable per pool */
+    _Alignas(64) pthread_mutex_t mu;  /* the sleep fallback: a condition variable per pool */
     pthread_cond_t cv;
 #endif
 };
+_Static_assert(offsetof(struct weft_threadpool, submitter_waiting) + sizeof(atomic_int) -
+                   offsetof(struct weft_threadpool, body) <= 64,
+               "the job fields fit one cache line");
 
 /* Set while this thread runs a chunk (workers: always), so nested calls run inline. */
 static _Thread_local bool in_parallel;
@@ -202,30 +219,29 @@ static void chunk_range(int64_t extent, int n, int i, int64_t *begin, int64_t *e
     *end = *begin + base + (i < rem ? 1 : 0);
 }
 
-static uint64_t state_gen(uint64_t s) { return s >> 32; }
-static int state_chunks(uint64_t s) { return (int)((s >> 16) & 0xffff); }
-static int state_next(uint64_t s) { return (int)(s & 0xffff); }
+static uint64_t state_gen(uint64_t s) { return s >> 16; }
+static int state_chunks(uint64_t s) { return (int)(s & 0xffff); }
 
-/* Claims and runs chunks of job generation `gen` until none is left (or a newer job is
- * published); returns how many this thread ran. */
-static int run_chunks(weft_threadpool *p, uint64_t gen, atomic_int *cpu_hint)
+/* Worker w runs its chunk of job generation gen unless the submitter took it. */
+static void run_own_chunk(weft_threadpool *p, worker_arg *w, uint64_t gen, int n_chunks)
 {
-    int ran = 0;
-    uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-    for (;;) {
-        if (state_gen(s) != gen || state_next(s) >= state_chunks(s)) return ran;
-        if (!atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acq_rel, memory_order_acquire))
-            continue; /* s now holds the current word */
-        /* chunk state_next(s) of this job is ours: its fields stay put until we finish it */
-        if (cpu_hint) atomic_store_explicit(cpu_hint, this_cpu(), memory_order_relaxed);
-        int64_t begin, end;
-        chunk_range(p->extent, state_chunks(s), state_next(s), &begin, &end);
-        p->body(p->closure, begin, end);
-        ran++;
-        /* seq_cst: the decrement is ordered before reading submitter_waiting */
-        if (atomic_fetch_sub(&p->pending, 1) == 1 && cpu_hint && atomic_load(&p->submitter_waiting))
-            word_wake(p, &p->pending);
-        s = atomic_load_explicit(&p->state, memory_order_acquire);
+    uint64_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    /* A claim of this generation or a later one: the chunk was taken, or this worker saw the
+     * job so late that it has ended (its chunk then was taken: ended jobs have no unclaimed
+     * chunk). Claims only grow, so an older claim means job gen is still running. */
+    if (c >> 2 >= gen) return;
+    if (!atomic_compare_exchange_strong_explicit(&w->claim, &c, gen << 2 | CLAIMED, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return; /* the submitter swapped in STOLEN first */
+    atomic_store_explicit(&w->cpu, this_cpu(), memory_order_relaxed);
+    int64_t begin, end;
+    chunk_range(p->extent, n_chunks, w->index, &begin, &end);
+    p->body(p->closure, begin, end);
+    /* seq_cst: done (a release of the chunk's writes) is ordered before reading the flag */
+    atomic_store(&w->done, gen);
+    if (atomic_load(&p->submitter_waiting)) {
+        atomic_fetch_add(&p->done_seq, 1);
+        word_wake(p, &p->done_seq);
     }
 }
 
@@ -244,14 +260,18 @@ static bool worker_crowded(weft_threadpool *p, uint64_t seen)
 }
 
 /* Waits until the generation differs from `seen` or the pool shuts down; returns the state. */
-static uint64_t wait_for_work(weft_threadpool *p, uint64_t seen)
+static uint64_t wait_for_work(weft_threadpool *p, worker_arg *w, uint64_t seen)
 {
     if (!spin_until(p, has_work, seen, worker_crowded)) {
+        if (w->pinned) { /* from now on the scheduler places this worker (see choose_worker_cpus) */
+            (void)pthread_setaffinity_np(pthread_self(), sizeof p->cpus, &p->cpus);
+            w->pinned = false;
+        }
         atomic_fetch_add(&p->n_sleeping, 1); /* seq_cst: before the re-check below */
         for (;;) {
-            unsigned w = atomic_load(&p->wake_seq);
+            unsigned seq = atomic_load(&p->wake_seq);
             if (has_work(p, seen)) break;
-            word_wait(p, &p->wake_seq, w);
+            word_wait(p, &p->wake_seq, seq);
         }
         atomic_fetch_sub(&p->n_sleeping, 1);
     }
@@ -263,17 +283,48 @@ static void *worker_main(void *argp)
     worker_arg *arg = argp;
     weft_threadpool *p = arg->pool;
     in_parallel = true;
+    if (arg->pin_cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(arg->pin_cpu, &one);
+        arg->pinned = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0; /* a hint */
+    }
     uint64_t seen = 0; /* generation 0 is the initial, empty job */
     for (;;) {
-        uint64_t s = wait_for_work(p, seen);
+        uint64_t s = wait_for_work(p, arg, seen);
         if (atomic_load_explicit(&p->shutdown, memory_order_acquire)) break;
         seen = state_gen(s);
-        run_chunks(p, seen, &arg->cpu);
+        int n_chunks = state_chunks(s);
+        if (arg->index < n_chunks) run_own_chunk(p, arg, seen, n_chunks);
     }
     return NULL;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------ */
+
+/* Picks for each worker a CPU to start pinned to (the worker pins itself): distinct CPUs of
+ * this process's set, starting after the creating thread's current CPU (the caller itself
+ * stays free to move). Left to the scheduler, a new worker often starts on its creator's CPU
+ * and stays there for tens of milliseconds, so short runs get one core's worth of time. A worker drops its pin the first time it goes to sleep:
+ * waking a thread pinned to an idle CPU costs the waker an interrupt to that CPU (about 15 us
+ * on these VMs), while an unpinned one is woken next to its waker in a few us; and a pinned
+ * worker whose CPU another process takes only costs its chunks, which the submitter then
+ * runs. WEFT_PIN_THREADS=0 turns the pinning off. Called before the workers start. */
+static void choose_worker_cpus(weft_threadpool *p, int n_workers)
+{
+    for (int i = 0; i < n_workers; i++) p->args[i].pin_cpu = -1;
+    const char *env = getenv("WEFT_PIN_THREADS");
+    if (env && !strcmp(env, "0")) return;
+    int n = CPU_COUNT(&p->cpus);
+    if (n < 2) return;
+    int cpus[CPU_SETSIZE], k = 0, here = 0, me = this_cpu();
+    for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+        if (CPU_ISSET(c, &p->cpus)) {
+            if (c == me) here = k;
+            cpus[k++] = c;
+        }
+    for (int i = 0; i < n_workers; i++) p->args[i].pin_cpu = cpus[(here + 1 + i) % k];
+}
 
 static void stop_workers(weft_threadpool *p)
 {
@@ -301,13 +352,15 @@ weft_status weft_threadpool_create(int n_threads, weft_threadpool **out)
     atomic_init(&p->n_sleeping, 0);
     atomic_init(&p->shutdown, false);
     atomic_flag_clear(&p->busy);
-    atomic_init(&p->pending, 0);
+    atomic_init(&p->done_seq, 0);
     atomic_init(&p->submitter_waiting, 0);
     atomic_init(&p->submit_cpu, -1);
 #ifndef __linux__
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
 #endif
+    CPU_ZERO(&p->cpus);
+    if (sched_getaffinity(0, sizeof p->cpus, &p->cpus) != 0) CPU_ZERO(&p->cpus);
     int n_workers = n_threads - 1;
     if (n_workers > 0) {
         p->threads = calloc((size_t)n_workers, sizeof *p->threads);
@@ -318,10 +371,14 @@ weft_status weft_threadpool_create(int n_threads, weft_threadpool **out)
                              n_workers);
         }
     }
+    if (n_workers > 0) choose_worker_cpus(p, n_workers);
     for (int i = 0; i < n_workers; i++) {
         p->args[i].pool = p;
         p->args[i].index = i + 1;
+        atomic_init(&p->args[i].claim, 0);
+        atomic_init(&p->args[i].done, 0);
         atomic_init(&p->args[i].cpu, -1);
+        p->args[i].pinned = false;
         int rc = pthread_create(&p->threads[i], NULL, worker_main, &p->args[i]);
         if (rc != 0) {
             weft_threadpool_destroy(p);
@@ -351,36 +408,55 @@ int weft_threadpool_size(const weft_threadpool *p) { return p ? p->n_threads : 1
 
 /* ---- parallel-for ----------------------------------------------------------------------- */
 
-static bool all_done(weft_threadpool *p, uint64_t unused)
+/* The argument of the submitter's spin: generation << 16 | woke << 15 | worker index. */
+static uint64_t wait_arg(uint64_t gen, bool woke, int worker) { return gen << 16 | (uint64_t)woke << 15 | (uint64_t)worker; }
+static worker_arg *wait_worker(weft_threadpool *p, uint64_t arg) { return &p->args[(arg & 0x7fff) - 1]; }
+
+/* The worker's chunk of job generation gen is done (arg: wait_arg). */
+static bool chunk_done(weft_threadpool *p, uint64_t arg)
 {
-    (void)unused;
-    return atomic_load_explicit(&p->pending, memory_order_acquire) == 0;
+    return atomic_load_explicit(&wait_worker(p, arg)->done, memory_order_acquire) == arg >> 16;
 }
 
-/* The submitter waiting for completion may hold the CPU a worker needs: it woke sleeping
- * workers for this job (arg != 0), or a worker last ran on this CPU. */
-static bool submitter_crowded(weft_threadpool *p, uint64_t woke)
+/* The submitter waiting for a chunk may hold the CPU its worker needs: it woke sleeping
+ * workers for this job, or the worker last ran on this CPU (arg: wait_arg). */
+static bool submitter_crowded(weft_threadpool *p, uint64_t arg)
 {
-    if (woke) return true;
+    if (arg & (1u << 15)) return true;
     int cpu = this_cpu();
-    int n = state_chunks(atomic_load_explicit(&p->state, memory_order_relaxed));
-    for (int i = 1; cpu >= 0 && i < n; i++)
-        if (atomic_load_explicit(&p->args[i - 1].cpu, memory_order_relaxed) == cpu) return true;
-    return false;
+    return cpu >= 0 && atomic_load_explicit(&wait_worker(p, arg)->cpu, memory_order_relaxed) == cpu;
 }
 
-/* Waits until every worker chunk of the current job is done: spin, then sleep on pending. */
-static void wait_for_done(weft_threadpool *p, bool woke)
+/* After chunk 0: waits briefly for the workers' chunks, runs those no worker has claimed,
+ * then waits for the claimed ones (spin, then sleep on done_seq). */
+static void finish_job(weft_threadpool *p, uint64_t gen, int n_chunks, bool woke)
 {
-    if (spin_until(p, all_done, woke, submitter_crowded)) return;
-    atomic_store(&p->submitter_waiting, 1); /* seq_cst: before the re-check below */
-    for (;;) {
-        int left = atomic_load(&p->pending);
-        if (left == 0) break;
-        word_wait(p, &p->pending, (unsigned)left);
+    int64_t grace_end = now_ns() + GRACE_NS;
+    for (int i = 1; i < n_chunks; i++) {
+        worker_arg *w = &p->args[i - 1];
+        while (atomic_load_explicit(&w->done, memory_order_acquire) != gen && now_ns() < grace_end) cpu_relax();
+        if (atomic_load_explicit(&w->done, memory_order_acquire) == gen) continue;
+        uint64_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+        if (c >> 2 < gen && atomic_compare_exchange_strong(&w->claim, &c, gen << 2 | STOLEN)) {
+            int64_t begin, end;
+            chunk_range(p->extent, n_chunks, i, &begin, &end);
+            p->body(p->closure, begin, end);
+        }
     }
-    atomic_store_explicit(&p->submitter_waiting, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire); /* the workers' writes happen before return */
+    for (int i = 1; i < n_chunks; i++) {
+        worker_arg *w = &p->args[i - 1];
+        if (atomic_load_explicit(&w->done, memory_order_acquire) == gen) continue; /* (claim stays unread) */
+        if (atomic_load_explicit(&w->claim, memory_order_relaxed) != (gen << 2 | CLAIMED)) continue; /* run here */
+        uint64_t arg = wait_arg(gen, woke, i);
+        if (spin_until(p, chunk_done, arg, submitter_crowded)) continue;
+        atomic_store(&p->submitter_waiting, 1); /* seq_cst: before the re-check below */
+        for (;;) {
+            unsigned d = atomic_load(&p->done_seq);
+            if (chunk_done(p, arg)) break;
+            word_wait(p, &p->done_seq, d);
+        }
+        atomic_store_explicit(&p->submitter_waiting, 0, memory_order_relaxed);
+    }
 }
 
 void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, int64_t extent)
@@ -395,20 +471,20 @@ void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, 
     p->body = body;
     p->closure = closure;
     p->extent = extent;
-    atomic_store_explicit(&p->pending, n_chunks, memory_order_relaxed);
-    uint64_t gen = (state_gen(atomic_load_explicit(&p->state, memory_order_relaxed)) + 1) & 0xffffffffu;
-    if (gen == 0) gen = 1; /* generation 0 is the workers' initial "seen" */
+    uint64_t gen = state_gen(atomic_load_explicit(&p->state, memory_order_relaxed)) + 1; /* from 1 */
     atomic_store_explicit(&p->submit_cpu, this_cpu(), memory_order_relaxed);
     /* seq_cst: publishes the job fields (release) and is ordered before reading n_sleeping */
-    atomic_store(&p->state, gen << 32 | (uint64_t)n_chunks << 16);
+    atomic_store(&p->state, gen << 16 | (uint64_t)n_chunks);
     bool woke = atomic_load(&p->n_sleeping) > 0;
     if (woke) {
         atomic_fetch_add(&p->wake_seq, 1);
         word_wake(p, &p->wake_seq);
     }
     in_parallel = true;
-    run_chunks(p, gen, NULL);
+    int64_t begin, end;
+    chunk_range(extent, n_chunks, 0, &begin, &end);
+    body(closure, begin, end);
+    finish_job(p, gen, n_chunks, woke);
     in_parallel = false;
-    wait_for_done(p, woke);
     atomic_flag_clear_explicit(&p->busy, memory_order_release);
 }
