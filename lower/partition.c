@@ -141,12 +141,15 @@ static const weft_expr *drop_terms(pctx *c, const weft_expr *cond, const weft_ex
     return cond;
 }
 
-static const weft_stmt *without_terms(pctx *c, const weft_stmt *s, const weft_expr *const *drop, int n_drop)
+/* s with each direct child statement c replaced by fn(c, ud) (conditions, loop headers and
+ * buffers kept); s itself when no child changed. */
+typedef const weft_stmt *(*child_fn)(pctx *c, const weft_stmt *s, void *ud);
+
+static const weft_stmt *map_children(pctx *c, const weft_stmt *s, child_fn fn, void *ud)
 {
-    if (!s || c->nomem) return s;
     switch (s->kind) {
     case WEFT_STMT_FOR: {
-        const weft_stmt *b = without_terms(c, s->u.loop.body, drop, n_drop);
+        const weft_stmt *b = fn(c, s->u.loop.body, ud);
         if (b == s->u.loop.body) return s;
         return weft_for_full(c->a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, s->u.loop.thread_axis,
                              s->u.loop.auto_unroll, b);
@@ -159,29 +162,44 @@ static const weft_stmt *without_terms(pctx *c, const weft_stmt *s, const weft_ex
         }
         bool same = true;
         for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = without_terms(c, s->u.seq.items[i], drop, n_drop);
+            items[i] = fn(c, s->u.seq.items[i], ud);
             same = same && items[i] == s->u.seq.items[i];
         }
         return same ? s : weft_seq(c->a, s->u.seq.n, items);
     }
     case WEFT_STMT_IF: {
-        const weft_expr *cond = drop_terms(c, s->u.cond.cond, drop, n_drop);
-        const weft_stmt *t = without_terms(c, s->u.cond.then_s, drop, n_drop);
-        const weft_stmt *e = without_terms(c, s->u.cond.else_s, drop, n_drop);
-        if (!cond) {
-            c->nomem = true;
-            return s;
-        }
-        if (weft_expr_is_int_const(cond, 1)) return t;
-        if (cond == s->u.cond.cond && t == s->u.cond.then_s && e == s->u.cond.else_s) return s;
-        return weft_if(c->a, cond, t, e);
+        const weft_stmt *t = fn(c, s->u.cond.then_s, ud);
+        const weft_stmt *e = s->u.cond.else_s ? fn(c, s->u.cond.else_s, ud) : NULL;
+        return t == s->u.cond.then_s && e == s->u.cond.else_s ? s : weft_if(c->a, s->u.cond.cond, t, e);
     }
     case WEFT_STMT_ALLOCATE: {
-        const weft_stmt *b = without_terms(c, s->u.alloc.body, drop, n_drop);
+        const weft_stmt *b = fn(c, s->u.alloc.body, ud);
         return b == s->u.alloc.body ? s : weft_allocate(c->a, s->u.alloc.buf, b);
     }
     default: return s;
     }
+}
+
+typedef struct drop_set {
+    const weft_expr *const *terms;
+    int n;
+} drop_set;
+
+static const weft_stmt *without_terms(pctx *c, const weft_stmt *s, void *ud)
+{
+    if (!s || c->nomem) return s;
+    if (s->kind != WEFT_STMT_IF) return map_children(c, s, without_terms, ud);
+    const drop_set *d = ud;
+    const weft_expr *cond = drop_terms(c, s->u.cond.cond, d->terms, d->n);
+    if (!cond) {
+        c->nomem = true;
+        return s;
+    }
+    const weft_stmt *t = without_terms(c, s->u.cond.then_s, ud);
+    const weft_stmt *e = without_terms(c, s->u.cond.else_s, ud);
+    if (weft_expr_is_int_const(cond, 1)) return t;
+    if (cond == s->u.cond.cond && t == s->u.cond.then_s && e == s->u.cond.else_s) return s;
+    return weft_if(c->a, cond, t, e);
 }
 
 static const weft_stmt *partition(pctx *c, const weft_stmt *s, int depth);
@@ -214,7 +232,8 @@ static const weft_stmt *unswitch(pctx *c, const weft_stmt *body, const weft_expr
             const weft_expr *fj = j == i ? full : full_condition(c, terms[j], v, inner);
             if (fj && weft_expr_equal(fj, full)) drop[n_drop++] = terms[j];
         }
-        const weft_stmt *fast = without_terms(c, body, drop, n_drop);
+        drop_set ds = {drop, n_drop};
+        const weft_stmt *fast = without_terms(c, body, &ds);
         if (c->nomem) return body;
         c->taken[c->n_taken++] = full;
         const weft_stmt *t = unswitch(c, fast, v, depth + 1);
@@ -225,50 +244,29 @@ static const weft_stmt *unswitch(pctx *c, const weft_stmt *body, const weft_expr
     return partition(c, body, depth);
 }
 
+static const weft_stmt *partition_child(pctx *c, const weft_stmt *s, void *ud)
+{
+    return partition(c, s, *(const int *)ud);
+}
+
 static const weft_stmt *partition(pctx *c, const weft_stmt *s, int depth)
 {
     if (!s || c->nomem) return s;
-    switch (s->kind) {
-    case WEFT_STMT_FOR: {
-        weft_for_kind k = s->u.loop.kind;
-        if (k == WEFT_FOR_VECTORIZED || k == WEFT_FOR_THREAD_BOUND) return s; /* straight line / device */
-        bool loop_ok = (k == WEFT_FOR_SERIAL || k == WEFT_FOR_PARALLEL) && s->u.loop.min->kind == WEFT_EXPR_INT &&
-                       s->u.loop.extent->kind == WEFT_EXPR_INT && weft_expr_int(s->u.loop.extent) > 1;
-        int saved = c->env.n;
-        if (s->u.loop.min->kind == WEFT_EXPR_INT && s->u.loop.extent->kind == WEFT_EXPR_INT) {
-            int64_t lo = weft_expr_int(s->u.loop.min);
-            weft_range_push(&c->env, s->u.loop.var, lo, lo + weft_expr_int(s->u.loop.extent) - 1);
-        }
-        const weft_stmt *b = loop_ok ? unswitch(c, s->u.loop.body, s->u.loop.var, depth) : partition(c, s->u.loop.body, depth);
-        c->env.n = saved;
-        if (b == s->u.loop.body) return s;
-        return weft_for_full(c->a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, k, s->u.loop.thread_axis,
-                             s->u.loop.auto_unroll, b);
+    if (s->kind != WEFT_STMT_FOR) return map_children(c, s, partition_child, &depth);
+    weft_for_kind k = s->u.loop.kind;
+    if (k == WEFT_FOR_VECTORIZED || k == WEFT_FOR_THREAD_BOUND) return s; /* straight line / device */
+    bool const_range = s->u.loop.min->kind == WEFT_EXPR_INT && s->u.loop.extent->kind == WEFT_EXPR_INT;
+    bool loop_ok = (k == WEFT_FOR_SERIAL || k == WEFT_FOR_PARALLEL) && const_range && weft_expr_int(s->u.loop.extent) > 1;
+    int saved = c->env.n;
+    if (const_range) {
+        int64_t lo = weft_expr_int(s->u.loop.min);
+        weft_range_push(&c->env, s->u.loop.var, lo, lo + weft_expr_int(s->u.loop.extent) - 1);
     }
-    case WEFT_STMT_SEQ: {
-        const weft_stmt **items = weft_arena_alloc(c->a, sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
-        if (!items) {
-            c->nomem = true;
-            return s;
-        }
-        bool same = true;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = partition(c, s->u.seq.items[i], depth);
-            same = same && items[i] == s->u.seq.items[i];
-        }
-        return same ? s : weft_seq(c->a, s->u.seq.n, items);
-    }
-    case WEFT_STMT_IF: {
-        const weft_stmt *t = partition(c, s->u.cond.then_s, depth);
-        const weft_stmt *e = s->u.cond.else_s ? partition(c, s->u.cond.else_s, depth) : NULL;
-        return t == s->u.cond.then_s && e == s->u.cond.else_s ? s : weft_if(c->a, s->u.cond.cond, t, e);
-    }
-    case WEFT_STMT_ALLOCATE: {
-        const weft_stmt *b = partition(c, s->u.alloc.body, depth);
-        return b == s->u.alloc.body ? s : weft_allocate(c->a, s->u.alloc.buf, b);
-    }
-    default: return s;
-    }
+    const weft_stmt *b = loop_ok ? unswitch(c, s->u.loop.body, s->u.loop.var, depth) : partition(c, s->u.loop.body, depth);
+    c->env.n = saved;
+    if (b == s->u.loop.body) return s;
+    return weft_for_full(c->a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, k, s->u.loop.thread_axis,
+                         s->u.loop.auto_unroll, b);
 }
 
 weft_status weft_lower_partition(weft_arena *a, weft_loop_func *f)

@@ -88,7 +88,6 @@ static bool plain_matmul(const weft_schedule *s, const weft_target_caps *caps, i
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
-    const int64_t last_cands[] = {2 * lanes, lanes, 8, 4, 2};
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
     /* 1. Inline elementwise and injective stages that are not outputs. */
@@ -163,11 +162,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (y < 0 && all_y) y = yy;
         if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
             rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
-        else if (weft_tensor_pattern(st->op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
-            int64_t inner_last = st->op->ndim ? weft_sched_pick_tile(st->op->shape[st->op->ndim - 1], 2 * lanes, last_cands, 5) : 1;
-            rc = parallel_rows(s, x);
-            (void)inner_last;
-        } else rc = parallel_rows(s, x);
+        else rc = parallel_rows(s, x);
     }
     return rc;
 }

@@ -14,14 +14,6 @@ weft_status weft_sched_stepf(weft_schedule *s, const char *fmt, ...)
     return weft_schedule_apply(s, line);
 }
 
-int64_t weft_sched_pick_tile(int64_t extent, int64_t cap, const int64_t *cands, int n)
-{
-    if (extent <= cap) return extent;
-    for (int i = 0; i < n; i++)
-        if (cands[i] > 0 && extent % cands[i] == 0) return cands[i];
-    return 1;
-}
-
 int64_t weft_sched_tile_rows(const weft_target_caps *caps)
 {
     int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;

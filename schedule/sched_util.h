@@ -6,9 +6,6 @@
 
 /* Formats one step and applies it. */
 weft_status weft_sched_stepf(weft_schedule *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Largest candidate (in the order given, first match wins) that divides extent; extent itself
- * when extent <= cap; 1 when none divides. */
-int64_t weft_sched_pick_tile(int64_t extent, int64_t cap, const int64_t *cands, int n);
 /* Register blocking from the caps. A register tile of a reduction with reuse keeps
  * rows x WEFT_SCHED_TILE_VECS accumulator vectors, WEFT_SCHED_TILE_VECS operand vectors and one
  * broadcast in the vector register file: weft_sched_tile_rows is the most rows that fit (6 with
