@@ -103,6 +103,7 @@ void weft_graph_destroy(weft_graph *g)
     for (int i = 0; i < g->n_values; i++) {
         free(g->values[i].name);
         free(g->values[i].data);
+        for (int d = 0; d < WEFT_GRAPH_MAX_DIMS; d++) free(g->values[i].dim_names[d]);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         free(g->nodes[i].op_type);
@@ -184,6 +185,10 @@ weft_status weft_graph_clone(const weft_graph *g, weft_graph **out)
         v->data = NULL;
         c->n_values++;
         ok = v->name != NULL;
+        for (int d = 0; d < WEFT_GRAPH_MAX_DIMS; d++) {
+            v->dim_names[d] = g->values[i].dim_names[d] ? dup_str(g->values[i].dim_names[d]) : NULL;
+            if (g->values[i].dim_names[d] && !v->dim_names[d]) ok = false;
+        }
         if (ok && g->values[i].data) {
             size_t b = weft_gvalue_bytes(&g->values[i]);
             v->data = malloc(b ? b : 1);
@@ -253,6 +258,7 @@ weft_type weft_graph_value_type(const weft_graph *g, weft_value v)
 int weft_graph_value_shape(const weft_graph *g, weft_value v, int64_t *shape)
 {
     if (v < 0 || v >= g->n_values) return -1;
+    if (g->values[v].symbolic && !g->values[v].is_input) return -1; /* unknown until specialized */
     for (int d = 0; d < g->values[v].ndim; d++) shape[d] = g->values[v].shape[d];
     return g->values[v].ndim;
 }

@@ -23,6 +23,11 @@ typedef struct weft_gvalue {
     bool is_input;
     bool is_output;
     void *data;       /* constants: prod(shape) elements, owned (malloc) */
+    /* Symbolic shapes (model/dynamic.c): an input's dimension of unknown size is -1 and named
+     * by dim_names[d] (owned); `symbolic` marks such inputs and every value computed from one
+     * (their shape is unknown, ndim 0, until the graph is specialized to concrete sizes). */
+    bool symbolic;
+    char *dim_names[WEFT_GRAPH_MAX_DIMS];
 } weft_gvalue;
 
 typedef struct weft_gnode {

@@ -17,6 +17,7 @@
  * as weft_rt_parallel_for does for a NULL pool). WEFT_SERIAL_BELOW_US (microseconds, read at
  * compile time) overrides the threshold; 0 turns serial kernels off.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,9 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
 weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_caps *caps, weft_model_kernel_fn fn,
                                    void *ud)
 {
+    if (weft_graph_is_symbolic(graph))
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "the graph has symbolic dimensions: its kernels are known only at concrete "
+                         "sizes (weft_graph_specialize)");
     weft_graph *g = NULL;
     weft_group *groups = NULL;
     int n_groups = 0;
@@ -241,6 +245,29 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     return rc;
 }
 
+/* The locks every model has (context.c, dynamic.c). */
+weft_status weft_model_init_locks(weft_model *m)
+{
+    if (pthread_mutex_init(&m->lock, NULL) != 0) return weft_fail(WEFT_ERR_NOMEM, "model: cannot create a lock");
+    if (pthread_mutex_init(&m->pool_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        return weft_fail(WEFT_ERR_NOMEM, "model: cannot create a lock");
+    }
+    if (pthread_mutex_init(&m->cache_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_mutex_destroy(&m->pool_lock);
+        return weft_fail(WEFT_ERR_NOMEM, "model: cannot create a lock");
+    }
+    m->locks_ready = true;
+    return WEFT_OK;
+}
+
+static weft_status compile_static(void *ud, const weft_graph *g, const weft_model_options *opt, weft_model **out)
+{
+    (void)ud;
+    return weft_model_compile_ex(g, opt, NULL, NULL, NULL, out);
+}
+
 weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_options *opt, weft_model_schedule_fn provider,
                                   void *ud, int *n_provided, weft_model **out)
 {
@@ -249,13 +276,25 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     if (!graph) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile: graph is NULL");
     weft_model_options o = opt ? *opt : weft_model_options_default();
     if (graph->n_outputs == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "model has no outputs");
+    if (n_provided) *n_provided = 0;
+    if (weft_graph_is_symbolic(graph)) {
+        if (provider) return weft_fail(WEFT_ERR_UNSUPPORTED, "a schedule provider for a graph with symbolic dimensions");
+        return weft_model_compile_symbolic(graph, &o, compile_static, NULL, NULL, out);
+    }
     weft_model *m = calloc(1, sizeof *m);
     if (!m) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+    weft_status rc = weft_model_init_locks(m);
+    if (rc != WEFT_OK) {
+        free(m);
+        return rc;
+    }
     weft_group *groups = NULL;
     int n_groups = 0;
     size_t *offsets = NULL;
     bool *planned = NULL;
-    weft_status rc = weft_graph_clone(graph, &m->g);
+    m->opt = o;
+    rc = weft_model_record_io(m, graph);
+    if (rc == WEFT_OK) rc = weft_graph_clone(graph, &m->g);
     if (rc == WEFT_OK) {
         m->ops = weft_target_find(o.target && *o.target ? o.target : "llvm");
         if (!m->ops) rc = WEFT_ERR_UNAVAILABLE;
@@ -278,20 +317,13 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     if (rc == WEFT_OK) {
         offsets = calloc((size_t)nv + 1, sizeof *offsets);
         planned = calloc((size_t)nv + 1, sizeof *planned);
-        m->ptr = calloc((size_t)nv + 1, sizeof *m->ptr);
-        m->args = calloc((size_t)m->max_params + 1, sizeof *m->args);
-        if (!offsets || !planned || !m->ptr || !m->args) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
+        m->offset = calloc((size_t)nv + 1, sizeof *m->offset);
+        if (!offsets || !planned || !m->offset) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     }
     if (rc == WEFT_OK) rc = plan_memory(m, offsets, planned);
-    if (rc == WEFT_OK && m->arena_bytes) {
-        m->arena = weft_rt_alloc(m->arena_bytes);
-        if (!m->arena) rc = weft_fail(WEFT_ERR_NOMEM, "model: cannot allocate the %zu-byte activation arena", m->arena_bytes);
-    }
-    for (int v = 0; rc == WEFT_OK && v < nv; v++) {
-        weft_gvalue *gv = &m->g->values[v];
-        if (gv->data) m->ptr[v] = gv->data; /* constants stay in the clone (malloc: 16-byte aligned) */
-        else if (planned[v]) m->ptr[v] = m->arena + offsets[v];
-    }
+    /* constants stay in the clone (malloc: 16-byte aligned); activations live in each
+     * context's arena (run.c) */
+    for (int v = 0; rc == WEFT_OK && v < nv; v++) m->offset[v] = planned[v] ? offsets[v] : SIZE_MAX;
     free(offsets);
     free(planned);
     weft_model_groups_free(groups, n_groups);
@@ -306,6 +338,17 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
 void weft_model_destroy(weft_model *m)
 {
     if (!m) return;
+    weft_context_destroy(m->ctx);
+    for (int i = 0; i < m->n_inst; i++) weft_model_destroy(m->inst[i]);
+    free(m->inst);
+    if (m->make_free) m->make_free(m->make_ud);
+    weft_graph_destroy(m->src);
+    weft_model_free_io(m);
+    if (m->locks_ready) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_mutex_destroy(&m->pool_lock);
+        pthread_mutex_destroy(&m->cache_lock);
+    }
     for (int k = 0; k < m->n_kernels; k++) {
         if (m->kernels[k].k) m->ops->kernel_destroy(m->kernels[k].k);
         free(m->kernels[k].params);
@@ -315,9 +358,7 @@ void weft_model_destroy(weft_model *m)
     free(m->kernels);
     if (m->target) m->ops->destroy(m->target);
     weft_threadpool_destroy(m->pool);
-    weft_rt_free(m->arena);
-    free(m->ptr);
-    free(m->args);
+    free(m->offset);
     weft_graph_destroy(m->g);
     free(m);
 }

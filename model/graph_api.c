@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "weft/model.h"
 
 static char *dup_str(const char *s)
 {
@@ -47,6 +48,54 @@ weft_status weft_graph_add_input(weft_graph *g, const char *name, weft_type t, i
     g->inputs[g->n_inputs++] = v;
     *out = v;
     return WEFT_OK;
+}
+
+weft_status weft_graph_add_input_symbolic(weft_graph *g, const char *name, weft_type t, int ndim, const int64_t *shape,
+                                          const char *const *dim_names, weft_value *out)
+{
+    if (!g || !out || (ndim > 0 && (!shape || !dim_names)))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_add_input_symbolic: NULL argument");
+    if (ndim < 0 || ndim > WEFT_GRAPH_MAX_DIMS)
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "input '%s': %d dimensions (at most %d supported)", name ? name : "", ndim,
+                         WEFT_GRAPH_MAX_DIMS);
+    int64_t sized[WEFT_GRAPH_MAX_DIMS];
+    bool any = false;
+    for (int d = 0; d < ndim; d++) {
+        bool named = dim_names[d] && *dim_names[d];
+        if (shape[d] == -1 && !named)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "input '%s': dimension %d is -1 (symbolic) but has no name", name ? name : "", d);
+        if (shape[d] != -1 && named)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "input '%s': dimension %d has size %lld and a name '%s' (a named dimension "
+                             "must be -1)", name ? name : "", d, (long long)shape[d], dim_names[d]);
+        if (shape[d] != -1 && shape[d] < 1)
+            return weft_fail(WEFT_ERR_SHAPE, "input '%s': dimension %d is %lld", name ? name : "", d, (long long)shape[d]);
+        any = any || named;
+        sized[d] = shape[d] == -1 ? 1 : shape[d];
+    }
+    weft_status rc = weft_graph_add_input(g, name, t, ndim, sized, out);
+    if (rc != WEFT_OK || !any) return rc;
+    weft_gvalue *v = &g->values[*out];
+    v->symbolic = true;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] != -1) continue;
+        v->shape[d] = -1;
+        v->dim_names[d] = dup_str(dim_names[d]);
+        if (!v->dim_names[d]) return weft_fail(WEFT_ERR_NOMEM, "out of memory adding input %s", name ? name : "");
+    }
+    return WEFT_OK;
+}
+
+const char *weft_graph_value_dim_name(const weft_graph *g, weft_value v, int d)
+{
+    if (!g || v < 0 || v >= g->n_values || d < 0 || d >= WEFT_GRAPH_MAX_DIMS) return NULL;
+    return g->values[v].dim_names[d];
+}
+
+bool weft_graph_is_symbolic(const weft_graph *g)
+{
+    for (int i = 0; g && i < g->n_inputs; i++)
+        if (g->values[g->inputs[i]].symbolic) return true;
+    return false;
 }
 
 weft_status weft_graph_add_constant(weft_graph *g, const char *name, weft_type t, int ndim, const int64_t *shape,
@@ -170,6 +219,15 @@ weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *na
         g->values[v].producer = g->n_nodes - 1;
         n->outputs[k] = v;
         n->n_outputs++;
+    }
+    /* An op on a value of symbolic shape is kept as given; its shapes are inferred when the
+     * graph is specialized to concrete sizes (model/dynamic.c). */
+    bool symbolic = false;
+    for (int i = 0; i < n_inputs; i++) symbolic = symbolic || (inputs[i] >= 0 && g->values[inputs[i]].symbolic);
+    if (symbolic) {
+        for (int k = 0; k < n_outputs; k++) g->values[first_value + k].symbolic = true;
+        for (int k = 0; k < n_outputs; k++) outputs[k] = first_value + k;
+        return WEFT_OK;
     }
     rc = def->infer(g, &g->nodes[g->n_nodes - 1]);
     if (rc != WEFT_OK) {

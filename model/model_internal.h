@@ -10,6 +10,8 @@
  */
 #ifndef WEFT_MODEL_INTERNAL_H
 #define WEFT_MODEL_INTERNAL_H
+#include <pthread.h>
+
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "ops/graph_ops.h"
@@ -17,6 +19,7 @@
 #include "schedule/schedule.h"
 #include "targets/target.h"
 #include "weft/graph.h"
+#include "weft/model.h"
 
 /* ---- passes.c ---- */
 weft_status weft_model_fold_constants(weft_graph *g);
@@ -84,17 +87,80 @@ typedef struct weft_model_kernel {
     char *ops;              /* the fused graph nodes, "Conv(name) Relu(name)" (for printing) */
 } weft_model_kernel;
 
+/* Compiles a static graph into a model (dynamic.c: one per concrete shape of a model with
+ * symbolic dimensions): weft_model_compile, or the tuned compile with its database. */
+typedef weft_status (*weft_model_instance_fn)(void *ud, const weft_graph *g, const weft_model_options *opt,
+                                              weft_model **out);
+
+/* ---- dynamic.c ---- */
+/* A model of a graph with symbolic dimensions: kernels are compiled per concrete input shape
+ * at first use by make(make_ud, specialized graph, opt) and cached; make_free(make_ud) at
+ * destroy. Takes ownership of make_ud (freed on failure too). */
+weft_status weft_model_compile_symbolic(const weft_graph *g, const weft_model_options *opt, weft_model_instance_fn make,
+                                        void *make_ud, void (*make_free)(void *), weft_model **out);
+/* The concrete input shapes of a run of graph g: symbols bound by name, the rest from the
+ * input byte sizes (either may be absent). shapes[i] receives input i's shape. */
+weft_status weft_model_resolve_shapes(const weft_graph *g, int n_dims, const char *const *dim_names,
+                                      const int64_t *dim_values, const size_t *input_bytes,
+                                      int64_t (*shapes)[WEFT_GRAPH_MAX_DIMS]);
+/* The static model of front m for these input shapes, compiled now when not cached. */
+weft_status weft_model_instance(weft_model *m, int64_t (*shapes)[WEFT_GRAPH_MAX_DIMS], weft_model **out);
+/* Bytes of a tensor of type t with ndim dims. */
+size_t weft_model_tensor_bytes(weft_type t, int ndim, const int64_t *shape);
+
+/* The model's locks (compile.c). */
+weft_status weft_model_init_locks(weft_model *m);
+
+/* ---- run.c ---- */
+/* Runs static model m once with its activations in `arena` (m->arena_bytes) and args (room
+ * for m->max_params pointers); the pool when use_pool; profile counters when profile. */
+weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
+                            void *const *outputs, bool use_pool, bool profile);
+
+/* ---- context.c ---- */
+/* Records the inputs and outputs of the user's graph g as m->io (names copied). */
+weft_status weft_model_record_io(weft_model *m, const weft_graph *g);
+void weft_model_free_io(weft_model *m);
+
+struct weft_context {
+    weft_model *m;          /* the model it runs */
+    weft_model *cur;        /* the static model of the prepared shapes (m itself when static) */
+    unsigned char *arena;   /* activations of cur */
+    size_t arena_bytes;
+    void **args;            /* scratch argument array */
+    int n_args;
+    int n_dims;             /* symbol bindings (weft_context_set_dim) */
+    char *dim_names[16];
+    int64_t dim_values[16];
+};
+
 struct weft_model {
+    /* what the user's graph takes and gives (weft_model_*_info): inputs, then outputs */
+    int n_in, n_out;
+    weft_tensor_info *io;
+    pthread_mutex_t lock;       /* the default context */
+    pthread_mutex_t cache_lock; /* the shape cache (dynamic.c) */
+    pthread_mutex_t pool_lock;  /* held by the run that uses the pool */
+    bool locks_ready;
+    weft_context *ctx;          /* the default context (weft_model_run*), made at first use */
+    /* symbolic dimensions (dynamic.c): src != NULL for a model compiled per shape; it then
+     * has no kernels of its own */
+    weft_graph *src;
+    weft_model_options opt;
+    weft_model_instance_fn make;
+    void *make_ud;
+    void (*make_free)(void *);
+    int n_inst, cap_inst;
+    weft_model **inst;
+    /* static models */
     weft_graph *g;          /* the optimized clone */
     const weft_target_ops *ops;
     weft_target *target;
     weft_threadpool *pool;
     int n_kernels;
     weft_model_kernel *kernels;
-    unsigned char *arena;   /* activations */
-    size_t arena_bytes;
-    void **ptr;             /* per graph value: its storage (NULL for graph inputs) */
-    void **args;            /* scratch argument array */
+    size_t arena_bytes;     /* activations: each context allocates its own arena */
+    size_t *offset;         /* per graph value: its arena offset, SIZE_MAX when not planned */
     int max_params;
     bool profile;
     int64_t runs;

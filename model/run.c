@@ -1,5 +1,6 @@
 /* The graph executor: kernels in order over the planned buffers, graph inputs bound per
  * run, outputs copied out at the end; optional per-kernel profile; printing. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,39 +8,37 @@
 #include "model/model_internal.h"
 
 /* Storage of value v for this run. */
-static void *storage(const weft_model *m, const void *const *inputs, int v)
+static void *storage(const weft_model *m, unsigned char *arena, const void *const *inputs, int v)
 {
     int root = weft_model_storage_root(m->g, v);
     const weft_gvalue *gv = &m->g->values[root];
     if (gv->is_input)
         for (int i = 0; i < m->g->n_inputs; i++)
             if (m->g->inputs[i] == root) return (void *)inputs[i];
-    return m->ptr[root];
+    if (gv->data) return gv->data;
+    return m->offset[root] == SIZE_MAX ? NULL : arena + m->offset[root];
 }
 
-weft_status weft_model_run(weft_model *m, const void *const *inputs, void *const *outputs)
+weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
+                            void *const *outputs, bool use_pool, bool profile)
 {
-    if (!m || (m->g->n_inputs && !inputs) || !outputs) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: NULL argument");
-    for (int i = 0; i < m->g->n_inputs; i++)
-        if (!inputs[i]) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: input %d (%s) is NULL", i, m->g->values[m->g->inputs[i]].name);
     for (int k = 0; k < m->n_kernels; k++) {
         weft_model_kernel *mk = &m->kernels[k];
-        for (int p = 0; p < mk->n_params; p++) m->args[p] = storage(m, inputs, mk->params[p]);
-        double t0 = m->profile ? weft_rt_now() : 0;
-        weft_status rc = m->ops->run(mk->k, m->args, mk->serial ? NULL : m->pool);
+        for (int p = 0; p < mk->n_params; p++) args[p] = storage(m, arena, inputs, mk->params[p]);
+        double t0 = profile ? weft_rt_now() : 0;
+        weft_status rc = m->ops->run(mk->k, args, mk->serial || !use_pool ? NULL : m->pool);
         if (rc != WEFT_OK) return rc;
-        if (m->profile) {
+        if (profile) {
             mk->time_sum += weft_rt_now() - t0;
             mk->calls++;
         }
     }
     for (int o = 0; o < m->g->n_outputs; o++) {
         int v = m->g->outputs[o];
-        const void *src = storage(m, inputs, v);
-        if (!outputs[o]) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_run: output %d is NULL", o);
+        const void *src = storage(m, arena, inputs, v);
         if (src && src != outputs[o]) memcpy(outputs[o], src, weft_gvalue_bytes(&m->g->values[v]));
     }
-    if (m->profile) m->runs++;
+    if (profile) m->runs++;
     return WEFT_OK;
 }
 
@@ -52,9 +51,22 @@ const char *weft_model_kernel_name(const weft_model *m, int k)
 
 size_t weft_model_peak_bytes(const weft_model *m) { return m ? m->arena_bytes : 0; }
 
+/* A symbolic model's kernels are its instances': profile and print go to each of them. */
+static void instance_header(const weft_model *inst, FILE *out)
+{
+    fprintf(out, "-- compiled for");
+    for (int i = 0; i < inst->n_in; i++) {
+        fprintf(out, "%s %s [", i ? "," : "", inst->io[i].name);
+        for (int d = 0; d < inst->io[i].ndim; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)inst->io[i].shape[d]);
+        fprintf(out, "]");
+    }
+    fprintf(out, "\n");
+}
+
 void weft_model_profile_enable(weft_model *m, bool on)
 {
     if (!m) return;
+    for (int i = 0; i < m->n_inst; i++) weft_model_profile_enable(m->inst[i], on);
     m->profile = on;
     m->runs = 0;
     for (int k = 0; k < m->n_kernels; k++) m->kernels[k].time_sum = 0, m->kernels[k].calls = 0;
@@ -63,6 +75,13 @@ void weft_model_profile_enable(weft_model *m, bool on)
 void weft_model_profile_print(const weft_model *m, FILE *out)
 {
     if (!m) return;
+    if (m->src) {
+        for (int i = 0; i < m->n_inst; i++) {
+            instance_header(m->inst[i], out);
+            weft_model_profile_print(m->inst[i], out);
+        }
+        return;
+    }
     double total = 0;
     for (int k = 0; k < m->n_kernels; k++) total += m->kernels[k].time_sum;
     int64_t runs = m->runs ? m->runs : 1;
@@ -91,6 +110,14 @@ void weft_model_profile_print(const weft_model *m, FILE *out)
 void weft_model_print(const weft_model *m, FILE *out)
 {
     if (!m) return;
+    if (m->src) {
+        fprintf(out, "symbolic dimensions: compiled per input shape at first use; %d shape(s) compiled\n", m->n_inst);
+        for (int i = 0; i < m->n_inst; i++) {
+            instance_header(m->inst[i], out);
+            weft_model_print(m->inst[i], out);
+        }
+        return;
+    }
     const weft_graph *g = m->g;
     fprintf(out, "%d kernels, activation arena %zu bytes\n", m->n_kernels, m->arena_bytes);
     for (int k = 0; k < m->n_kernels; k++) {

@@ -212,13 +212,27 @@ static void summarize(const provider_ctx *pc, weft_tuned_summary *sum)
     }
 }
 
+/* One shape of a symbolic model, compiled with the database at ud (a path). */
+static weft_status compile_instance(void *ud, const weft_graph *g, const weft_model_options *opt, weft_model **out)
+{
+    return weft_model_compile_tuned_ex(g, opt, ud, out, NULL);
+}
+
 weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_options *opt, const char *db_path,
                                         weft_model **out, weft_tuned_summary *summary)
 {
     if (summary) memset(summary, 0, sizeof *summary);
+    if (out) *out = NULL;
+    if (!g || !db_path || !out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_model_compile_tuned: NULL argument");
     provider_ctx pc = {0};
     weft_status rc = weft_db_open(db_path, false, &pc.db);
     if (rc != WEFT_OK) return rc;
+    if (weft_graph_is_symbolic(g)) {
+        weft_db_close(pc.db); /* checked that it opens; each shape opens it again */
+        char *path = strdup(db_path);
+        if (!path) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+        return weft_model_compile_symbolic(g, opt, compile_instance, path, free, out);
+    }
     rc = weft_model_compile_ex(g, opt, provide, &pc, NULL, out);
     if (rc == WEFT_OK && summary) summarize(&pc, summary);
     free_candidates(&pc);

@@ -22,6 +22,7 @@
 #include "tuner/cost_model.h"
 #include "tuner/db.h"
 #include "weft/graph.h"
+#include "weft/model.h"
 
 /* ---- target_key.c ---- */
 typedef struct weft_tuner_target {
@@ -145,10 +146,9 @@ typedef struct weft_tuned_summary {
  * schedule. *summary (optional) says which kernels got which. */
 weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_options *opt, const char *db_path,
                                         weft_model **out, weft_tuned_summary *summary);
-/* weft_model_compile_tuned_ex; *n_tuned counts kernels with a database schedule (this
- * machine's or the nearest machine's). */
-weft_status weft_model_compile_tuned(const weft_graph *g, const weft_model_options *opt, const char *db_path,
-                                     weft_model **out, int *n_tuned);
+/* weft_model_compile_tuned (the public form, in weft/model.h) counts kernels with a database
+ * schedule (this machine's or the nearest machine's). A graph with symbolic dimensions gets a
+ * model compiled per shape at first use, each with this database (*summary stays zero). */
 /* "kernels: 7 from records for this machine, 3 from the nearest machine (cpu=znver4
  * threads=2), 0 default" (no newline). */
 void weft_tuned_summary_format(const weft_tuned_summary *s, char *buf, size_t n);
