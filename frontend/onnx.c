@@ -24,6 +24,7 @@
 
 #include "frontend/onnx.h"
 #include "ir/error.h"
+#include "weft/model.h"
 
 #define ONNX_OPSET_MIN 7
 #define ONNX_OPSET_MAX 18
@@ -196,24 +197,32 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         if (sh->n_dim > WEFT_ONNX_MAX_DIMS)
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has %zu dimensions; at most %d are supported", src,
                              name, sh->n_dim, WEFT_ONNX_MAX_DIMS);
-        int64_t shape[WEFT_ONNX_MAX_DIMS];
+        int64_t shape[WEFT_ONNX_MAX_DIMS], sized[WEFT_ONNX_MAX_DIMS];
+        const char *dim_names[WEFT_ONNX_MAX_DIMS] = {0};
+        bool symbolic = false;
         for (size_t d = 0; d < sh->n_dim; d++) {
             const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
-            if (dim != NULL && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-                return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has a symbolic dimension '%s' (axis %zu); only "
-                                 "static shapes are supported", src, name, dim->dim_param ? dim->dim_param : "",
-                                 d);
+            if (dim != NULL && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
+                *dim->dim_param) {
+                /* a named dimension of unknown size: compiled per concrete size (model/dynamic.c) */
+                dim_names[d] = dim->dim_param;
+                shape[d] = -1;
+                sized[d] = 1;
+                symbolic = true;
+                continue;
+            }
             if (dim == NULL || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-                return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has an unknown dimension at axis %zu; only "
-                                 "static shapes are supported", src, name, d);
-            shape[d] = dim->dim_value;
+                return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has an unknown dimension at axis %zu (neither a size "
+                                 "nor a name)", src, name, d);
+            shape[d] = sized[d] = dim->dim_value;
         }
         char what[320];
         snprintf(what, sizeof what, "input '%s'", name);
         int64_t numel;
-        weft_status st = weft_onnx_check_shape(&ld->cx, what, sh->n_dim, shape, &numel);
+        weft_status st = weft_onnx_check_shape(&ld->cx, what, sh->n_dim, sized, &numel);
         if (st != WEFT_OK) return st;
-        st = weft_graph_add_input(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, &v);
+        st = symbolic ? weft_graph_add_input_symbolic(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, dim_names, &v)
+                      : weft_graph_add_input(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, &v);
         if (st != WEFT_OK) return graph_error(ld, st, what, NULL);
         st = define(ld, name, v, what);
         if (st != WEFT_OK) return st;

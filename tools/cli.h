@@ -56,6 +56,10 @@ typedef struct weft_cli_model {
  * got a record and why the others did not); 0, or 1 after printing the error. */
 int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
                         weft_cli_model *l);
+/* Same, with the parsed command: a model with symbolic dimensions is specialized to the sizes
+ * of its --input files (without a command: an error). */
+int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
+                             const weft_args *a, weft_cli_model *l);
 void weft_cli_model_free(weft_cli_model *l);
 /* Why some kernels got no record of this machine from db_path (threads: <= 0 for the cores),
  * given where their schedules came from. */

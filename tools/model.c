@@ -15,6 +15,7 @@
 #include "runtime/runtime.h"
 #include "tools/cli.h"
 #include "tuner/tuner.h"
+#include "weft/model.h"
 #include "weft/onnx.h"
 
 size_t weft_cli_value_bytes(const weft_graph *g, weft_value v)
@@ -34,7 +35,11 @@ void weft_cli_value_desc(const weft_graph *g, weft_value v, char *buf, size_t n)
     int nd = weft_graph_value_shape(g, v, shape);
     weft_type t = weft_graph_value_type(g, v);
     size_t len = (size_t)snprintf(buf, n, "%s [", (unsigned)t < 4 ? types[t] : "?");
-    for (int d = 0; d < nd && len < n; d++) len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    for (int d = 0; d < nd && len < n; d++) {
+        const char *sym = weft_graph_value_dim_name(g, v, d);
+        if (sym) len += (size_t)snprintf(buf + len, n - len, "%s%s", d ? ", " : "", sym);
+        else len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    }
     if (len < n) snprintf(buf + len, n - len, "]");
 }
 
@@ -175,13 +180,65 @@ void weft_cli_explain_untuned(const char *db_path, const char *target, int threa
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
+static int find_value(const weft_graph *g, bool output, const char *name, size_t len);
+static void list_values(const weft_graph *g, bool output, char *buf, size_t n);
+
+/* The size of the file given to each input by --input [NAME=]FILE (0 when none). */
+static void input_file_sizes(const weft_args *a, const weft_graph *g, size_t *bytes)
+{
+    int ni = weft_graph_n_inputs(g);
+    for (int i = 0; i < ni; i++) bytes[i] = 0;
+    for (int j = 0; j < weft_args_count(a, "--input"); j++) {
+        const char *item = weft_args_item(a, "--input", j), *eq = strchr(item, '=');
+        int i = eq ? find_value(g, false, item, (size_t)(eq - item)) : -1;
+        const char *file = i >= 0 ? eq + 1 : item;
+        if (i < 0 && ni == 1) i = 0;
+        struct stat st;
+        if (i >= 0 && stat(file, &st) == 0 && S_ISREG(st.st_mode)) bytes[i] = (size_t)st.st_size;
+    }
+}
+
+/* A model with symbolic dimensions becomes a static graph at the sizes of its input files. */
+static int specialize(const weft_cmd_spec *spec, const char *path, const weft_args *a, weft_cli_model *l)
+{
+    char list[1024];
+    list_values(l->g, false, list, sizeof list);
+    if (!a) {
+        fprintf(stderr, "weft %s: %s has symbolic dimensions (inputs: %s); sizes come from input files: use weft run "
+                        "MODEL --input FILE\n", spec->name, path, list);
+        return 2;
+    }
+    size_t bytes[64];
+    input_file_sizes(a, l->g, bytes);
+    weft_graph *h = NULL;
+    if (weft_graph_specialize(l->g, 0, NULL, NULL, bytes, &h) != WEFT_OK) {
+        fprintf(stderr, "weft %s: %s: %s (inputs: %s)\n", spec->name, path, weft_last_error(), list);
+        return 1;
+    }
+    weft_graph_destroy(l->g);
+    l->g = h;
+    list_values(l->g, false, list, sizeof list);
+    fprintf(stderr, "%s: symbolic dimensions sized from the input files: %s\n", path, list);
+    return 0;
+}
+
 int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
                         weft_cli_model *l)
+{
+    return weft_cli_model_load_args(spec, path, threads, target, db, NULL, l);
+}
+
+int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
+                             const weft_args *a, weft_cli_model *l)
 {
     memset(l, 0, sizeof *l);
     if (weft_onnx_load(path, &l->g) != WEFT_OK) {
         fprintf(stderr, "weft %s: %s\n", spec->name, weft_last_error());
         return 1;
+    }
+    if (weft_graph_is_symbolic(l->g)) {
+        int rc = specialize(spec, path, a, l);
+        if (rc) return rc;
     }
     weft_model_options o = weft_model_options_default();
     o.threads = threads;

@@ -11,7 +11,7 @@
 static const weft_opt run_opts[] = {
     {"--input", WEFT_OPT_LIST, "[NAME=]FILE", 0, 0, false,
      "an input's data, raw little-endian in C order, exactly the input's size; NAME= may be left out when the model "
-     "has one input"},
+     "has one input; a symbolic dimension (ONNX dim_param) takes its size from the file"},
     {"--output", WEFT_OPT_LIST, "[NAME=]FILE|DIR/", 0, 0, false,
      "write an output (NAME=FILE; FILE alone when the model has one output) or every output as DIR/NAME.bin"},
     WEFT_CLI_OPT_THREADS("threads to run with (default: the cores)"),
@@ -109,8 +109,8 @@ int weft_cmd_run(int argc, char **argv)
     weft_cli_model l;
     char **paths = NULL;
     double med = 0;
-    int rc = weft_cli_model_load(&weft_spec_run, model, threads, weft_args_str(&a, "--target", NULL),
-                                 weft_args_str(&a, "--db", NULL), &l);
+    int rc = weft_cli_model_load_args(&weft_spec_run, model, threads, weft_args_str(&a, "--target", NULL),
+                                      weft_args_str(&a, "--db", NULL), &a, &l);
     if (rc == 0) rc = weft_cli_plan_outputs(&a, l.g, &paths);
     if (rc == 0) rc = weft_cli_bind_inputs(&a, &l);
     if (rc == 0) rc = weft_cli_time_runs(&l, repeat, &med);

@@ -6,7 +6,8 @@
  *
  * What is read: initializers and Constant nodes (float32, int64, int32, bool; inline, typed
  * fields or external data files next to the model) become constants; graph inputs that are not
- * initializers become inputs of fixed shape (float32; a symbolic dimension is refused); every
+ * initializers become inputs (float32; a named symbolic dimension, ONNX dim_param, becomes a
+ * symbolic dimension: see weft/model.h; a dimension with neither size nor name is refused); every
  * other node becomes weft_graph_add_op with its ONNX op_type, node name and attributes (int,
  * float, ints, floats, string); graph outputs become outputs in file order. Nodes must be in
  * topological order, as ONNX requires. Errors name the file, the node or tensor, and expected

@@ -20,6 +20,7 @@
 
 #include "onnx.pb-c.h"
 #include "weft/graph.h"
+#include "weft/model.h"
 #include "weft/onnx.h"
 
 static char tmpdir[64];
@@ -463,10 +464,23 @@ static void test_opset_and_domain(void **state)
 
 static void test_symbolic_dim(void **state)
 {
-    tiny t = {.no_node = true, .output = "x", .in_dim_param = "batch"};
-    weft_graph *g;
-    expect_error(tiny_load(&t, "symbolic.onnx", &g), WEFT_ERR_UNSUPPORTED,
-                 "input 'x' has a symbolic dimension 'batch'", NULL);
+    /* a named dimension loads as symbolic: -1 and its name */
+    tiny t = {.op_type = "Relu", .in_dim_param = "batch"};
+    weft_graph *g = NULL;
+    assert_int_equal(tiny_load(&t, "symbolic.onnx", &g), WEFT_OK);
+    assert_true(weft_graph_is_symbolic(g));
+    int64_t shape[8];
+    assert_int_equal(weft_graph_value_shape(g, weft_graph_input(g, 0), shape), 2);
+    assert_int_equal(shape[0], -1);
+    assert_int_equal(shape[1], 3);
+    assert_string_equal(weft_graph_value_dim_name(g, weft_graph_input(g, 0), 0), "batch");
+    assert_null(weft_graph_value_dim_name(g, weft_graph_input(g, 0), 1));
+    /* the output's shape is known only at concrete sizes */
+    assert_int_equal(weft_graph_value_shape(g, weft_graph_output(g, 0), shape), -1);
+    weft_graph_destroy(g);
+    /* an empty name is an unknown dimension: refused */
+    tiny e = {.op_type = "Relu", .in_dim_param = ""};
+    expect_error(tiny_load(&e, "unnamed.onnx", &g), WEFT_ERR_UNSUPPORTED, "input 'x' has an unknown dimension at axis 0", NULL);
 }
 
 static void test_attr_unsupported(void **state)
