@@ -74,8 +74,8 @@ typedef struct weft_context weft_context;
  * schedule first; else the default schedule). *n_tuned (optional) counts kernels that got a
  * record; for a model with symbolic dimensions it is 0 (kernels are compiled per shape, at
  * the first run, from the same database).
- * Errors: INVALID_ARG (NULL g, db_path or out; a graph without outputs), DB (db_path is not a
- * schedule database or cannot be opened), UNSUPPORTED, COMPILE, NOMEM. */
+ * Errors: INVALID_ARG (NULL g, db_path or out; a graph without outputs), IO (db_path cannot be
+ * opened), DB (db_path is not a schedule database), UNSUPPORTED, COMPILE, NOMEM. */
 WEFT_API weft_status weft_model_compile_tuned(const weft_graph *g, const weft_model_options *opt, const char *db_path,
                                               weft_model **out, int *n_tuned);
 
