@@ -16,8 +16,13 @@
  *   weft_model_destroy(m); weft_graph_destroy(g);
  *
  * Ops are named by their ONNX op_type ("Conv", "Gemm", "Relu", ...) with ONNX attributes and
- * semantics (opset 13); shapes are static and inferred when an op is added, so a shape error
- * is reported at that call, naming the op, the node and the shapes.
+ * semantics (opset 13); shapes are inferred when an op is added, so a shape error is reported
+ * at that call, naming the op, the node and the shapes (for ops on inputs with symbolic
+ * dimensions, weft/model.h, when the graph is specialized to concrete sizes).
+ *
+ * weft/model.h adds queries of a model's inputs and outputs, size-checked runs, execution
+ * contexts for running one model from several threads, and compiling with tuned schedules;
+ * its "Thread safety" and "Errors" paragraphs hold for the functions here too.
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -99,10 +104,16 @@ typedef struct weft_model_options {
 WEFT_API weft_model_options weft_model_options_default(void);
 /* Runs the graph passes (constant folding, BN folding, fusion), builds one kernel per fused
  * group with its schedule, JIT-compiles it and plans memory. The graph is not modified and
- * may be destroyed afterwards. Caller owns the model: weft_model_destroy (accepts NULL). */
+ * may be destroyed afterwards. Caller owns the model: weft_model_destroy (accepts NULL). A
+ * graph with symbolic dimensions compiles per concrete shape at first run (weft/model.h).
+ * opt may be NULL (the defaults). Errors: INVALID_ARG (NULL graph or out, no outputs),
+ * UNAVAILABLE (an unknown target), UNSUPPORTED, SHAPE, COMPILE, NOMEM. */
 WEFT_API weft_status weft_model_compile(const weft_graph *g, const weft_model_options *opt, weft_model **out);
 WEFT_API void weft_model_destroy(weft_model *m);
-/* inputs[i]: the i-th graph input's data; outputs[i]: room for the i-th output. */
+/* inputs[i]: the i-th graph input's data; outputs[i]: room for the i-th output (sizes
+ * unchecked: weft_model_run_sized checks them). Safe from several threads (one run at a time).
+ * Errors: INVALID_ARG (NULL model or buffer), SHAPE (a model with symbolic dimensions),
+ * INTERNAL (a kernel failed). */
 WEFT_API weft_status weft_model_run(weft_model *m, const void *const *inputs, void *const *outputs);
 WEFT_API int weft_model_n_kernels(const weft_model *m);
 /* A kernel's name ("conv2d_add_relu_3"): borrowed, valid until the model is destroyed. */

@@ -4,22 +4,33 @@
  * thread-local message (weft_last_error) says what went wrong, where, and expected vs got.
  * Strings returned by the library are borrowed: valid until the next weft call on the same thread.
  *
- * Worked example (a 64x64x64 matmul, default schedule, JIT-compiled for the host CPU):
+ * The public headers: weft.h (status codes, errors, version), graph.h (building graphs by
+ * calls, compiling them into models, running them), model.h (what a model takes and gives,
+ * size-checked runs, execution contexts for threads, symbolic dimensions, tuned compile) and
+ * onnx.h (ONNX import). Link with libweft.so: `pkg-config --cflags --libs weft`, or CMake
+ * `find_package(weft)` and the target weft::weft.
  *
- *   weft_arena *a = weft_arena_create();
- *   weft_te_func *f = weft_op_matmul(a, 64, 64, 64);          // ops/ops.h
- *   weft_schedule *s = NULL;
- *   weft_schedule_create(f, &s);                              // naive: every stage at root
- *   weft_schedule_default(s, &weft_target_llvm_caps);         // or apply step text
- *   weft_loop_func *lf = NULL;
- *   weft_lower(s, a, &lf);                                    // TE + steps -> loop IR
- *   const weft_target_ops *llvm = weft_target_find("llvm");
- *   weft_target *t; weft_kernel *k;
- *   llvm->create(&t); llvm->compile(t, lf, &k);
- *   void *args[] = {A, B, C};                                 // 64-byte aligned buffers
- *   llvm->run(k, args, pool);                                 // pool may be NULL: serial
- *   llvm->kernel_destroy(k); llvm->destroy(t);
- *   weft_schedule_destroy(s); weft_arena_destroy(a);
+ * Worked example (an ONNX model with tuned schedules, checked runs; public API only):
+ *
+ *   #include "weft/model.h"
+ *   #include "weft/onnx.h"
+ *
+ *   weft_graph *g = NULL;
+ *   weft_model *m = NULL;
+ *   if (weft_onnx_load("mlp.onnx", &g) != WEFT_OK) { fprintf(stderr, "%s\n", weft_last_error()); return 1; }
+ *   weft_model_options opt = weft_model_options_default();   // opt.threads = 0: the cores
+ *   weft_status st = weft_model_compile_tuned(g, &opt, "tuned.db", &m, NULL);  // or weft_model_compile
+ *   weft_graph_destroy(g);                                     // the model keeps what it needs
+ *   if (st != WEFT_OK) { fprintf(stderr, "%s: %s\n", weft_status_name(st), weft_last_error()); return 1; }
+ *   weft_tensor_info in, out;
+ *   weft_model_input_info(m, 0, &in);                          // "input", float32 [32, 512], 65536 bytes
+ *   weft_model_output_info(m, 0, &out);
+ *   float *x = malloc(in.bytes), *y = malloc(out.bytes);      // ... fill x ...
+ *   st = weft_model_run_sized(m, 1, (const void *[]){x}, &in.bytes, 1, (void *[]){y}, &out.bytes);
+ *   weft_model_destroy(m);
+ *
+ * examples/onnx_run.c is this example in full (and a model with a symbolic batch dimension);
+ * examples/mlp.c builds the same network by calls with graph.h.
  */
 #ifndef WEFT_WEFT_H
 #define WEFT_WEFT_H
