@@ -253,6 +253,8 @@ static weft_status prepare(weft_context *c, int n_inputs, const size_t *input_by
 weft_status weft_context_prepare(weft_context *c, int n_inputs, const size_t *input_bytes)
 {
     if (!c) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_context_prepare: NULL context");
+    if (n_inputs != c->m->n_in)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "weft_context_prepare: %d inputs given, the model has %d", n_inputs, c->m->n_in);
     weft_status rc = prepare(c, n_inputs, input_bytes, "weft_context_prepare");
     if (rc == WEFT_OK && input_bytes) {
         /* the inputs' sizes must be the prepared shapes' */

@@ -115,6 +115,8 @@ WEFT_API void weft_model_destroy(weft_model *m);
  * Errors: INVALID_ARG (NULL model or buffer), SHAPE (a model with symbolic dimensions),
  * INTERNAL (a kernel failed). */
 WEFT_API weft_status weft_model_run(weft_model *m, const void *const *inputs, void *const *outputs);
+/* Kernels of the model (0 for a model with symbolic dimensions: its kernels belong to the
+ * shapes compiled so far, which weft_model_print lists). */
 WEFT_API int weft_model_n_kernels(const weft_model *m);
 /* A kernel's name ("conv2d_add_relu_3"): borrowed, valid until the model is destroyed. */
 WEFT_API const char *weft_model_kernel_name(const weft_model *m, int k);
