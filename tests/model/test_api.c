@@ -129,6 +129,7 @@ static void test_query(void **state)
     expect_error(weft_model_find_input(m, NULL, &i), WEFT_ERR_INVALID_ARG, "NULL argument");
     expect_error(weft_model_find_output(NULL, "output", &i), WEFT_ERR_INVALID_ARG, "NULL argument");
     assert_int_equal(weft_model_n_inputs(NULL), 0);
+    assert_int_equal(weft_model_n_outputs(NULL), 0);
     assert_false(weft_model_is_dynamic(NULL));
     weft_model_destroy(m);
 }
@@ -236,6 +237,8 @@ static void test_dynamic(void **state)
     assert_int_equal(t.shape[0], 4);
     assert_int_equal(t.bytes, 4 * ROW);
     expect_error(weft_context_output_info(c, 1, &t), WEFT_ERR_INVALID_ARG, "index 1 out of range");
+    expect_error(weft_context_output_info(NULL, 0, &t), WEFT_ERR_INVALID_ARG, "NULL argument");
+    expect_error(weft_context_output_info(c, 0, NULL), WEFT_ERR_INVALID_ARG, "NULL argument");
     assert_int_equal(m->n_inst, 3);
     /* a buffer that disagrees with the binding names both */
     size_t nx;
@@ -284,6 +287,15 @@ static void test_symbolic_graph(void **state)
     assert_int_equal(weft_graph_binary(g, "Add", x, y, &r), WEFT_OK);
     assert_int_equal(weft_graph_set_output(g, r, "r"), WEFT_OK);
     assert_true(weft_graph_is_symbolic(g));
+    assert_false(weft_graph_is_symbolic(NULL));
+    assert_string_equal(weft_graph_value_dim_name(g, x, 0), "n");
+    assert_null(weft_graph_value_dim_name(g, x, 1));
+    assert_null(weft_graph_value_dim_name(g, x, 8));
+    assert_null(weft_graph_value_dim_name(g, 999, 0));
+    assert_null(weft_graph_value_dim_name(NULL, x, 0));
+    /* the sum's shape is unknown until specialized */
+    int64_t unknown[8];
+    assert_int_equal(weft_graph_value_shape(g, r, unknown), -1);
     /* the same symbol in two inputs is one size */
     expect_error(weft_graph_specialize(g, 0, NULL, NULL, (size_t[]){24, 36}, &h), WEFT_ERR_SHAPE,
                  "input 'y' needs 24 bytes at these sizes, the buffer has 36; n = 2 from input 'x'");
