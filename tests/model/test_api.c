@@ -190,6 +190,22 @@ static void test_tuned(void **state)
     check_run(m, NULL, "mlp");
     weft_model_destroy(m);
     m = NULL;
+    /* the dynamic-batch MLP at batch 32 has the same kernels: each shape's kernels look up the
+     * same records (keyed by the concrete kernel) */
+    weft_graph *dg = NULL;
+    assert_int_equal(weft_onnx_load(DATA "mlp_dyn.onnx", &dg), WEFT_OK);
+    int n_dyn = -1;
+    assert_int_equal(weft_model_compile_tuned(dg, &o, DATA "tuned.db", &m, &n_dyn), WEFT_OK);
+    weft_graph_destroy(dg);
+    assert_int_equal(n_dyn, 0); /* nothing compiled yet */
+    check_run(m, NULL, "mlp_dyn.b32");
+    assert_int_equal(m->n_inst, 1);
+    int from_db = 0;
+    for (int k = 0; k < m->inst[0]->n_kernels; k++) from_db += strcmp(m->inst[0]->kernels[k].schedule_src, "default") != 0;
+    printf("mlp_dyn at batch 32 with tuned.db: %d of %d kernels from records\n", from_db, m->inst[0]->n_kernels);
+    assert_int_equal(from_db, n_tuned);
+    weft_model_destroy(m);
+    m = NULL;
     expect_error(weft_model_compile_tuned(g, &o, "/nonexistent/dir/x.db", &m, &n_tuned), WEFT_ERR_IO,
                  "cannot open schedule database /nonexistent/dir/x.db");
     assert_null(m);
