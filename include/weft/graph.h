@@ -56,25 +56,34 @@ typedef struct weft_attr {
     const char *s;        /* STRING */
 } weft_attr;
 
-/* Caller owns the graph: weft_graph_destroy (accepts NULL). */
+/* Caller owns the graph: weft_graph_destroy (accepts NULL). Errors: INVALID_ARG (NULL out),
+ * NOMEM. */
 WEFT_API weft_status weft_graph_create(weft_graph **out);
 WEFT_API void weft_graph_destroy(weft_graph *g);
 
-/* A graph input of fixed shape. name is copied. */
+/* A graph input of fixed shape. name is copied. Errors: INVALID_ARG (NULL g, out),
+ * SHAPE (a negative dimension), UNSUPPORTED (more than 8 dimensions, 64 inputs, or too
+ * large), NOMEM. (Symbolic dimensions: weft_graph_add_input_symbolic in weft/model.h.) */
 WEFT_API weft_status weft_graph_add_input(weft_graph *g, const char *name, weft_type t, int ndim, const int64_t *shape,
                                           weft_value *out);
-/* A constant (weights); data (prod(shape) elements of t) is copied. */
+/* A constant (weights); data (prod(shape) elements of t) is copied. Errors: as for
+ * weft_graph_add_input, and INVALID_ARG for NULL data. */
 WEFT_API weft_status weft_graph_add_constant(weft_graph *g, const char *name, weft_type t, int ndim,
                                              const int64_t *shape, const void *data, weft_value *out);
 /* An op with ONNX semantics. inputs[i] may be -1 for an omitted optional input. Output
- * shapes are inferred now; outputs receive the new values. name may be NULL (one is made). */
+ * shapes are inferred now; outputs receive the new values. name may be NULL (one is made).
+ * Errors (the graph is then unchanged): INVALID_ARG (NULL arrays, an input that is not a
+ * value of g, a bad attribute), UNSUPPORTED (an unknown op_type: the message lists the
+ * supported ones; too many inputs or outputs), SHAPE (the inputs' shapes or attributes do
+ * not fit the op, naming the op, node and shapes), NOMEM. */
 WEFT_API weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *name, int n_inputs,
                                        const weft_value *inputs, int n_attrs, const weft_attr *attrs, int n_outputs,
                                        weft_value *outputs);
-/* Marks v as a graph output named `name` (copied). Outputs are ordered by these calls. */
+/* Marks v as a graph output named `name` (copied). Outputs are ordered by these calls.
+ * Errors: INVALID_ARG (NULL g, v not a value of g), UNSUPPORTED (more than 64), NOMEM. */
 WEFT_API weft_status weft_graph_set_output(weft_graph *g, weft_value v, const char *name);
 
-/* Convenience wrappers over add_op. */
+/* Convenience wrappers over add_op (same errors). */
 WEFT_API weft_status weft_graph_gemm(weft_graph *g, weft_value a, weft_value b, weft_value c, bool trans_a, bool trans_b,
                                      weft_value *out);
 WEFT_API weft_status weft_graph_matmul(weft_graph *g, weft_value a, weft_value b, weft_value *out);

@@ -26,12 +26,16 @@ extern "C" {
 
 /* Loads the ONNX model at `path`. External data files are looked up in the model's folder and
  * must stay inside it. On success *out is a new graph the caller owns (weft_graph_destroy);
- * on failure *out is NULL and weft_last_error() says why. */
+ * on failure *out is NULL and weft_last_error() says why. Errors: INVALID_ARG (NULL path or
+ * out), IO (the file or an external data file cannot be read), PARSE (not a ModelProto,
+ * truncated, inconsistent sizes), UNSUPPORTED (an op, type, opset or domain weft lacks),
+ * SHAPE (an op's shapes do not fit), NOMEM. */
 WEFT_API weft_status weft_onnx_load(const char *path, weft_graph **out);
 
 /* Same, from `len` bytes of a serialized ModelProto (borrowed; not kept after the call).
  * model_dir is the folder external data paths are relative to; it may be NULL, and then a
- * model that uses external data is refused. Ownership of *out as for weft_onnx_load. */
+ * model that uses external data is refused. Ownership of *out and errors as for
+ * weft_onnx_load (INVALID_ARG also for NULL data). */
 WEFT_API weft_status weft_onnx_load_buffer(const void *data, size_t len, const char *model_dir, weft_graph **out);
 
 #ifdef __cplusplus
