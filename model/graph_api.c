@@ -38,7 +38,7 @@ static weft_status check_shape(const char *what, const char *name, int ndim, con
 weft_status weft_graph_add_input(weft_graph *g, const char *name, weft_type t, int ndim, const int64_t *shape,
                                  weft_value *out)
 {
-    if (!g || !out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_add_input: NULL argument");
+    if (!g || !out || (ndim > 0 && !shape)) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_add_input: NULL argument");
     weft_status rc = check_shape("input", name, ndim, shape);
     if (rc != WEFT_OK) return rc;
     if (g->n_inputs >= 64) return weft_fail(WEFT_ERR_UNSUPPORTED, "more than 64 graph inputs");
@@ -101,7 +101,8 @@ bool weft_graph_is_symbolic(const weft_graph *g)
 weft_status weft_graph_add_constant(weft_graph *g, const char *name, weft_type t, int ndim, const int64_t *shape,
                                     const void *data, weft_value *out)
 {
-    if (!g || !out || !data) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_add_constant: NULL argument");
+    if (!g || !out || !data || (ndim > 0 && !shape))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_add_constant: NULL argument");
     weft_status rc = check_shape("constant", name, ndim, shape);
     if (rc != WEFT_OK) return rc;
     int v = weft_graph_new_value(g, name, weft_type_dtype(t), ndim, shape);

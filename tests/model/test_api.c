@@ -296,6 +296,8 @@ static void test_symbolic_graph(void **state)
     expect_error(weft_graph_add_input_symbolic(g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){-1, 0}, names, &x), WEFT_ERR_SHAPE,
                  "dimension 1 is 0");
     expect_error(weft_graph_add_input_symbolic(g, "x", WEFT_TYPE_FLOAT32, 2, NULL, names, &x), WEFT_ERR_INVALID_ARG, "NULL");
+    expect_error(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 2, NULL, &x), WEFT_ERR_INVALID_ARG, "NULL argument");
+    expect_error(weft_graph_add_constant(g, "c", WEFT_TYPE_FLOAT32, 1, NULL, names, &x), WEFT_ERR_INVALID_ARG, "NULL argument");
     expect_error(weft_graph_add_input_symbolic(g, "x", WEFT_TYPE_FLOAT32, 9, (int64_t[9]){0}, (const char *[9]){0}, &x),
                  WEFT_ERR_UNSUPPORTED, "9 dimensions");
     assert_int_equal(weft_graph_add_input_symbolic(g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){-1, 3}, names, &x), WEFT_OK);
