@@ -357,7 +357,7 @@ void weft_model_destroy(weft_model *m)
     }
     free(m->kernels);
     if (m->target) m->ops->destroy(m->target);
-    weft_threadpool_destroy(m->pool);
+    if (!m->pool_owner) weft_threadpool_destroy(m->pool);
     free(m->offset);
     weft_graph_destroy(m->g);
     free(m);

@@ -286,9 +286,10 @@ static weft_status context_run(weft_context *c, int n_inputs, const void *const 
     if (rc == WEFT_OK) rc = check_sizes(c->cur, true, n_outputs, output_bytes, (const void *const *)outputs, fn);
     if (rc != WEFT_OK) return rc;
     weft_model *s = c->cur;
-    bool pool = pthread_mutex_trylock(&s->pool_lock) == 0;
+    pthread_mutex_t *pool_lock = s->pool_owner ? &s->pool_owner->pool_lock : &s->pool_lock;
+    bool pool = pthread_mutex_trylock(pool_lock) == 0;
     rc = weft_model_exec(s, c->arena, c->args, inputs, outputs, pool, profile);
-    if (pool) pthread_mutex_unlock(&s->pool_lock);
+    if (pool) pthread_mutex_unlock(pool_lock);
     return rc;
 }
 

@@ -13,7 +13,8 @@
  *
  * A symbolic model (src != NULL) has no kernels: weft_model_instance finds the static model
  * of a set of input shapes in its cache or compiles it (make, under m->cache_lock, so two threads
- * asking for a new shape compile it once). Instances live until the model is destroyed.
+ * asking for a new shape compile it once). Instances live until the model is destroyed and
+ * share the model's thread pool (and its pool_lock: one run at a time uses it).
  * Output info of a symbolic model comes from two probe specializations with every symbol at
  * distinct primes: a dimension that equals a symbol's value in both is that symbol, one that
  * changes otherwise is -1 with no name, one that stays is static.
@@ -245,6 +246,7 @@ weft_status weft_model_compile_symbolic(const weft_graph *g, const weft_model_op
     m->make_free = make_free;
     m->opt = opt ? *opt : weft_model_options_default();
     weft_status rc = weft_model_init_locks(m);
+    if (rc == WEFT_OK) rc = weft_threadpool_create(m->opt.threads, &m->pool);
     if (rc == WEFT_OK) rc = weft_model_record_io(m, g);
     if (rc == WEFT_OK) rc = weft_graph_clone(g, &m->src);
     if (rc != WEFT_OK) {
@@ -287,6 +289,10 @@ weft_status weft_model_instance(weft_model *m, int64_t (*shapes)[WEFT_GRAPH_MAX_
     if (rc == WEFT_OK) rc = m->make(m->make_ud, h, &m->opt, &inst);
     weft_graph_destroy(h);
     if (rc == WEFT_OK) {
+        /* every shape runs on the model's one thread pool (compiled for the same thread count) */
+        weft_threadpool_destroy(inst->pool);
+        inst->pool = m->pool;
+        inst->pool_owner = m;
         m->inst[m->n_inst++] = inst;
         *out = inst;
     }

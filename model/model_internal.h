@@ -141,6 +141,8 @@ struct weft_model {
     pthread_mutex_t lock;       /* the default context */
     pthread_mutex_t cache_lock; /* the shape cache (dynamic.c) */
     pthread_mutex_t pool_lock;  /* held by the run that uses the pool */
+    weft_model *pool_owner;     /* a shape of a symbolic model: the model whose pool (and
+                                   pool_lock) it borrows; NULL: its own */
     bool locks_ready;
     weft_context *ctx;          /* the default context (weft_model_run*), made at first use */
     /* symbolic dimensions (dynamic.c): src != NULL for a model compiled per shape; it then

@@ -22,7 +22,8 @@
  * Symbolic dimensions. A graph input may have dimensions of unknown size, named ("batch"),
  * as ONNX dim_param gives them. Such a model is compiled for concrete sizes at its first run
  * with them and the compiled kernels are cached per set of input shapes (tuned schedules
- * are looked up per concrete kernel, as for static models). The sizes of a run come from
+ * are looked up per concrete kernel, as for static models); every shape compiled stays
+ * until the model is destroyed, and all of them share the model's thread pool. The sizes of a run come from
  * weft_context_set_dim and, for the rest, from the input byte sizes: an input with one
  * unknown dimension determines it (bytes / the other dimensions' product). The same name in
  * several inputs is one size; disagreeing sizes are WEFT_ERR_SHAPE naming both inputs.
