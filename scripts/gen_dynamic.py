@@ -7,6 +7,11 @@
   mlp_dyn.bB.input.bin      for B in 1 and 32: numpy.random.default_rng(B).standard_normal((B, 512))
   mlp_dyn.bB.output.bin     PyTorch's output for it under torch.no_grad()
   mlp_dyn.json              shapes and sha256 of every file
+  tfs_dyn.onnx              a small transformer (gen_reference.Transformer with d_model 64,
+                            4 heads, FFN 128, one layer; torch.manual_seed(0)) with two
+                            symbolic dimensions: input and output [batch, seq, 64]
+  tfs_dyn.bBsS.*.bin        inputs (default_rng(100 * B + S)) and PyTorch outputs at
+                            (batch, seq) = (1, 8) and (2, 24); tfs_dyn.json as above
 (.bin files: raw little-endian float32, C order.)
 
 Runs under OPENBLAS_CORETYPE=Haswell like gen_reference.py (re-executes itself with it set).
@@ -73,6 +78,46 @@ def main(argv=None):
         json.dump(info, f, indent=1)
         f.write("\n")
     print("wrote", ", ".join(sorted(info["files"])), "and mlp_dyn.json to", args.out)
+    small_transformer(args.out)
+
+
+def small_transformer(out):
+    """tfs_dyn: symbolic batch and sequence; Shape/Gather/Concat/Reshape on both."""
+    import onnx
+
+    torch.manual_seed(0)
+    model = ref.Transformer(d_model=64, nhead=4, dim_feedforward=128, n_layers=1).eval()
+    path = os.path.join(out, "tfs_dyn.onnx")
+    axes = {0: "batch", 1: "seq"}
+    torch.onnx.export(model, (torch.zeros(2, 5, 64),), path, opset_version=13, input_names=["input"],
+                      output_names=["output"], dynamic_axes={"input": axes, "output": axes})
+    m = onnx.load(path)
+    onnx.checker.check_model(m, full_check=True)
+    dims = [d.dim_param or d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["batch", "seq", 64], dims
+    info = {"model": "tfs_dyn", "built_from": "gen_reference.Transformer(d_model=64, nhead=4, dim_feedforward=128, "
+            "n_layers=1), torch.manual_seed(0), eval", "onnx": "tfs_dyn.onnx", "opset": 13,
+            "input": {"name": "input", "shape": ["batch", "seq", 64]},
+            "output": {"name": "output", "shape": ["batch", "seq", 64]}, "torch": torch.__version__,
+            "onnx_ops": sorted({n.op_type for n in m.graph.node}), "runs": [], "files": {}}
+    with torch.no_grad():
+        for b, s in ((1, 8), (2, 24)):
+            x = np.random.default_rng(100 * b + s).standard_normal((b, s, 64), np.float32)
+            y = model(torch.from_numpy(x)).numpy().astype("<f4")
+            stem = "tfs_dyn.b%ds%d" % (b, s)
+            x.astype("<f4").tofile(os.path.join(out, stem + ".input.bin"))
+            y.tofile(os.path.join(out, stem + ".output.bin"))
+            info["runs"].append({"batch": b, "seq": s, "input": stem + ".input.bin", "output": stem + ".output.bin",
+                                 "generator": "numpy.random.default_rng(%d).standard_normal((%d, %d, 64), float32)"
+                                 % (100 * b + s, b, s), "max_abs": float(np.abs(y).max())})
+    for f in sorted(os.listdir(out)):
+        if f.startswith("tfs_dyn.") and not f.endswith(".json"):
+            p = os.path.join(out, f)
+            info["files"][f] = {"bytes": os.path.getsize(p), "sha256": sha256(p)}
+    with open(os.path.join(out, "tfs_dyn.json"), "w") as f:
+        json.dump(info, f, indent=1)
+        f.write("\n")
+    print("wrote", ", ".join(sorted(info["files"])), "and tfs_dyn.json to", out)
 
 
 if __name__ == "__main__":

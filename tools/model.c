@@ -210,15 +210,31 @@ static int specialize(const weft_cmd_spec *spec, const char *path, const weft_ar
     }
     size_t bytes[64];
     input_file_sizes(a, l->g, bytes);
+    /* --dim NAME=SIZE binds a symbol the files alone cannot size (two in one input) */
+    int n_dims = weft_args_count(a, "--dim");
+    const char *names[16];
+    char name_buf[16][64];
+    int64_t values[16];
+    if (n_dims > 16) return weft_args_fail(spec, "--dim: at most 16 given");
+    for (int j = 0; j < n_dims; j++) {
+        const char *item = weft_args_item(a, "--dim", j), *eq = strchr(item, '=');
+        char *end = NULL;
+        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || eq == item || (size_t)(eq - item) >= sizeof name_buf[0] || !eq[1] || *end || v < 1 || v > (1LL << 32))
+            return weft_args_fail(spec, "--dim expects NAME=SIZE with SIZE in 1..%lld, got '%s'", 1LL << 32, item);
+        snprintf(name_buf[j], sizeof name_buf[j], "%.*s", (int)(eq - item), item);
+        names[j] = name_buf[j];
+        values[j] = v;
+    }
     weft_graph *h = NULL;
-    if (weft_graph_specialize(l->g, 0, NULL, NULL, bytes, &h) != WEFT_OK) {
+    if (weft_graph_specialize(l->g, n_dims, names, values, bytes, &h) != WEFT_OK) {
         fprintf(stderr, "weft %s: %s: %s (inputs: %s)\n", spec->name, path, weft_last_error(), list);
         return 1;
     }
     weft_graph_destroy(l->g);
     l->g = h;
     list_values(l->g, false, list, sizeof list);
-    fprintf(stderr, "%s: symbolic dimensions sized from the input files: %s\n", path, list);
+    fprintf(stderr, "%s: symbolic dimensions sized from the input files%s: %s\n", path, n_dims ? " and --dim" : "", list);
     return 0;
 }
 

@@ -14,6 +14,9 @@ static const weft_opt run_opts[] = {
      "has one input; a symbolic dimension (ONNX dim_param) takes its size from the file"},
     {"--output", WEFT_OPT_LIST, "[NAME=]FILE|DIR/", 0, 0, false,
      "write an output (NAME=FILE; FILE alone when the model has one output) or every output as DIR/NAME.bin"},
+    {"--dim", WEFT_OPT_LIST, "NAME=SIZE", 0, 0, false,
+     "the size of a symbolic dimension, for one the input files cannot size alone (two symbolic dimensions in one "
+     "input)"},
     WEFT_CLI_OPT_THREADS("threads to run with (default: the cores)"),
     {"--repeat", WEFT_OPT_INT, "N", 1, 1000000, false, "timed runs; the latency is their median (default 20)"},
     {"--profile", WEFT_OPT_FLAG, NULL, 0, 0, false, "print the time of each kernel"},
@@ -25,7 +28,8 @@ static const weft_opt run_opts[] = {
 };
 
 const weft_cmd_spec weft_spec_run = {
-    "run", "MODEL.onnx --input [NAME=]FILE ... [--output [NAME=]FILE|DIR/ ...] [--threads T] [--repeat N] [--profile] "
+    "run", "MODEL.onnx --input [NAME=]FILE ... [--output [NAME=]FILE|DIR/ ...] [--dim NAME=SIZE ...] [--threads T] "
+           "[--repeat N] [--profile] "
            "[--db DB] [--target llvm|interp] [--cpu NAME]",
     1, 1,
     "Compiles an ONNX model, runs it on the given inputs, prints its latency and writes its outputs.\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # weft run on the dynamic-batch MLP (ONNX dim_param 'batch'): the batch comes from the input
 # file; batch 1 and 32 match PyTorch (tolerance 1e-4 relative to max |output|); a file that
-# is not a whole number of rows is refused naming the input and the dimension.
+# is not a whole number of rows is refused naming the input and the dimension. The small
+# transformer with [batch, seq, 64] needs --dim batch=B; seq then comes from the file.
 # Usage: dynamic.sh PATH/TO/weft PATH/TO/compare_f32
 set -u
 weft=$1 compare=$2
@@ -18,6 +19,32 @@ for b in 1 32; do
         fails=$((fails + 1))
     fi
 done
+if out=$("$weft" run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim batch=2 --output "$tmp/t.bin" --repeat 2 2>&1) &&
+    [[ "$out" == *"input (float32 [2, 24, 64])"* ]] && "$compare" "$tmp/t.bin" $m/tfs_dyn.b2s24.output.bin 1e-4; then
+    echo "ok: two symbols, --dim batch=2"
+else
+    echo "FAIL: two symbols: $out"
+    fails=$((fails + 1))
+fi
+# expect STATUS SUBSTRING ARGS...
+expect() {
+    local want=$1 needle=$2
+    shift 2
+    local out rc
+    out=$("$weft" "$@" 2>&1)
+    rc=$?
+    if [[ $rc -ne $want || "$out" != *"$needle"* ]]; then
+        echo "FAIL: weft $* -> exit $rc (want $want): $out (wanted: $needle)"
+        fails=$((fails + 1))
+    else
+        echo "ok: weft $*"
+    fi
+}
+expect 1 "the size of dimension 'batch' is unknown: bind it by name" run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin
+expect 1 "no input has a dimension named 'bat'" run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim bat=2
+expect 2 "--dim expects NAME=SIZE" run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim batch=0
+expect 1 "input 'input' needs 24576 bytes at these sizes, the buffer has 12288; batch = 4 as bound" \
+    run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim batch=4 --dim seq=24
 head -c 3000 $m/mlp_dyn.b32.input.bin > "$tmp/ragged.bin"
 out=$("$weft" run $m/mlp_dyn.onnx --input "$tmp/ragged.bin" 2>&1)
 rc=$?

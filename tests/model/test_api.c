@@ -237,6 +237,8 @@ static void test_dynamic(void **state)
     check_run(m, NULL, "mlp_dyn.b32");
     check_run(m, NULL, "mlp_dyn.b1"); /* from the cache */
     assert_int_equal(m->n_inst, 2);
+    assert_ptr_equal(m->inst[0]->pool, m->pool); /* one thread pool for every shape */
+    assert_ptr_equal(m->inst[1]->pool, m->pool);
     weft_model_print(m, stdout);
 
     /* contexts: bindings, prepare, output info */
@@ -279,6 +281,44 @@ static void test_dynamic(void **state)
     expect_error(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_ERR_SHAPE, "symbolic dimensions");
     free(x);
     free(y);
+    weft_model_destroy(m);
+}
+
+/* Two symbols in one input (a small transformer, [batch, seq, 64]): batch bound by name, seq
+ * from the byte size; Shape -> Gather -> Concat -> Reshape folds at each concrete size. */
+static void test_dynamic_two_symbols(void **state)
+{
+    (void)state;
+    weft_model *m = load(DATA "tfs_dyn.onnx", NULL, 2);
+    weft_tensor_info t;
+    assert_int_equal(weft_model_input_info(m, 0, &t), WEFT_OK);
+    assert_int_equal(t.ndim, 3);
+    assert_string_equal(t.dim_names[0], "batch");
+    assert_string_equal(t.dim_names[1], "seq");
+    assert_int_equal(t.shape[2], 64);
+    assert_int_equal(weft_model_output_info(m, 0, &t), WEFT_OK);
+    assert_int_equal(t.ndim, 3);
+    assert_string_equal(t.dim_names[0], "batch");
+    assert_string_equal(t.dim_names[1], "seq");
+    assert_int_equal(t.shape[2], 64);
+    /* bytes alone cannot split batch x seq */
+    size_t nx;
+    float *x = read_floats(DATA "tfs_dyn.b2s24.input.bin", &nx), *y = calloc(1, nx);
+    expect_error(weft_model_run_sized(m, 1, (const void *[]){x}, &nx, 1, (void *[]){y}, &nx), WEFT_ERR_SHAPE,
+                 "the size of dimension 'batch' is unknown");
+    free(x);
+    free(y);
+    weft_context *c = NULL;
+    assert_int_equal(weft_context_create(m, &c), WEFT_OK);
+    assert_int_equal(weft_context_set_dim(c, "batch", 1), WEFT_OK);
+    check_run(m, c, "tfs_dyn.b1s8");
+    assert_int_equal(weft_context_set_dim(c, "batch", 2), WEFT_OK);
+    check_run(m, c, "tfs_dyn.b2s24");
+    assert_int_equal(weft_context_output_info(c, 0, &t), WEFT_OK);
+    assert_int_equal(t.shape[0], 2);
+    assert_int_equal(t.shape[1], 24);
+    assert_int_equal(m->n_inst, 2);
+    weft_context_destroy(c);
     weft_model_destroy(m);
 }
 
@@ -433,7 +473,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),   cmocka_unit_test(test_run_sized),      cmocka_unit_test(test_tuned),
-        cmocka_unit_test(test_dynamic), cmocka_unit_test(test_symbolic_graph), cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_dynamic), cmocka_unit_test(test_dynamic_two_symbols), cmocka_unit_test(test_symbolic_graph), cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
