@@ -88,8 +88,9 @@ weft_status weft_model_resolve_shapes(const weft_graph *g, int n_dims, const cha
     }
     for (int s = 0; s < t.n; s++)
         if (!t.value[s])
-            return weft_fail(WEFT_ERR_SHAPE, "the size of dimension '%s' is unknown: bind it by name (weft_context_set_dim; "
-                             "weft run --dim) or give an input where it is the only symbolic dimension", t.name[s]);
+            return weft_fail(WEFT_ERR_SHAPE, "the size of dimension '%s' is unknown: bind it by name "
+                             "(weft_context_set_dim, or --dim NAME=SIZE on the command line) or give an input "
+                             "where it is the only symbolic dimension", t.name[s]);
     for (int i = 0; i < g->n_inputs; i++) {
         const weft_gvalue *v = &g->values[g->inputs[i]];
         weft_type ty = WEFT_TYPE_FLOAT32;

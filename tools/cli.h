@@ -56,6 +56,14 @@ typedef struct weft_cli_model {
  * got a record and why the others did not); 0, or 1 after printing the error. */
 int weft_cli_model_load(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,
                         weft_cli_model *l);
+/* --dim NAME=SIZE values of a parsed command (names point into buf); 0, or 2 after a message. */
+typedef struct weft_cli_dims {
+    int n;
+    const char *names[16];
+    char buf[16][64];
+    int64_t values[16];
+} weft_cli_dims;
+int weft_cli_parse_dims(const weft_args *a, weft_cli_dims *d);
 /* Same, with the parsed command: a model with symbolic dimensions is specialized to the sizes
  * of its --input files (without a command: an error). */
 int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int threads, const char *target, const char *db,

@@ -198,6 +198,25 @@ static void input_file_sizes(const weft_args *a, const weft_graph *g, size_t *by
     }
 }
 
+int weft_cli_parse_dims(const weft_args *a, weft_cli_dims *d)
+{
+    memset(d, 0, sizeof *d);
+    int n = weft_args_count(a, "--dim");
+    if (n > 16) return weft_args_fail(a->spec, "--dim: at most 16 given");
+    for (int j = 0; j < n; j++) {
+        const char *item = weft_args_item(a, "--dim", j), *eq = strchr(item, '=');
+        char *end = NULL;
+        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || eq == item || (size_t)(eq - item) >= sizeof d->buf[0] || !eq[1] || *end || v < 1 || v > (1LL << 32))
+            return weft_args_fail(a->spec, "--dim expects NAME=SIZE with SIZE in 1..%lld, got '%s'", 1LL << 32, item);
+        snprintf(d->buf[j], sizeof d->buf[j], "%.*s", (int)(eq - item), item);
+        d->names[j] = d->buf[j];
+        d->values[j] = v;
+    }
+    d->n = n;
+    return 0;
+}
+
 /* A model with symbolic dimensions becomes a static graph at the sizes of its input files. */
 static int specialize(const weft_cmd_spec *spec, const char *path, const weft_args *a, weft_cli_model *l)
 {
@@ -211,23 +230,11 @@ static int specialize(const weft_cmd_spec *spec, const char *path, const weft_ar
     size_t bytes[64];
     input_file_sizes(a, l->g, bytes);
     /* --dim NAME=SIZE binds a symbol the files alone cannot size (two in one input) */
-    int n_dims = weft_args_count(a, "--dim");
-    const char *names[16];
-    char name_buf[16][64];
-    int64_t values[16];
-    if (n_dims > 16) return weft_args_fail(spec, "--dim: at most 16 given");
-    for (int j = 0; j < n_dims; j++) {
-        const char *item = weft_args_item(a, "--dim", j), *eq = strchr(item, '=');
-        char *end = NULL;
-        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
-        if (!eq || eq == item || (size_t)(eq - item) >= sizeof name_buf[0] || !eq[1] || *end || v < 1 || v > (1LL << 32))
-            return weft_args_fail(spec, "--dim expects NAME=SIZE with SIZE in 1..%lld, got '%s'", 1LL << 32, item);
-        snprintf(name_buf[j], sizeof name_buf[j], "%.*s", (int)(eq - item), item);
-        names[j] = name_buf[j];
-        values[j] = v;
-    }
+    weft_cli_dims dims;
+    if (weft_cli_parse_dims(a, &dims) != 0) return 2;
+    int n_dims = dims.n;
     weft_graph *h = NULL;
-    if (weft_graph_specialize(l->g, n_dims, names, values, bytes, &h) != WEFT_OK) {
+    if (weft_graph_specialize(l->g, n_dims, dims.names, dims.values, bytes, &h) != WEFT_OK) {
         fprintf(stderr, "weft %s: %s: %s (inputs: %s)\n", spec->name, path, weft_last_error(), list);
         return 1;
     }
@@ -255,6 +262,8 @@ int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int th
     if (weft_graph_is_symbolic(l->g)) {
         int rc = specialize(spec, path, a, l);
         if (rc) return rc;
+    } else if (a && weft_args_has(a, "--dim")) {
+        return weft_args_fail(spec, "--dim: %s has no symbolic dimensions", path);
     }
     weft_model_options o = weft_model_options_default();
     o.threads = threads;

@@ -15,6 +15,7 @@
 #include "targets/target.h"
 #include "tools/cli.h"
 #include "tuner/tuner.h"
+#include "weft/model.h"
 #include "weft/onnx.h"
 
 static const weft_opt tune_opts[] = {
@@ -27,13 +28,15 @@ static const weft_opt tune_opts[] = {
     WEFT_CLI_OPT_THREADS("threads the kernels are measured with; records are kept per thread count (default: the cores)"),
     {"--seed", WEFT_OPT_INT, "S", 0, 4294967295.0, false, "random seed of the search (default 1)"},
     {"--curve", WEFT_OPT_STRING, "CSV", 0, 0, false, "write best-so-far latency against trials and seconds"},
+    {"--dim", WEFT_OPT_LIST, "NAME=SIZE", 0, 0, false,
+     "the size to tune a symbolic dimension of the model at (ONNX dim_param; one --dim per symbol)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_tune = {
     "tune", "MODEL.onnx|--op OP --shape S --db DB [--trials N] [--time SEC] [--threads T] [--seed S] [--curve CSV] "
-            "[--cpu NAME]",
+            "[--dim NAME=SIZE ...] [--cpu NAME]",
     0, 1,
     "Searches schedules for every kernel of a model (or one op) under a learned cost model and records every\n"
     "measurement in DB; a second run with the same database resumes where the first stopped. With both --trials\n"
@@ -54,6 +57,9 @@ int weft_cmd_tune(int argc, char **argv)
     if (op && a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model or --op, not both");
     if (!op && !a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model (MODEL.onnx) or --op OP --shape S");
     if (!op && weft_args_has(&a, "--shape")) return weft_args_fail(&weft_spec_tune, "--shape applies to --op only");
+    if (op && weft_args_has(&a, "--dim")) return weft_args_fail(&weft_spec_tune, "--dim applies to a model only");
+    weft_cli_dims dims;
+    if (weft_cli_parse_dims(&a, &dims) != 0) return 2;
     weft_tune_options o = {0};
     o.db = db;
     o.trials = (int)weft_args_int(&a, "--trials", 0);
@@ -74,6 +80,17 @@ int weft_cmd_tune(int argc, char **argv)
     } else {
         weft_graph *g = NULL;
         rc = weft_onnx_load(a.pos[0], &g);
+        /* a model with symbolic dimensions is tuned at the --dim sizes: its kernels are those
+         * of that shape, and so are the records */
+        if (rc == WEFT_OK && weft_graph_is_symbolic(g)) {
+            weft_graph *h = NULL;
+            rc = weft_graph_specialize(g, dims.n, dims.names, dims.values, NULL, &h);
+            weft_graph_destroy(g);
+            g = h;
+        } else if (rc == WEFT_OK && dims.n) {
+            weft_graph_destroy(g);
+            return weft_args_fail(&weft_spec_tune, "--dim: %s has no symbolic dimensions", a.pos[0]);
+        }
         if (rc == WEFT_OK) {
             const weft_target_ops *llvm = weft_target_find("llvm");
             weft_target *t = NULL;

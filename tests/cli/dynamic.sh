@@ -45,6 +45,11 @@ expect 1 "no input has a dimension named 'bat'" run $m/tfs_dyn.onnx --input $m/t
 expect 2 "--dim expects NAME=SIZE" run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim batch=0
 expect 1 "input 'input' needs 24576 bytes at these sizes, the buffer has 12288; batch = 4 as bound" \
     run $m/tfs_dyn.onnx --input $m/tfs_dyn.b2s24.input.bin --dim batch=4 --dim seq=24
+# tuned at one batch, then run at that batch with the records (keyed by the concrete kernels)
+expect 1 "the size of dimension 'batch' is unknown" tune $m/mlp_dyn.onnx --db "$tmp/t.db" --trials 2 --threads 1
+expect 0 "measurements in" tune $m/mlp_dyn.onnx --db "$tmp/t.db" --trials 3 --threads 1 --dim batch=1
+expect 0 "2 of 2 kernels tuned" run $m/mlp_dyn.onnx --input $m/mlp_dyn.b1.input.bin --db "$tmp/t.db" --threads 1 --repeat 2
+expect 2 "--dim: $m/mlp.onnx has no symbolic dimensions" run $m/mlp.onnx --input $m/mlp.input.bin --dim batch=8
 head -c 3000 $m/mlp_dyn.b32.input.bin > "$tmp/ragged.bin"
 out=$("$weft" run $m/mlp_dyn.onnx --input "$tmp/ragged.bin" 2>&1)
 rc=$?
