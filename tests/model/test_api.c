@@ -472,8 +472,13 @@ static void test_two_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query),   cmocka_unit_test(test_run_sized),      cmocka_unit_test(test_tuned),
-        cmocka_unit_test(test_dynamic), cmocka_unit_test(test_dynamic_two_symbols), cmocka_unit_test(test_symbolic_graph), cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_query),
+        cmocka_unit_test(test_run_sized),
+        cmocka_unit_test(test_tuned),
+        cmocka_unit_test(test_dynamic),
+        cmocka_unit_test(test_dynamic_two_symbols),
+        cmocka_unit_test(test_symbolic_graph),
+        cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
