@@ -16,7 +16,7 @@
 #include "bench/peers.h"
 #include "ir/error.h"
 #include "ops/ops.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "tools/cli.h"
 #include "tuner/tuner.h"
 

@@ -58,7 +58,7 @@ static char *lower_case(const char *steps_text)
         else if (!strcmp(body, "manual\n")) rc = weft_schedule_manual_matmul(s, &caps);
         else rc = weft_schedule_apply_text(s, body);
     }
-    if (rc == WEFT_OK) rc = weft_lower(s, a, &lf);
+    if (rc == WEFT_OK) rc = weft_lower(s, &caps, a, &lf);
     if (rc == WEFT_OK) out = weft_ir_func_str(lf);
     else print_error("%s\n", weft_last_error());
     weft_schedule_destroy(s);

@@ -1,14 +1,18 @@
-/* Structural verifier for loop IR (run after lowering in every build): variables bound before
- * use, constant positive extents where the kind needs them, no tensor loads left, buffers in
- * scope, dtypes consistent. A failure is a lowering bug: WEFT_ERR_INTERNAL naming the spot. */
+/* The loop-IR verifier (ir/verify.h): one set of rules for lowering's last pass and for every
+ * target that takes loop IR (the interpreter checks its input with it). */
+#include "ir/verify.h"
+
 #include "ir/error.h"
-#include "lower/lower_internal.h"
+#include "ir/tensor.h"
+
+#define VERIFY_MAX 512 /* nested loops, and allocations in scope */
 
 typedef struct vctx {
     const weft_loop_func *f;
-    const weft_expr *vars[WEFT_RANGE_MAX];
+    const weft_target_caps *caps;
+    const weft_expr *vars[VERIFY_MAX];
     int n_vars;
-    const weft_buffer *bufs[WEFT_RANGE_MAX];
+    const weft_buffer *bufs[VERIFY_MAX];
     int n_bufs;
 } vctx;
 
@@ -75,7 +79,17 @@ static weft_status check_stmt(vctx *v, const weft_stmt *s)
         if ((s->u.loop.kind == WEFT_FOR_VECTORIZED || s->u.loop.kind == WEFT_FOR_UNROLLED) && ext->kind != WEFT_EXPR_INT)
             return weft_fail(WEFT_ERR_INTERNAL, "verify %s: %s loop %s needs a constant extent", v->f->name,
                              weft_for_kind_names[s->u.loop.kind], weft_expr_var_name(s->u.loop.var));
-        if (v->n_vars >= WEFT_RANGE_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: loops nested too deep", v->f->name);
+        if (s->u.loop.kind >= WEFT_FOR_KIND_COUNT || s->u.loop.var->kind != WEFT_EXPR_VAR)
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: malformed loop", v->f->name);
+        if (s->u.loop.kind == WEFT_FOR_THREAD_BOUND && v->caps && !v->caps->has_thread_binding)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "verify %s: loop %s is bound to %s, but target %s has no thread binding",
+                             v->f->name, weft_expr_var_name(s->u.loop.var),
+                             weft_thread_axis_names[s->u.loop.thread_axis], v->caps->name ? v->caps->name : "?");
+        for (int i = 0; i < v->n_vars; i++)
+            if (v->vars[i] == s->u.loop.var)
+                return weft_fail(WEFT_ERR_INTERNAL, "verify %s: loop variable %s bound twice", v->f->name,
+                                 weft_expr_var_name(s->u.loop.var));
+        if (v->n_vars >= VERIFY_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: loops nested too deep", v->f->name);
         v->vars[v->n_vars++] = s->u.loop.var;
         rc = check_stmt(v, s->u.loop.body);
         v->n_vars--;
@@ -93,7 +107,7 @@ static weft_status check_stmt(vctx *v, const weft_stmt *s)
     case WEFT_STMT_ALLOCATE:
         if (s->u.alloc.buf->size <= 0)
             return weft_fail(WEFT_ERR_INTERNAL, "verify %s: empty allocation %s", v->f->name, s->u.alloc.buf->name);
-        if (v->n_bufs >= WEFT_RANGE_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: too many allocations", v->f->name);
+        if (v->n_bufs >= VERIFY_MAX) return weft_fail(WEFT_ERR_UNSUPPORTED, "verify %s: too many allocations", v->f->name);
         v->bufs[v->n_bufs++] = s->u.alloc.buf;
         rc = check_stmt(v, s->u.alloc.body);
         v->n_bufs--;
@@ -109,8 +123,13 @@ static weft_status check_stmt(vctx *v, const weft_stmt *s)
     }
 }
 
-weft_status weft_lower_verify(const weft_loop_func *f)
+weft_status weft_ir_verify(const weft_loop_func *f, const weft_target_caps *caps)
 {
-    vctx v = {.f = f};
+    if (!f || !f->body || (f->n_params > 0 && !f->params))
+        return weft_fail(WEFT_ERR_INTERNAL, "verify: incomplete loop function %s", f && f->name ? f->name : "(null)");
+    for (int i = 0; i < f->n_params; i++)
+        if (!f->params[i] || f->params[i]->param_index != i)
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: parameter %d is not its buffer's position", f->name, i);
+    vctx v = {.f = f, .caps = caps};
     return check_stmt(&v, f->body);
 }
