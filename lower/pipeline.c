@@ -82,7 +82,7 @@ static void dump_region(const weft_lower_ctx *c, weft_strbuf *sb)
 static void dump_ir(const weft_lower_ctx *c, weft_strbuf *sb)
 {
     char *s = weft_ir_func_str(c->lf);
-    weft_strbuf_printf(sb, "%s\n", s ? s : "(out of memory)");
+    weft_strbuf_puts(sb, s ? s : "(out of memory)\n");
     free(s);
 }
 
