@@ -20,7 +20,7 @@
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "lower/lower.h"
-#include "model/model_internal.h"
+#include "model/model.h"
 #include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
