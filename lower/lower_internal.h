@@ -1,5 +1,5 @@
 /* Internal interfaces of lower/: integer range environments, the index simplifier and bound
- * inference, shared by the loop-nest builder and the passes. */
+ * inference, the state the passes share, and the passes themselves (run by pipeline.c). */
 #ifndef WEFT_LOWER_INTERNAL_H
 #define WEFT_LOWER_INTERNAL_H
 #include "lower/lower.h"
