@@ -76,6 +76,7 @@ static const weft_stmt *gen_init(weft_lower_ctx *c, int sidx, int first_reduce)
     const weft_tensor *op = st->op;
     const weft_expr *val[WEFT_SCHED_MAX_ITERS];
     const weft_expr *vars[WEFT_SCHED_MAX_ITERS];
+    int env_mark = c->env.n; /* the init's own variables matter only for its values */
     for (int l = 0; l < st->n_leaves; l++) {
         int it = st->leaves[l];
         vars[l] = NULL;
@@ -88,6 +89,7 @@ static const weft_stmt *gen_init(weft_lower_ctx *c, int sidx, int first_reduce)
         }
     }
     weft_lower_iter_values(c, st, val, si->iter_ext);
+    c->env.n = env_mark;
     const weft_stmt *body = guarded_store(c, sidx, true, val, flat_index(c->a, op->ndim, val, si->ext),
                                           weft_te_reduce_identity(c->a, op->reduce, op->dtype));
     for (int l = st->n_leaves - 1; l > first_reduce; l--) {

@@ -62,7 +62,9 @@ static void test_integer_ops_fold_as_interpreted(void **state)
                     int64_t x64 = p, y64 = q, out[2] = {0, 0};
                     weft_status st = bits == 32 ? interp_binary(a, t, kinds[ki], &x32, &y32, out)
                                                 : interp_binary(a, t, kinds[ki], &x64, &y64, out);
-                    int64_t got = bits == 32 && !is_cmp(kinds[ki]) ? (int64_t)((int32_t *)out)[0] : out[0];
+                    int32_t out32;
+                    memcpy(&out32, out, sizeof out32);
+                    int64_t got = bits == 32 && !is_cmp(kinds[ki]) ? (int64_t)out32 : out[0];
                     if (folded->kind != WEFT_EXPR_INT) {
                         /* folding declines only on division by zero, which the interpreter reports */
                         assert_int_equal(q, 0);
