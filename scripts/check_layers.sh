@@ -44,7 +44,8 @@ for folder in "${!below[@]}"; do
         file=${hit%%:*}
         rest=${hit#*:}
         line=${rest%%:*}
-        inc=$(sed -E 's/.*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<< "${rest#*:}")
+        [[ "${rest#*:}" =~ \"([^\"]+)\" ]] || continue
+        inc=${BASH_REMATCH[1]}
         to=${inc%%/*}
         [[ "$inc" == */* && -n "${below[$to]+x}" ]] || continue # not a library folder (weft/..., system)
         [[ "$to" == "$folder" ]] && continue
