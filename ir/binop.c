@@ -26,7 +26,9 @@ bool weft_binop_int(weft_expr_kind k, int64_t p, int64_t q, int64_t *r)
         else if (k == WEFT_EXPR_DIV) *r = p / q;
         else {
             int64_t d = floordiv64(p, q);
-            *r = k == WEFT_EXPR_FLOORDIV ? d : p - d * q;
+            /* the true remainder is smaller than |q|, so wrapping arithmetic computes it exactly
+             * (d * q alone can overflow: 1 floormod INT64_MIN) */
+            *r = k == WEFT_EXPR_FLOORDIV ? d : (int64_t)(up - (uint64_t)d * uq);
         }
         return true;
     case WEFT_EXPR_MIN: *r = p < q ? p : q; return true;
