@@ -16,7 +16,7 @@
 #include "bench/peers.h"
 #include "ir/error.h"
 #include "ops/ops.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "tools/cli.h"
 #include "tuner/tuner.h"
 
@@ -184,25 +184,6 @@ static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
         bench_peer_destroy(p);
     }
 }
-
-static const weft_opt bench_op_opts[] = {
-    {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below); required"},
-    WEFT_CLI_OPT_THREADS("threads for weft and the peers (default: the cores)"),
-    {"--min-time", WEFT_OPT_FLOAT, "SEC", 0, 3600, false, "time each row for at least SEC seconds (default 1)"},
-    {"--csv", WEFT_OPT_FLAG, NULL, 0, 0, false, "print CSV: kernel,shape,schedule,threads,median_us,gflops"},
-    {"--db", WEFT_OPT_STRING, "DB", 0, 0, false, "add a tuned row with this database's best record for the kernel"},
-    WEFT_CLI_OPT_CPU,
-    {NULL},
-};
-
-const weft_cmd_spec weft_spec_bench_op = {
-    "bench op", "OP --shape S [--threads T] [--min-time SEC] [--csv] [--db DB] [--cpu NAME]", 1, 1,
-    "Times one op under every schedule (naive, default, manual for matmul-like ops, tuned with --db) and, for\n"
-    "matmul, OpenBLAS and oneDNN; every row is checked against the naive schedule's output.",
-    bench_op_opts,
-    "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
-    "softmax M,N; layer_norm M,N; reduce_sum M,N; elementwise ops (relu, add, ...) over any shape.\n",
-};
 
 int weft_cmd_bench(int argc, char **argv)
 {

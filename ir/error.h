@@ -1,11 +1,7 @@
-/* Internal error helper: formats the thread-local message and returns the status, so an error
- * site is one line: return weft_fail(WEFT_ERR_SHAPE, "matmul: K=%lld vs %lld", ka, kb); */
+/* Error reporting for ir/ and every layer above: weft_fail and weft_error_clear, implemented in
+ * runtime/error.c (the lowest layer). */
 #ifndef WEFT_IR_ERROR_H
 #define WEFT_IR_ERROR_H
-#include "weft/weft.h"
-
-weft_status weft_fail(weft_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Clears the thread-local message. */
-void weft_error_clear(void);
+#include "runtime/error.h"
 
 #endif

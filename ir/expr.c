@@ -3,6 +3,8 @@
  * Everything else is left to lower/simplify.c. */
 #include "ir/expr.h"
 
+#include "ir/binop.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -58,18 +60,10 @@ static weft_expr *node(weft_arena *a, weft_expr_kind k, weft_dtype t)
     return e;
 }
 
-/* Wraps an int64 result to the dtype's width so folding matches run-time arithmetic. */
-static int64_t wrap_int(weft_dtype t, int64_t v)
-{
-    if (t.code == WEFT_DTYPE_INT && t.bits == 32) return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
-    if (t.code == WEFT_DTYPE_BOOL) return v != 0;
-    return v;
-}
-
 const weft_expr *weft_int(weft_arena *a, weft_dtype t, int64_t v)
 {
     weft_expr *e = node(a, WEFT_EXPR_INT, t);
-    if (e) e->u.imm_int = wrap_int(t, v);
+    if (e) e->u.imm_int = weft_binop_wrap(t, v);
     return e;
 }
 
@@ -93,56 +87,26 @@ const weft_expr *weft_var(weft_arena *a, const char *name, weft_dtype t)
     return e->u.var.name ? e : NULL;
 }
 
-static int64_t floordiv64(int64_t x, int64_t y)
-{
-    int64_t q = x / y;
-    if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
-    return q;
-}
-
-static int64_t floormod64(int64_t x, int64_t y) { return x - floordiv64(x, y) * y; }
-
-/* Folds two immediates; returns NULL when it cannot (division by zero is left to run time). */
+/* Folds two immediates by ir/binop.c's semantics; NULL when it cannot (an integer division by
+ * zero is left to run time). */
 static const weft_expr *fold_binary(weft_arena *a, weft_expr_kind k, const weft_expr *x, const weft_expr *y)
 {
-    unsigned f = weft_expr_kind_flags[k];
     weft_dtype t = x->dtype;
+    bool cmp = weft_expr_kind_flags[k] & WEFT_KF_COMPARE;
+    int64_t r;
     if (x->kind == WEFT_EXPR_INT && y->kind == WEFT_EXPR_INT) {
-        int64_t p = x->u.imm_int, q = y->u.imm_int;
-        if (f & WEFT_KF_COMPARE) {
-            int r = k == WEFT_EXPR_EQ ? p == q : k == WEFT_EXPR_NE ? p != q : k == WEFT_EXPR_LT ? p < q
-                  : k == WEFT_EXPR_LE ? p <= q : k == WEFT_EXPR_GT ? p > q : p >= q;
-            return weft_int(a, WEFT_BOOL, r);
-        }
-        switch (k) {
-        case WEFT_EXPR_ADD: return weft_int(a, t, (int64_t)((uint64_t)p + (uint64_t)q));
-        case WEFT_EXPR_SUB: return weft_int(a, t, (int64_t)((uint64_t)p - (uint64_t)q));
-        case WEFT_EXPR_MUL: return weft_int(a, t, (int64_t)((uint64_t)p * (uint64_t)q));
-        case WEFT_EXPR_DIV: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, p / q);
-        case WEFT_EXPR_FLOORDIV: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, floordiv64(p, q));
-        case WEFT_EXPR_FLOORMOD: return q == 0 || (p == INT64_MIN && q == -1) ? NULL : weft_int(a, t, floormod64(p, q));
-        case WEFT_EXPR_MIN: return weft_int(a, t, p < q ? p : q);
-        case WEFT_EXPR_MAX: return weft_int(a, t, p > q ? p : q);
-        case WEFT_EXPR_AND: return weft_int(a, t, p && q);
-        case WEFT_EXPR_OR: return weft_int(a, t, p || q);
-        default: return NULL;
-        }
+        if (!weft_binop_int(k, x->u.imm_int, y->u.imm_int, &r)) return NULL;
+        return weft_int(a, cmp ? WEFT_BOOL : t, r);
     }
     if (x->kind == WEFT_EXPR_FLOAT && y->kind == WEFT_EXPR_FLOAT) {
         double p = x->u.imm_float, q = y->u.imm_float;
-        if (f & WEFT_KF_COMPARE) {
-            int r = k == WEFT_EXPR_EQ ? p == q : k == WEFT_EXPR_NE ? p != q : k == WEFT_EXPR_LT ? p < q
-                  : k == WEFT_EXPR_LE ? p <= q : k == WEFT_EXPR_GT ? p > q : p >= q;
-            return weft_int(a, WEFT_BOOL, r);
+        if (cmp) return weft_binop_fcmp(k, p, q, &r) ? weft_int(a, WEFT_BOOL, r) : NULL;
+        if (t.bits == 32) {
+            float f;
+            return weft_binop_f32(k, (float)p, (float)q, &f) ? weft_float(a, t, f) : NULL;
         }
-        switch (k) {
-        case WEFT_EXPR_ADD: return weft_float(a, t, p + q);
-        case WEFT_EXPR_SUB: return weft_float(a, t, p - q);
-        case WEFT_EXPR_MUL: return weft_float(a, t, p * q);
-        case WEFT_EXPR_MIN: return weft_float(a, t, p < q ? p : q);
-        case WEFT_EXPR_MAX: return weft_float(a, t, p > q ? p : q);
-        default: return NULL;
-        }
+        double d;
+        return weft_binop_f64(k, p, q, &d) ? weft_float(a, t, d) : NULL;
     }
     return NULL;
 }

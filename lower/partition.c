@@ -15,7 +15,7 @@
  * simplifier. At most MAX_DEPTH conditions
  * are nested, so no statement is copied more than 2^MAX_DEPTH times.
  *
- * Requires: loops with min 0 and constant extents (lower/nest.c's output).
+ * Requires: loops with min 0 and constant extents (nest's output), guards simplified.
  * Ensures: the same computation; conditions only added around whole loop bodies.
  */
 #include "ir/error.h"

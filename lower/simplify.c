@@ -190,3 +190,30 @@ const weft_expr *weft_simplify(weft_arena *a, const weft_expr *e, const weft_ran
         return simplify_int_sum(a, e, env);
     return simplify_atom(a, e, env);
 }
+
+/* ---- the simplify pass -------------------------------------------------------------------- */
+
+static const weft_expr *simplify_expr(void *ud, const weft_expr *e, const weft_range_env *env)
+{
+    weft_lower_ctx *c = ud;
+    return weft_simplify(c->a, e, env);
+}
+
+/* An IF whose condition the ranges prove true is its then-branch. */
+static const weft_stmt *drop_true_ifs(void *ud, const weft_stmt *orig, const weft_stmt *s, const weft_range_env *env)
+{
+    if (s->kind == WEFT_STMT_IF && weft_expr_is_int_const(s->u.cond.cond, 1)) return s->u.cond.then_s;
+    return s;
+}
+
+weft_status weft_lower_simplify(weft_lower_ctx *c)
+{
+    int mark = c->env.n;
+    c->env.n = 0; /* the loops around each statement, from the IR itself */
+    weft_rewriter r = {.a = c->a, .env = &c->env, .expr = simplify_expr, .post = drop_true_ifs, .ud = c};
+    const weft_stmt *body = weft_rewrite_stmt(&r, c->lf->body);
+    c->env.n = mark;
+    if (!body) return weft_lower_nomem(c);
+    c->lf->body = body;
+    return WEFT_OK;
+}

@@ -26,7 +26,7 @@
 #include "lower/lower.h"
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
-#include "targets/build.h"
+#include "compile/build.h"
 
 weft_model_options weft_model_options_default(void)
 {

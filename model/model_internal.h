@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "ir/graph.h"
+#include "model/model.h"
 #include "ir/tensor.h"
 #include "ops/graph_ops.h"
 #include "runtime/runtime.h"
@@ -56,22 +57,6 @@ weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const we
                                     int *params, int *n_params, char *name, size_t name_len);
 
 /* ---- compile.c / run.c ---- */
-/* Chooses the schedule of one kernel: applies steps to s (a naive schedule of f) and names
- * their source in src (at most 15 characters: "default", "tuned", "nearest"). attempt is 0 for
- * a kernel's first choice; k > 0 when the schedule given at attempt k-1 did not lower or
- * compile, asking for the next choice (s is a fresh naive schedule again). Src "default"
- * means the default schedule and ends the retries. */
-typedef weft_status (*weft_model_schedule_fn)(void *ud, const weft_te_func *f, weft_schedule *s,
-                                              const weft_target_caps *caps, int attempt, char *src);
-/* weft_model_compile with a schedule provider (NULL: the default schedules); *n_provided
- * (optional) counts kernels whose schedule did not come from the default. */
-weft_status weft_model_compile_ex(const weft_graph *g, const weft_model_options *opt, weft_model_schedule_fn provider,
-                                  void *ud, int *n_provided, weft_model **out);
-/* Calls fn with the TE kernel of every fused group of g, as compiling would build them (for
- * extracting tuning tasks). fn owns `a`, the arena holding f, and must destroy it. */
-typedef weft_status (*weft_model_kernel_fn)(void *ud, weft_arena *a, weft_te_func *f, const char *name);
-weft_status weft_model_each_kernel(const weft_graph *g, const weft_target_caps *caps, weft_model_kernel_fn fn, void *ud);
-
 typedef struct weft_model_kernel {
     char name[96];
     char schedule_src[16];  /* "default", "tuned" */

@@ -26,7 +26,7 @@
 #include "ir/error.h"
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
-#include "targets/build.h"
+#include "compile/build.h"
 
 int weft_model_storage_root(const weft_graph *g, int v)
 {

@@ -59,7 +59,7 @@
 #include <sys/syscall.h>
 #endif
 
-#include "ir/error.h"
+#include "runtime/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

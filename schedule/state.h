@@ -16,6 +16,7 @@
  */
 #ifndef WEFT_SCHEDULE_STATE_H
 #define WEFT_SCHEDULE_STATE_H
+#include "schedule/query.h"
 #include "schedule/schedule.h"
 
 #define WEFT_SCHED_MAX_STAGES 64
@@ -95,8 +96,6 @@ int weft_sched_find_iter(const weft_stage *st, const char *name);
 int weft_sched_leaf_pos(const weft_stage *st, int iter);
 /* The stage whose result is tensor t, or -1 (placeholders have no stage). */
 int weft_sched_stage_of(const weft_schedule *s, const weft_tensor *t);
-/* True when stage c reads stage p's result, directly or through inlined stages. */
-bool weft_sched_reads(const weft_schedule *s, int c, int p);
 /* Adds an iterator; returns its index or -1 when full. */
 int weft_sched_add_iter(weft_stage *st, const char *name, bool is_reduce);
 /* Inserts a stage at position pos (shifting attachments); returns pos or -1 when full. */

@@ -26,7 +26,11 @@ extern const weft_cmd_spec weft_spec_show, weft_spec_show_model, weft_spec_bench
     weft_spec_db_best;
 
 int weft_cmd_show(int argc, char **argv);
+/* weft bench op, in weft-bench (bench/bench_op.c). */
 int weft_cmd_bench(int argc, char **argv);
+/* weft bench op, in weft: runs weft-bench (next to this executable) with argv ("op", then the
+ * arguments); returns only on failure, 1 after a message. */
+int weft_cli_exec_bench(int argc, char **argv);
 int weft_cmd_run(int argc, char **argv);
 int weft_cmd_show_model(int argc, char **argv);
 int weft_cmd_bench_model(int argc, char **argv);

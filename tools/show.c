@@ -150,7 +150,7 @@ int weft_cmd_show(int argc, char **argv)
         weft_schedule_print(s, stdout);
         printf("\n");
     }
-    if (weft_lower(s, a, &lf) != WEFT_OK) goto done;
+    if (weft_lower(s, &caps, a, &lf) != WEFT_OK) goto done;
     if (wants(print, "loop")) {
         char *txt = weft_ir_func_str(lf);
         printf("# loop IR\n%s\n", txt ? txt : "");

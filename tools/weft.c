@@ -10,67 +10,12 @@
  * Every subcommand parses its arguments with tools/opts.c by the table next to its code; the
  * tables are listed here once, for help.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/cli.h"
 #include "weft/weft.h"
-
-int weft_cli_parse_shape(const char *s, int64_t *out, int max)
-{
-    int n = 0;
-    const char *p = s;
-    if (!*p) return -1;
-    while (*p) {
-        char *end;
-        errno = 0;
-        if (*p == ' ' || *p == '\t') return -1;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno || n == max) return -1;
-        out[n++] = v;
-        if (*end == ',' && end[1]) end++;
-        else if (*end) return -1;
-        p = end;
-    }
-    return n;
-}
-
-int weft_cli_shape(const weft_args *a, int64_t *out, int max)
-{
-    const char *s = weft_args_str(a, "--shape", NULL);
-    if (!s) return weft_args_fail(a->spec, "--shape S is required (comma-separated sizes, e.g. --shape 64,64,64)"), -1;
-    int n = weft_cli_parse_shape(s, out, max);
-    if (n < 0) weft_args_fail(a->spec, "--shape expects a comma-separated list of at most %d integers, got '%s'", max, s);
-    return n;
-}
-
-char *weft_cli_read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0) break;
-        if (len + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf) buf[len] = '\0';
-    return buf;
-}
 
 /* Every subcommand, by the words that name it, in the order help lists them. */
 static const struct {
@@ -155,7 +100,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return weft_cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "tune")) return weft_cmd_tune(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) {
-        if (argc >= 3 && !strcmp(argv[2], "op")) return weft_cmd_bench(argc - 3, argv + 3);
+        if (argc >= 3 && !strcmp(argv[2], "op")) return weft_cli_exec_bench(argc - 2, argv + 2);
         if (argc >= 3 && !strcmp(argv[2], "model")) return weft_cmd_bench_model(argc - 3, argv + 3);
         fprintf(stderr, "weft bench: expected 'op' or 'model'%s%s%s (see 'weft help bench')\n", argc >= 3 ? ", got '" : "",
                 argc >= 3 ? argv[2] : "", argc >= 3 ? "'" : "");

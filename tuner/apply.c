@@ -20,8 +20,8 @@
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "lower/lower.h"
-#include "model/model_internal.h"
-#include "targets/build.h"
+#include "model/model.h"
+#include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
 
@@ -113,7 +113,7 @@ static bool check_foreign(provider_ctx *pc, const weft_te_func *f, const char *s
     weft_loop_func *lf = NULL, *nlf = NULL;
     weft_kernel *k = NULL, *ref = NULL;
     bool ok = a && weft_schedule_create(f, &s) == WEFT_OK && weft_schedule_apply_text(s, steps) == WEFT_OK;
-    if (ok && !pc->ops) ok = weft_lower(s, a, &lf) == WEFT_OK; /* no JIT here: lowering is all we can check */
+    if (ok && !pc->ops) ok = weft_lower(s, NULL, a, &lf) == WEFT_OK; /* no JIT here: lowering is all we can check */
     else if (ok) {
         ok = weft_target_build(pc->ops, pc->target, s, a, &lf, &k) == WEFT_OK &&
              weft_schedule_create(f, &ns) == WEFT_OK &&

@@ -26,7 +26,7 @@
 #include "ir/pattern.h"
 #include "ir/strbuf.h"
 #include "schedule/sched_util.h"
-#include "schedule/state.h"
+#include "schedule/query.h"
 #include "tuner/tuner.h"
 
 uint64_t weft_tuner_rand(uint64_t *x)
@@ -61,63 +61,65 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
     weft_status rc = weft_schedule_create(f, &s);
     if (rc != WEFT_OK) return rc;
     weft_strbuf sb = {0};
-    for (int i = 0; i < s->n_stages; i++) {
-        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
-        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE)) {
+    for (int i = 0; i < weft_sched_n_stages(s); i++) {
+        weft_op_pattern p = weft_tensor_pattern(weft_sched_stage(s, i).op);
+        if (!weft_sched_stage(s, i).is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE)) {
             char line[128];
-            snprintf(line, sizeof line, "compute_inline %s", s->stages[i].name);
+            snprintf(line, sizeof line, "compute_inline %s", weft_sched_stage(s, i).name);
             if (weft_schedule_apply(s, line) == WEFT_OK) weft_strbuf_printf(&sb, "%s\n", line);
         }
     }
     int r = -1, n_reuse = 0;
-    for (int i = 0; i < s->n_stages; i++)
-        if (s->stages[i].attach == WEFT_ATTACH_ROOT && weft_tensor_pattern(s->stages[i].op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
+    for (int i = 0; i < weft_sched_n_stages(s); i++)
+        if (weft_sched_stage(s, i).is_root && weft_tensor_pattern(weft_sched_stage(s, i).op) == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
             r = i;
             n_reuse++;
         }
     int t = -1;
     if (n_reuse == 1) {
-        if (s->stages[r].is_output) {
+        if (weft_sched_stage(s, r).is_output) {
             char line[128];
-            snprintf(line, sizeof line, "cache_write %s local", s->stages[r].name);
+            snprintf(line, sizeof line, "cache_write %s local", weft_sched_stage(s, r).name);
             if (weft_schedule_apply(s, line) == WEFT_OK) {
                 weft_strbuf_printf(&sb, "%s\n", line);
                 t = r + 1;
             }
         } else {
-            for (int q = 0; q < s->n_stages; q++) {
-                if (q == r || s->stages[q].attach == WEFT_ATTACH_INLINE || !weft_sched_reads(s, q, r)) continue;
+            for (int q = 0; q < weft_sched_n_stages(s); q++) {
+                if (q == r || weft_sched_stage(s, q).is_inline || !weft_sched_reads(s, q, r)) continue;
                 if (t >= 0) {
                     t = -1;
                     break;
                 }
                 t = q;
             }
-            if (t >= 0 && (!s->stages[t].is_output || s->stages[t].op->ndim != s->stages[r].op->ndim || s->stages[t].op->n_reduce))
+            if (t >= 0 && (!weft_sched_stage(s, t).is_output || weft_sched_stage(s, t).op->ndim != weft_sched_stage(s, r).op->ndim ||
+                           weft_sched_stage(s, t).op->n_reduce))
                 t = -1;
         }
     }
     /* Other reductions left at root would need their own rules; such kernels use the default. */
     bool other_red = false;
-    for (int i = 0; i < s->n_stages; i++)
-        if (i != r && i != t && s->stages[i].attach == WEFT_ATTACH_ROOT && s->stages[i].op->n_reduce) other_red = true;
+    for (int i = 0; i < weft_sched_n_stages(s); i++)
+        if (i != r && i != t && weft_sched_stage(s, i).is_root && weft_sched_stage(s, i).op->n_reduce) other_red = true;
     char *prefix = weft_strbuf_take(&sb);
     if (t >= 0 && !other_red && prefix && strlen(prefix) < sizeof out->prefix) {
-        const weft_stage *ts = &s->stages[t], *rs = &s->stages[r];
+        weft_stage_view tv = weft_sched_stage(s, t), rv = weft_sched_stage(s, r);
+        const weft_stage_view *ts = &tv, *rs = &rv;
         out->tiled = true;
         snprintf(out->prefix, sizeof out->prefix, "%s", prefix);
         snprintf(out->t, sizeof out->t, "%s", ts->name);
         snprintf(out->r, sizeof out->r, "%s", rs->name);
         out->n_sp = ts->op->ndim;
         for (int d = 0; d < out->n_sp; d++) {
-            snprintf(out->sp[d], sizeof out->sp[d], "%s", rs->iters[d].name);
-            snprintf(out->spt[d], sizeof out->spt[d], "%s", ts->iters[d].name);
+            snprintf(out->sp[d], sizeof out->sp[d], "%s", weft_sched_iter_name(s, r, d));
+            snprintf(out->spt[d], sizeof out->spt[d], "%s", weft_sched_iter_name(s, t, d));
             out->sp_ext[d] = ts->op->shape[d];
             if (rs->op->shape[d] != ts->op->shape[d]) out->tiled = false;
         }
         out->n_red = rs->op->n_reduce;
         for (int k = 0; k < out->n_red; k++) {
-            snprintf(out->red[k], sizeof out->red[k], "%s", rs->iters[rs->op->ndim + k].name);
+            snprintf(out->red[k], sizeof out->red[k], "%s", weft_sched_iter_name(s, r, rs->op->ndim + k));
             out->red_ext[k] = rs->op->reduce_axis[k].extent;
         }
         int u = -1;

@@ -7,7 +7,7 @@
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/print.h"
-#include "model/model_internal.h"
+#include "model/model.h"
 #include "ops/ops.h"
 #include "tuner/tuner.h"
 

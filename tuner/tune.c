@@ -24,7 +24,7 @@
 
 #include "ir/error.h"
 #include "lower/lower.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
 
@@ -118,7 +118,7 @@ static weft_loop_func *lower_steps(const weft_te_func *f, const char *steps, wef
     weft_schedule *s = NULL;
     weft_loop_func *lf = NULL;
     if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
-    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, a, &lf) != WEFT_OK) lf = NULL;
+    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, NULL, a, &lf) != WEFT_OK) lf = NULL;
     if (keep && lf) *keep = s;
     else weft_schedule_destroy(s);
     return lf;

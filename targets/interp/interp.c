@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/binop.h"
 #include "ir/error.h"
 #include "ir/print.h"
 #include "targets/interp/program.h"
@@ -45,98 +46,32 @@ static void rfail_oob(rctx *c, const char *what, const ibuf *b, int64_t i)
                       c->k->name, (long long)i, (long long)b->size);
 }
 
-static int64_t floordiv64(int64_t x, int64_t y)
-{
-    int64_t q = x / y;
-    if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
-    return q;
-}
-
-/* Integer and bool binary ops; is32 wraps the result to 32 bits. */
+/* Binary ops by ir/binop.c's semantics (the same as constant folding). */
 static ival bin_int(rctx *c, int op, int64_t p, int64_t q, bool is32)
 {
     ival r;
-    uint64_t up = (uint64_t)p, uq = (uint64_t)q;
-    switch (op) {
-    case WEFT_EXPR_ADD: r.i = (int64_t)(up + uq); break;
-    case WEFT_EXPR_SUB: r.i = (int64_t)(up - uq); break;
-    case WEFT_EXPR_MUL: r.i = (int64_t)(up * uq); break;
-    case WEFT_EXPR_DIV:
-    case WEFT_EXPR_FLOORDIV:
-    case WEFT_EXPR_FLOORMOD:
-        if (q == 0) {
-            if (c->st == WEFT_OK)
-                c->st = weft_fail(WEFT_ERR_INTERNAL, "interp: integer %s by zero in %s", weft_expr_kind_names[op], c->k->name);
-            r.i = 0;
-        } else if (q == -1) {
-            r.i = op == WEFT_EXPR_FLOORMOD ? 0 : (int64_t)(0 - up); /* INT64_MIN / -1 wraps */
-        } else if (op == WEFT_EXPR_DIV) {
-            r.i = p / q;
-        } else {
-            int64_t d = floordiv64(p, q);
-            r.i = op == WEFT_EXPR_FLOORDIV ? d : p - d * q;
-        }
-        break;
-    case WEFT_EXPR_MIN: r.i = p < q ? p : q; break;
-    case WEFT_EXPR_MAX: r.i = p > q ? p : q; break;
-    case WEFT_EXPR_EQ: r.i = p == q; return r;
-    case WEFT_EXPR_NE: r.i = p != q; return r;
-    case WEFT_EXPR_LT: r.i = p < q; return r;
-    case WEFT_EXPR_LE: r.i = p <= q; return r;
-    case WEFT_EXPR_GT: r.i = p > q; return r;
-    case WEFT_EXPR_GE: r.i = p >= q; return r;
-    case WEFT_EXPR_AND: r.i = p && q; return r;
-    case WEFT_EXPR_OR: r.i = p || q; return r;
-    default: r.i = 0; break;
+    if (!weft_binop_int((weft_expr_kind)op, p, q, &r.i)) {
+        if (c->st == WEFT_OK)
+            c->st = weft_fail(WEFT_ERR_INTERNAL, "interp: integer %s by zero in %s", weft_expr_kind_names[op], c->k->name);
+        r.i = 0;
+        return r;
     }
-    if (is32) r.i = (int32_t)(uint32_t)(uint64_t)r.i;
+    if (is32 && !(weft_expr_kind_flags[op] & (WEFT_KF_COMPARE | WEFT_KF_LOGIC))) r.i = weft_binop_wrap(WEFT_I32, r.i);
     return r;
 }
 
-/* float32 binary ops, rounded to float after the op. */
+/* float32 ops computed in float; comparisons give r.i. */
 static ival bin_f32(int op, float p, float q)
 {
-    ival r;
-    switch (op) {
-    case WEFT_EXPR_ADD: r.f = p + q; break;
-    case WEFT_EXPR_SUB: r.f = p - q; break;
-    case WEFT_EXPR_MUL: r.f = p * q; break;
-    case WEFT_EXPR_DIV: r.f = p / q; break;
-    case WEFT_EXPR_FLOORDIV: r.f = floorf(p / q); break;
-    case WEFT_EXPR_FLOORMOD: r.f = p - floorf(p / q) * q; break;
-    case WEFT_EXPR_MIN: r.f = p < q ? p : q; break;
-    case WEFT_EXPR_MAX: r.f = p > q ? p : q; break;
-    case WEFT_EXPR_EQ: r.i = p == q; break;
-    case WEFT_EXPR_NE: r.i = p != q; break;
-    case WEFT_EXPR_LT: r.i = p < q; break;
-    case WEFT_EXPR_LE: r.i = p <= q; break;
-    case WEFT_EXPR_GT: r.i = p > q; break;
-    case WEFT_EXPR_GE: r.i = p >= q; break;
-    default: r.i = 0; break;
-    }
+    ival r = {0};
+    if (!weft_binop_f32((weft_expr_kind)op, p, q, &r.f)) weft_binop_fcmp((weft_expr_kind)op, p, q, &r.i);
     return r;
 }
 
 static ival bin_f64(int op, double p, double q)
 {
-    ival r;
-    switch (op) {
-    case WEFT_EXPR_ADD: r.d = p + q; break;
-    case WEFT_EXPR_SUB: r.d = p - q; break;
-    case WEFT_EXPR_MUL: r.d = p * q; break;
-    case WEFT_EXPR_DIV: r.d = p / q; break;
-    case WEFT_EXPR_FLOORDIV: r.d = floor(p / q); break;
-    case WEFT_EXPR_FLOORMOD: r.d = p - floor(p / q) * q; break;
-    case WEFT_EXPR_MIN: r.d = p < q ? p : q; break;
-    case WEFT_EXPR_MAX: r.d = p > q ? p : q; break;
-    case WEFT_EXPR_EQ: r.i = p == q; break;
-    case WEFT_EXPR_NE: r.i = p != q; break;
-    case WEFT_EXPR_LT: r.i = p < q; break;
-    case WEFT_EXPR_LE: r.i = p <= q; break;
-    case WEFT_EXPR_GT: r.i = p > q; break;
-    case WEFT_EXPR_GE: r.i = p >= q; break;
-    default: r.i = 0; break;
-    }
+    ival r = {0};
+    if (!weft_binop_f64((weft_expr_kind)op, p, q, &r.d)) weft_binop_fcmp((weft_expr_kind)op, p, q, &r.i);
     return r;
 }
 

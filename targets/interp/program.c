@@ -1,18 +1,18 @@
-/* Compiles loop IR into the interpreter's flat program (targets/interp/program.h), checking
- * on the way what a correct lowering guarantees and the interpreter relies on:
- *   - every variable is used inside the loop that binds it, and no loop rebinds a variable of
- *     an enclosing loop;
- *   - every buffer is a parameter (param_index < n_params, fitting that parameter's dtype and
- *     size) or is used inside its ALLOCATE;
- *   - operand dtypes agree, stored values have the buffer's dtype, conditions are bool,
- *     indices and loop bounds are integers;
- *   - no TLOAD (tensor reads must have been flattened by lowering).
- * A violation is WEFT_ERR_INTERNAL (a lowering bug), an unsupported dtype WEFT_ERR_UNSUPPORTED.
+/* Compiles loop IR into the interpreter's flat program (targets/interp/program.h).
+ *
+ * The loop-IR rules (variables used inside the loop that binds them and never rebound by an
+ * inner loop; buffers that are parameters or used inside their ALLOCATE; no TLOAD; stored
+ * values of the buffer's dtype) are checked first by ir/verify.c, the verifier lowering's last
+ * pass runs too. What this file checks on the way is what the interpreter itself relies on:
+ * operand dtypes agree and are ones it represents, conditions are bool, indices and loop
+ * bounds are integers. A violation is WEFT_ERR_INTERNAL (a lowering bug), an unsupported dtype
+ * WEFT_ERR_UNSUPPORTED.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
+#include "ir/verify.h"
 #include "ir/tensor.h"
 #include "targets/interp/program.h"
 
@@ -122,17 +122,8 @@ static int32_t buf_slot(cctx *c, const weft_buffer *b)
     int cls = value_class(b->dtype);
     if (cls < 0)
         return cfail(c, weft_fail(WEFT_ERR_UNSUPPORTED, "interp: buffer %s has dtype %s", b->name, weft_dtype_name(b->dtype)));
-    int pi = b->param_index;
-    if (pi < 0)
-        return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s is used outside its allocate", b->name));
-    if (pi >= c->f->n_params || !c->f->params[pi])
-        return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s has param_index %d but %s has %d params",
-                                  b->name, pi, c->k->name, c->f->n_params));
-    const weft_buffer *p = c->f->params[pi];
-    if (p != b && (!weft_dtype_eq(p->dtype, b->dtype) || b->size > p->size))
-        return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s (%s[%lld]) does not fit param %d %s (%s[%lld])",
-                                  b->name, weft_dtype_name(b->dtype), (long long)b->size, pi, p->name,
-                                  weft_dtype_name(p->dtype), (long long)p->size));
+    int pi = b->param_index; /* ir/verify.c: a parameter (or a view of one) when not ALLOCATEd here */
+    if (pi < 0) return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s has no slot", b->name));
     return add_buf(c, b, cls, pi);
 }
 
@@ -184,16 +175,10 @@ static int32_t compile_expr(cctx *c, const weft_expr *e)
     case WEFT_EXPR_VAR: {
         int32_t slot = var_slot(c, e);
         if (slot < 0) return -1;
-        if (!in_scope(c->scope, c->n_scope, slot))
-            return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: variable %s is used outside the loop that binds it in %s",
-                                      e->u.var.name, c->k->name));
         if ((n = new_node(c, op, cls)) < 0) return -1;
         c->k->nodes[n].a = slot;
         return n;
     }
-    case WEFT_EXPR_TLOAD:
-        return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: TLOAD of tensor %s in loop IR of %s (lowering must flatten it)",
-                                  e->u.tload.tensor->name, c->k->name));
     case WEFT_EXPR_LOAD: {
         int32_t slot = buf_slot(c, e->u.load.buf);
         if (slot < 0 || (x = compile_typed(c, e->u.load.index, V_I64, V_I32, "a load index")) < 0) return -1;
@@ -268,16 +253,14 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
     switch (s->kind) {
     case WEFT_STMT_FOR: {
         const weft_expr *v = s->u.loop.var;
-        if (!v || v->kind != WEFT_EXPR_VAR || !class_is_int(value_class(v->dtype)))
-            return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: a loop of %s does not bind an integer variable", c->k->name));
+        if (!class_is_int(value_class(v->dtype)))
+            return cfail(c, weft_fail(WEFT_ERR_UNSUPPORTED, "interp: loop variable %s has dtype %s", v->u.var.name,
+                                      weft_dtype_name(v->dtype)));
         if ((x = compile_typed(c, s->u.loop.min, V_I64, V_I32, "a loop min")) < 0 ||
             (y = compile_typed(c, s->u.loop.extent, V_I64, V_I32, "a loop extent")) < 0)
             return -1;
         int32_t slot = var_slot(c, v);
         if (slot < 0) return -1;
-        if (in_scope(c->scope, c->n_scope, slot))
-            return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: variable %s is bound by two nested loops in %s",
-                                      v->u.var.name, c->k->name));
         if (!grow((void **)&c->scope, &c->cap_scope, c->n_scope + 1, sizeof *c->scope)) return cnomem(c);
         c->scope[c->n_scope++] = slot;
         z = compile_stmt(c, s->u.loop.body);
@@ -298,16 +281,11 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
     case WEFT_STMT_ALLOCATE: {
         const weft_buffer *b = s->u.alloc.buf;
         int cls = value_class(b->dtype);
-        if (b->param_index >= 0)
-            return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s is parameter %d and cannot be allocated",
-                                      b->name, b->param_index));
         if (cls < 0)
             return cfail(c, weft_fail(WEFT_ERR_UNSUPPORTED, "interp: buffer %s has dtype %s", b->name, weft_dtype_name(b->dtype)));
         int32_t slot = -1;
         for (int i = 0; i < c->k->n_bufs; i++)
             if (c->k->bufs[i].buf == b) slot = i;
-        if (slot >= 0 && in_scope(c->live, c->n_live, slot))
-            return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s is allocated inside its own allocate", b->name));
         if (slot < 0 && (slot = add_buf(c, b, cls, -1)) < 0) return -1;
         if (!grow((void **)&c->live, &c->cap_live, c->n_live + 1, sizeof *c->live)) return cnomem(c);
         c->live[c->n_live++] = slot;
@@ -367,6 +345,11 @@ weft_status weft_interp_program_compile(const weft_loop_func *f, weft_kernel **o
 {
     *out = NULL;
     if (!f || !f->body) return weft_fail(WEFT_ERR_INVALID_ARG, "interp: compile needs a loop function with a body");
+    /* The loop-IR rules (scopes of variables and buffers, parameters, no TLOAD) are checked
+     * once, by the verifier lowering runs too; what follows checks only what this target
+     * cannot run (dtypes). Every loop kind runs serially, so no caps restrict them. */
+    weft_status rc = weft_ir_verify(f, NULL);
+    if (rc != WEFT_OK) return rc;
     weft_kernel *k = calloc(1, sizeof *k);
     if (!k || !(k->name = strdup(f->name ? f->name : "?"))) {
         free(k);

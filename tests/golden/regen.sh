@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Regenerates tests/golden/lower/*.expected from the *.steps cases with `weft show` and prints
 # the diff for review. The first line of a case is "# OP SHAPE"; the rest is step text, or one
-# line "default"/"manual" for a built-in schedule. Usage: tests/golden/regen.sh [build dir]
+# line "default"/"manual" for a built-in schedule. NAME.expected is the final loop IR;
+# NAME.after-PASS.expected is what WEFT_DUMP=PASS prints after that lowering pass (to add one,
+# create the empty file and run this script). Usage: tests/golden/regen.sh [build dir]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 weft=${1:-$here/../../build/debug}/weft
+update() { # FILE TEXT
+    if [[ -s "$1" ]] && ! diff -u "$1" <(printf '%s\n' "$2"); then echo "^^ $1 changed"; fi
+    printf '%s\n' "$2" > "$1"
+}
 for steps in "$here"/lower/*.steps; do
     read -r _ op shape < "$steps"
     body=$(tail -n +2 "$steps")
@@ -12,8 +18,12 @@ for steps in "$here"/lower/*.steps; do
     default|manual) args=(--schedule "$body") ;;
     *) args=(--steps "@$steps") ;;
     esac
-    exp=${steps%.steps}.expected
-    new=$("$weft" show "$op" --shape "$shape" "${args[@]}" --target interp --print loop | tail -n +2)
-    if [[ -f "$exp" ]] && ! diff -u "$exp" <(printf '%s\n' "$new"); then echo "^^ $exp changed"; fi
-    printf '%s\n' "$new" > "$exp"
+    update "${steps%.steps}.expected" "$("$weft" show "$op" --shape "$shape" "${args[@]}" --target interp --print loop | tail -n +2)"
+    for exp in "${steps%.steps}".after-*.expected; do
+        [[ -e "$exp" ]] || continue
+        pass=${exp##*.after-}
+        pass=${pass%.expected}
+        update "$exp" "$(WEFT_DUMP=$pass "$weft" show "$op" --shape "$shape" "${args[@]}" --target interp --print loop 2>&1 >/dev/null |
+            tail -n +2)"
+    done
 done

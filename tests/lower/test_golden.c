@@ -1,6 +1,8 @@
 /* Golden lowering tests: each tests/golden/lower/NAME.steps (first line "# OP SHAPE", then step
  * text or one line naming a built-in schedule) is lowered and its printed loop IR compared
- * with NAME.expected. Regenerate with tests/golden/regen.sh, which prints the diff. */
+ * with NAME.expected; where NAME.after-PASS.expected exists, what WEFT_DUMP=PASS prints after
+ * that pass is compared with it too, and every pass of the pipeline has at least one such
+ * file. Regenerate with tests/golden/regen.sh, which prints the diff. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,8 +34,21 @@ static char *slurp(const char *path)
     return s;
 }
 
-/* Lowers one case; returns the printed loop IR (malloc'd) or NULL. */
-static char *lower_case(const char *steps_text)
+/* What one pass printed (the pass to capture in, the text out). */
+typedef struct capture {
+    const char *pass;
+    char *text;
+} capture;
+
+static void on_pass(void *ud, const char *pass, const char *text)
+{
+    capture *c = ud;
+    if (c && !strcmp(pass, c->pass)) c->text = strdup(text);
+}
+
+/* Lowers one case; returns the printed loop IR (malloc'd) or NULL; with cap, also what cap->pass
+ * printed (cap->text, malloc'd). */
+static char *lower_case(const char *steps_text, capture *cap)
 {
     char op[64];
     char shape_s[128];
@@ -58,7 +73,7 @@ static char *lower_case(const char *steps_text)
         else if (!strcmp(body, "manual\n")) rc = weft_schedule_manual_matmul(s, &caps);
         else rc = weft_schedule_apply_text(s, body);
     }
-    if (rc == WEFT_OK) rc = weft_lower(s, a, &lf);
+    if (rc == WEFT_OK) rc = weft_lower_traced(s, &caps, a, &lf, on_pass, cap);
     if (rc == WEFT_OK) out = weft_ir_func_str(lf);
     else print_error("%s\n", weft_last_error());
     weft_schedule_destroy(s);
@@ -82,7 +97,7 @@ static void test_golden_lowering_matches_expected(void **state)
         char *steps = slurp(path), *expected = slurp(exp_path);
         assert_non_null(steps);
         assert_non_null(expected);
-        char *got = lower_case(steps);
+        char *got = lower_case(steps, NULL);
         n_cases++;
         if (!got || strcmp(got, expected)) {
             print_error("%s: loop IR differs\n--- expected\n%s--- got\n%s\n", ent->d_name, expected, got ? got : "(error)");
@@ -97,8 +112,63 @@ static void test_golden_lowering_matches_expected(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* s without trailing newlines (in place). */
+static char *trim(char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    while (n && s[n - 1] == '\n') s[--n] = '\0';
+    return s;
+}
+
+static void test_golden_each_pass_matches_expected(void **state)
+{
+    (void)state;
+    int n_pass = weft_lower_n_passes();
+    assert_true(n_pass >= 9);
+    int *per_pass = calloc((size_t)n_pass, sizeof *per_pass);
+    int failures = 0;
+    DIR *d = opendir(GOLDEN_DIR);
+    assert_non_null(d);
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
+        size_t len = strlen(ent->d_name);
+        if (len < 7 || strcmp(ent->d_name + len - 6, ".steps")) continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, ent->d_name);
+        char *steps = slurp(path);
+        assert_non_null(steps);
+        for (int i = 0; i < n_pass; i++) {
+            const char *pass = weft_lower_pass_name(i);
+            char exp_path[512];
+            snprintf(exp_path, sizeof exp_path, "%s/%.*s.after-%s.expected", GOLDEN_DIR, (int)(len - 6), ent->d_name, pass);
+            char *expected = slurp(exp_path);
+            if (!expected) continue;
+            per_pass[i]++;
+            capture cap = {pass, NULL};
+            free(lower_case(steps, &cap));
+            if (!cap.text || strcmp(trim(cap.text), trim(expected))) {
+                print_error("%s: after %s differs\n--- expected\n%s\n--- got\n%s\n", ent->d_name, pass, expected,
+                            cap.text ? cap.text : "(error)");
+                failures++;
+            }
+            free(cap.text);
+            free(expected);
+        }
+        free(steps);
+    }
+    closedir(d);
+    for (int i = 0; i < n_pass; i++) {
+        if (!per_pass[i]) print_error("pass %s has no golden file (NAME.after-%s.expected)\n", weft_lower_pass_name(i),
+                                      weft_lower_pass_name(i));
+        failures += !per_pass[i];
+    }
+    free(per_pass);
+    assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_lowering_matches_expected)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_lowering_matches_expected),
+                                       cmocka_unit_test(test_golden_each_pass_matches_expected)};
     return cmocka_run_group_tests_name("lower_golden", tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "targets/build.h"
+#include "compile/build.h"
 
 #define SEEDS_PER_KERNEL 55
 

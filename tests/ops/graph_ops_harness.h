@@ -15,7 +15,7 @@
 #include "ops/graph_ops.h"
 #include "runtime/runtime.h"
 #include "schedule/schedule.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "weft/graph.h"
 
 #define H_UNUSED __attribute__((unused))

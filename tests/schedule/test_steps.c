@@ -48,7 +48,7 @@ static char *lowered(const weft_schedule *s)
     weft_arena *a = weft_arena_create();
     weft_loop_func *lf = NULL;
     char *txt = NULL;
-    if (weft_lower(s, a, &lf) == WEFT_OK) txt = weft_ir_func_str(lf);
+    if (weft_lower(s, NULL, a, &lf) == WEFT_OK) txt = weft_ir_func_str(lf);
     weft_arena_destroy(a);
     return txt;
 }

@@ -34,7 +34,7 @@ static void matmul_features(bool default_schedule, float *out)
         assert_int_equal(weft_schedule_default(s, &caps), WEFT_OK);
     }
     weft_loop_func *lf = NULL;
-    assert_int_equal(weft_lower(s, a, &lf), WEFT_OK);
+    assert_int_equal(weft_lower(s, NULL, a, &lf), WEFT_OK);
     weft_features_extract(lf, out);
     weft_schedule_destroy(s);
     weft_arena_destroy(a);
@@ -114,7 +114,7 @@ static void test_features_many_kernels(void **state)
                 if (k == 1) assert_int_equal(weft_schedule_default(s, &caps), WEFT_OK);
                 else if (k > 1) assert_int_equal(weft_schedule_random(s, 77 + (uint64_t)k, 10), WEFT_OK);
                 weft_loop_func *lf = NULL;
-                assert_int_equal(weft_lower(s, a, &lf), WEFT_OK);
+                assert_int_equal(weft_lower(s, NULL, a, &lf), WEFT_OK);
                 weft_features_extract(lf, v[rep]);
                 weft_schedule_destroy(s);
                 weft_arena_destroy(a);

@@ -22,7 +22,7 @@
 #include "ops/ops.h"
 #include "runtime/runtime.h"
 #include "schedule/schedule.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "targets/target.h"
 #include "tuner/measure.h"
 

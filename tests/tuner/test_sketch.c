@@ -13,7 +13,7 @@
 #include "ir/print.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
-#include "targets/build.h"
+#include "compile/build.h"
 #include "tuner/tuner.h"
 
 typedef struct kcase {
@@ -94,8 +94,8 @@ static void test_sampled_candidates_replay_and_match_naive(void **state)
             assert_int_equal(weft_schedule_apply_text(r, text), WEFT_OK);
             weft_arena *la = weft_arena_create(), *lb = weft_arena_create();
             weft_loop_func *l1 = NULL, *l2 = NULL;
-            assert_int_equal(weft_lower(s, la, &l1), WEFT_OK);
-            assert_int_equal(weft_lower(r, lb, &l2), WEFT_OK);
+            assert_int_equal(weft_lower(s, NULL, la, &l1), WEFT_OK);
+            assert_int_equal(weft_lower(r, NULL, lb, &l2), WEFT_OK);
             char *i1 = weft_ir_func_str(l1), *i2 = weft_ir_func_str(l2);
             assert_string_equal(i1, i2);
             free(i1);

@@ -1,5 +1,5 @@
 /* Thread-local error message and status names (DESIGN #7). */
-#include "ir/error.h"
+#include "runtime/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

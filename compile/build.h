@@ -1,8 +1,8 @@
 /* Lowers a schedule into `a` and compiles it on target t (which must outlive the kernel).
  * *lf_out (optional) receives the loop IR. Caller destroys the kernel with
  * ops->kernel_destroy. */
-#ifndef WEFT_TARGETS_BUILD_H
-#define WEFT_TARGETS_BUILD_H
+#ifndef WEFT_COMPILE_BUILD_H
+#define WEFT_COMPILE_BUILD_H
 #include "schedule/schedule.h"
 #include "targets/target.h"
 
