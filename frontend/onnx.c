@@ -290,6 +290,40 @@ static int attr_type(const Onnx__AttributeProto *a)
     return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
+/* A TENSOR attribute holding one float32 or int64 element (ConstantOfShape's value) becomes a
+ * one-element FLOATS or INTS attribute; its storage goes to *owned. Other tensors are refused. */
+static weft_status tensor_attr(loader *ld, const Onnx__NodeProto *n, const char *nname, const Onnx__AttributeProto *a,
+                               weft_attr *w, char **owned)
+{
+    const char *src = ld->cx.src;
+    if (a->t == NULL)
+        return weft_fail(WEFT_ERR_PARSE, "%s: node '%s' (%s): attribute '%s' has no tensor", src, nname, n->op_type,
+                         a->name);
+    char what[320];
+    snprintf(what, sizeof what, "node '%s' (%s): attribute '%s'", nname, n->op_type, a->name);
+    weft_onnx_tensor dt;
+    weft_status st = weft_onnx_tensor_decode(&ld->cx, a->t, what, &dt);
+    if (st != WEFT_OK) return st;
+    if (dt.numel != 1 || (dt.type != WEFT_TYPE_FLOAT32 && dt.type != WEFT_TYPE_INT64)) {
+        st = weft_fail(WEFT_ERR_UNSUPPORTED, "%s: %s: a tensor attribute must hold one float32 or int64 element "
+                       "(got %lld elements of %s)", src, what, (long long)dt.numel,
+                       weft_onnx_dtype_name(a->t->has_data_type ? a->t->data_type : 0));
+        weft_onnx_tensor_release(&dt);
+        return st;
+    }
+    *owned = malloc(sizeof(int64_t));
+    if (*owned == NULL) {
+        weft_onnx_tensor_release(&dt);
+        return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
+    }
+    memcpy(*owned, dt.data, dt.type == WEFT_TYPE_INT64 ? sizeof(int64_t) : sizeof(float));
+    w->n = 1;
+    if (dt.type == WEFT_TYPE_INT64) w->kind = WEFT_ATTR_INTS, w->ints = (const int64_t *)(void *)*owned;
+    else w->kind = WEFT_ATTR_FLOATS, w->floats = (const float *)(void *)*owned;
+    weft_onnx_tensor_release(&dt);
+    return WEFT_OK;
+}
+
 /* Converts a node's attributes; strings are copied (NUL-terminated) into *strs. */
 static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const char *nname, weft_attr *attrs,
                                  char **strs)
@@ -332,6 +366,11 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
             strs[i] = s;
             w->kind = WEFT_ATTR_STRING;
             w->s = s;
+            break;
+        }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+            weft_status st = tensor_attr(ld, n, nname, a, w, &strs[i]);
+            if (st != WEFT_OK) return st;
             break;
         }
         default:

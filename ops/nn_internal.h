@@ -177,4 +177,16 @@ WEFT_NN_COMPUTE(weft_nn_slice_compute);
 WEFT_NN_INFER(weft_nn_gather_infer);
 WEFT_NN_COMPUTE(weft_nn_gather_compute);
 
+/* nn_activation.c */
+WEFT_NN_INFER(weft_nn_hard_act_infer);
+WEFT_NN_COMPUTE(weft_nn_hard_act_compute);
+
+/* nn_resize.c (Resize, Upsample), nn_pad.c, nn_conv_transpose.c */
+WEFT_NN_INFER(weft_nn_resize_infer);
+WEFT_NN_COMPUTE(weft_nn_resize_compute);
+WEFT_NN_INFER(weft_nn_pad_infer);
+WEFT_NN_COMPUTE(weft_nn_pad_compute);
+WEFT_NN_INFER(weft_nn_conv_transpose_infer);
+WEFT_NN_COMPUTE(weft_nn_conv_transpose_compute);
+
 #endif

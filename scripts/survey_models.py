@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Exports common torchvision backbones and small transformer layers to ONNX (opset 13, random
+weights, small inputs) for the op survey: `weft show MODEL.onnx` on each says which ops weft
+refuses. Run by hand (needs Debian's python3-torch, python3-torchvision); never by the tests.
+
+    /usr/bin/python3 scripts/survey_models.py OUT_DIR [NAME ...]
+    for f in OUT_DIR/*.onnx; do build/rel/weft show "$f" >/dev/null; done
+"""
+import math
+import os
+import sys
+
+import torch
+import torchvision
+from torch import nn
+
+torch.manual_seed(0)
+tvm = torchvision.models
+
+
+class BertLayer(nn.Module):
+    """A BERT-style encoder layer written out: token embedding + positions, Q/K/V projections,
+    heads by reshape/transpose, additive mask from an attention mask, erf GELU, LayerNorm."""
+
+    def __init__(self, vocab=100, d=64, heads=4, ff=128, seq=16):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, seq, d))
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.f1, self.f2 = nn.Linear(d, ff), nn.Linear(ff, d)
+
+    def forward(self, ids, mask):
+        x = self.tok(ids) + self.pos
+        b, s, d = x.shape
+
+        def heads(t):
+            return t.view(b, s, self.h, self.dh).transpose(1, 2)
+
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.dh)
+        att = att.masked_fill(mask[:, None, None, :] == 0, -1e4)
+        ctx = att.softmax(-1) @ v
+        x = self.ln1(x + self.o(ctx.transpose(1, 2).reshape(b, s, d)))
+        return self.ln2(x + self.f2(nn.functional.gelu(self.f1(x))))
+
+
+def fpn():
+    from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
+
+    body = resnet_fpn_backbone(backbone_name="resnet18", weights=None, trainable_layers=5)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = body
+
+        def forward(self, x):
+            return tuple(self.b(x).values())
+
+    return M()
+
+
+def img(s=64):
+    return (torch.randn(1, 3, s, s),)
+
+
+MODELS = {
+    "resnet18": (lambda: tvm.resnet18(), img),
+    "mobilenet_v2": (lambda: tvm.mobilenet_v2(), img),
+    "mobilenet_v3_small": (lambda: tvm.mobilenet_v3_small(), img),
+    "efficientnet_b0": (lambda: tvm.efficientnet_b0(), img),
+    "densenet121": (lambda: tvm.densenet121(), img),
+    "squeezenet1_1": (lambda: tvm.squeezenet1_1(), img),
+    "shufflenet_v2_x0_5": (lambda: tvm.shufflenet_v2_x0_5(), img),
+    "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(), img),
+    "resnet18_fpn": (fpn, img),
+    "vit_tiny": (
+        lambda: torchvision.models.vision_transformer.VisionTransformer(
+            image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128, num_classes=10),
+        lambda: img(32),
+    ),
+    "bert_layer": (
+        lambda: BertLayer(),
+        lambda: (torch.randint(0, 100, (1, 16)), torch.ones(1, 16, dtype=torch.int64)),
+    ),
+    # vgg's adaptive pooling to 7x7 exports only when 7 divides the feature size: 224x224
+    "vgg11": (lambda: tvm.vgg11(), lambda: img(224)),
+    "transformer_encoder": (
+        lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, activation="gelu", batch_first=True), 2),
+        lambda: (torch.randn(1, 16, 64),),
+    ),
+}
+
+
+def main():
+    out = sys.argv[1]
+    names = sys.argv[2:] or list(MODELS)
+    os.makedirs(out, exist_ok=True)
+    for name in names:
+        build, inputs = MODELS[name]
+        m = build().eval()
+        # not under torch.no_grad(): there nn.MultiheadAttention takes its fused fast path,
+        # which does not export
+        try:
+            torch.onnx.export(m, inputs(), os.path.join(out, name + ".onnx"), opset_version=13)
+            print(name, flush=True)
+        except Exception as e:  # noqa: BLE001  (the survey records export failures too)
+            print(name, "export failed:", str(e).splitlines()[0], flush=True)
+
+
+if __name__ == "__main__":
+    main()
