@@ -187,9 +187,10 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
         if (!tt->has_elem_type)
             return weft_fail(WEFT_ERR_PARSE, "%s: input '%s' has no element type", src, name);
-        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT",
-                             src, name, weft_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
+        weft_type in_type; /* token ids and masks come in as INT64 */
+        if (!weft_onnx_dtype_to_type(tt->elem_type, &in_type))
+            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT, "
+                             "INT64, INT32 or BOOL", src, name, weft_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
         if (tt->shape == NULL)
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has no shape (unknown rank)", src, name);
         const Onnx__TensorShapeProto *sh = tt->shape;
@@ -213,7 +214,7 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         int64_t numel;
         weft_status st = weft_onnx_check_shape(&ld->cx, what, sh->n_dim, shape, &numel);
         if (st != WEFT_OK) return st;
-        st = weft_graph_add_input(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, &v);
+        st = weft_graph_add_input(ld->g, name, in_type, (int)sh->n_dim, shape, &v);
         if (st != WEFT_OK) return graph_error(ld, st, what, NULL);
         st = define(ld, name, v, what);
         if (st != WEFT_OK) return st;

@@ -8,7 +8,7 @@ the build never need Python.
 
 Per case NAME: NAME.onnx; NAME.input.bin (numpy.random.default_rng(0).standard_normal, float32)
 and NAME.output.bin (PyTorch's output, eval mode, one thread), raw little-endian float32 in C
-order. Most models are torch.onnx.export (opset 13 unless the case says otherwise: 10 writes
+order (the token_attention_ids input is int64 token ids). Most models are torch.onnx.export (opset 13 unless the case says otherwise: 10 writes
 Resize-10 and the attribute form of Pad, 14 writes HardSwish). Cases marked "hand" are
 written with onnx.helper to reach attribute values PyTorch never exports; their reference
 output still comes from the PyTorch op with the same meaning. Needs python3-torch and
@@ -57,7 +57,30 @@ def decoder():
         Fn(lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect")), nn.Conv2d(4, 2, 3))
 
 
-# name -> (builder, input shape, opset)
+class TokenAttention(nn.Module):
+    """Token ids (int64 input) -> embedding + positions -> one attention head with a padding
+    mask derived from the ids (id 0 = padding: Equal, Where) -> LayerNorm."""
+
+    def __init__(self, vocab=50, d=16, seq=8):
+        super().__init__()
+        torch.manual_seed(0)
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, seq, d))
+        self.qkv = nn.Linear(d, 3 * d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        att = (q @ k.transpose(-1, -2)) / 4.0
+        att = att.masked_fill((ids == 0)[:, None, :], -1e4)
+        return self.ln(x + att.softmax(-1) @ v)
+
+
+# name -> (builder, input shape, opset); an input of dtype int64 is token ids in [0, 50) with
+# the last two set to 0 (padding)
+INT_INPUTS = {"token_attention_ids"}
+
 TORCH_CASES = {
     "resize_nearest_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="nearest")), (1, 2, 4, 5), 13),
     "resize_nearest_x3_opset10": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=3, mode="nearest")),
@@ -83,6 +106,7 @@ TORCH_CASES = {
     "hardsigmoid": (lambda: nn.Hardsigmoid(), (2, 3, 4, 5), 13),
     "hardswish_opset14": (lambda: nn.Hardswish(), (2, 3, 4, 5), 14),
     "decoder_tiny": (decoder, (1, 3, 6, 6), 13),
+    "token_attention_ids": (TokenAttention, (2, 8), 13),
 }
 
 
@@ -124,8 +148,17 @@ def hand_cases():
     # Pad-18-style axes input is not written: opset 13 is the export target
 
 
+def make_input(name, shape):
+    rng = np.random.default_rng(0)
+    if name in INT_INPUTS:
+        x = rng.integers(1, 50, shape, dtype=np.int64)
+        x[..., -2:] = 0
+        return x
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
 def write_case(out, name, shape, model_bytes, ref_fn):
-    x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
+    x = make_input(name, shape)
     with torch.no_grad():
         y = ref_fn(torch.from_numpy(x)).numpy().astype(np.float32)
     with open(os.path.join(out, name + ".onnx"), "wb") as f:
@@ -147,7 +180,8 @@ def main():
             continue
         m = build().eval()
         buf = io.BytesIO()
-        torch.onnx.export(m, (torch.zeros(shape),), buf, opset_version=opset, input_names=["input"],
+        dummy = torch.from_numpy(make_input(name, shape))
+        torch.onnx.export(m, (dummy,), buf, opset_version=opset, input_names=["input"],
                           output_names=["output"])
         write_case(args.out, name, shape, buf.getvalue(), m)
     for name, shape, model, ref_fn in hand_cases():

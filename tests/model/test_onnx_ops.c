@@ -1,6 +1,7 @@
 /* ONNX op coverage end to end: the tiny models of tests/data/onnx_ops (written by
  * scripts/gen_onnx_ops.py with PyTorch 1.13; one per variant of Resize / Upsample, Pad,
- * ConvTranspose, HardSigmoid, HardSwish, and a small decoder that chains them) are loaded,
+ * ConvTranspose, HardSigmoid, HardSwish, a small decoder that chains them, and an attention
+ * layer reading int64 token ids as its graph input) are loaded,
  * compiled with default schedules and run at 1 and 2 threads (LLVM), and once through the
  * loop-IR interpreter, and must match PyTorch's output for the committed input:
  *
@@ -45,6 +46,12 @@ static size_t value_elems(const weft_graph *g, weft_value v)
     size_t n = 1;
     for (int d = 0; d < nd; d++) n *= (size_t)shape[d];
     return n;
+}
+
+/* The value's size in 4-byte words (an int64 input counts 2 per element). */
+static size_t value_words(const weft_graph *g, weft_value v)
+{
+    return value_elems(g, v) * (weft_graph_value_type(g, v) == WEFT_TYPE_INT64 ? 2 : 1);
 }
 
 /* Runs the compiled model twice (the second run reuses the arena) and returns max |y - ref|. */
@@ -92,7 +99,7 @@ static void check_case(const char *name)
     float *ref = read_all(path, &nref);
     assert_non_null(x);
     assert_non_null(ref);
-    assert_int_equal(nx, value_elems(g, weft_graph_input(g, 0)));
+    assert_int_equal(nx, value_words(g, weft_graph_input(g, 0)));
     assert_int_equal(nref, value_elems(g, weft_graph_output(g, 0)));
     double mx = 0;
     for (size_t i = 0; i < nref; i++)
@@ -127,7 +134,7 @@ static void check_case(const char *name)
     X(resize_bilinear_align_corners) X(resize_bilinear_ac_down) X(resize_linear_half_pixel) X(resize_linear_1d)        \
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
-    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny)
+    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids)
 CASES(CASE)
 
 /* ---- bad attributes and unsupported modes ------------------------------------------------- */
