@@ -5,6 +5,13 @@ refuses. Run by hand (needs Debian's python3-torch, python3-torchvision); never 
 
     /usr/bin/python3 scripts/survey_models.py OUT_DIR [NAME ...]
     for f in OUT_DIR/*.onnx; do build/rel/weft show "$f" >/dev/null; done
+
+Per model it also writes the input it exported with and PyTorch's outputs for it (raw
+little-endian, C order): NAME.in0.bin, NAME.in1.bin ... and NAME.out0.bin ...; the ONNX inputs
+and outputs are named in0, in1, ... and out0, out1, ..., so
+    build/rel/weft run OUT_DIR/NAME.onnx --input in0=OUT_DIR/NAME.in0.bin --output DIR/
+writes DIR/out0.bin ... to compare with them; `survey_models.py --check build/rel/weft OUT_DIR
+[NAME ...]` does that for every model and prints the largest relative difference.
 """
 import math
 import os
@@ -62,6 +69,14 @@ def fpn():
     return M()
 
 
+def decoder():
+    """A segmentation-style decoder head: two stride-2 ConvTranspose, bilinear x2, reflect Pad."""
+    return nn.Sequential(
+        nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1), nn.ReLU(),
+        nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1), nn.ReLU(),
+        nn.Upsample(scale_factor=2, mode="bilinear"), nn.ReflectionPad2d(1), nn.Conv2d(16, 3, 3))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -76,6 +91,7 @@ MODELS = {
     "shufflenet_v2_x0_5": (lambda: tvm.shufflenet_v2_x0_5(), img),
     "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(), img),
     "resnet18_fpn": (fpn, img),
+    "decoder": (decoder, lambda: (torch.randn(1, 64, 32, 32),)),
     "vit_tiny": (
         lambda: torchvision.models.vision_transformer.VisionTransformer(
             image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128, num_classes=10),
@@ -94,17 +110,73 @@ MODELS = {
 }
 
 
+def check(weft, out, names):
+    """Runs each exported model with `weft run` (1 thread) and compares every output with
+    PyTorch's: max |weft - torch| <= 1e-4 * max(1, max |torch|). Prints one line per model."""
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    for name in names:
+        path = os.path.join(out, name + ".onnx")
+        if not os.path.exists(path):
+            print("%-22s not exported" % name)
+            continue
+        ins = sorted(f for f in os.listdir(out) if f.startswith(name + ".in") and f.endswith(".bin"))
+        outs = sorted(f for f in os.listdir(out) if f.startswith(name + ".out") and f.endswith(".bin"))
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [weft, "run", path, "--threads", "1", "--output", tmp + "/"]
+            for f in ins:
+                cmd += ["--input", "%s=%s" % (f.split(".")[-2], os.path.join(out, f))]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print("%-22s FAILED: %s" % (name, r.stderr.strip().splitlines()[-1][:200]))
+                continue
+            worst, scale = 0.0, 0.0
+            for f in outs:
+                ref = np.fromfile(os.path.join(out, f), np.float32)
+                got = np.fromfile(os.path.join(tmp, f.split(".")[-2] + ".bin"), np.float32)
+                if got.size != ref.size:
+                    worst = float("inf")
+                    break
+                mx = float(np.abs(ref).max())
+                scale = max(scale, mx)
+                worst = max(worst, float(np.abs(got - ref).max()) / mx if mx > 0 else float("inf"))
+            print("%-22s %d output(s), max |torch| %.3g, max |weft - torch| / max |torch| = %.2g %s"
+                  % (name, len(outs), scale, worst, "ok" if worst <= 1e-4 else "MISMATCH"), flush=True)
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--check":
+        # survey_models.py --check WEFT OUT_DIR [NAME ...]
+        check(sys.argv[2], sys.argv[3], sys.argv[4:] or list(MODELS))
+        return
     out = sys.argv[1]
     names = sys.argv[2:] or list(MODELS)
     os.makedirs(out, exist_ok=True)
     for name in names:
         build, inputs = MODELS[name]
         m = build().eval()
+        with torch.no_grad():  # zero-initialised heads (ViT's) would make every output 0
+            for p in m.parameters():
+                if p.dim() >= 2 and not p.any():
+                    p.normal_(0, 0.02)
         # not under torch.no_grad(): there nn.MultiheadAttention takes its fused fast path,
         # which does not export
+        torch.manual_seed(1)
+        xs = inputs()
         try:
-            torch.onnx.export(m, inputs(), os.path.join(out, name + ".onnx"), opset_version=13)
+            with torch.no_grad():
+                ys = m(*xs)
+            ys = ys if isinstance(ys, tuple) else (ys,)
+            torch.onnx.export(m, xs, os.path.join(out, name + ".onnx"), opset_version=13,
+                              input_names=["in%d" % i for i in range(len(xs))],
+                              output_names=["out%d" % i for i in range(len(ys))])
+            for i, x in enumerate(xs):
+                x.numpy().tofile(os.path.join(out, "%s.in%d.bin" % (name, i)))
+            for i, y in enumerate(ys):
+                y.numpy().tofile(os.path.join(out, "%s.out%d.bin" % (name, i)))
             print(name, flush=True)
         except Exception as e:  # noqa: BLE001  (the survey records export failures too)
             print(name, "export failed:", str(e).splitlines()[0], flush=True)
