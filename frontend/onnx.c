@@ -433,8 +433,12 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     for (size_t i = 0; i < n_out; i++) outs[i] = -1;
     st = convert_attrs(ld, n, nname, attrs, strs);
     if (st != WEFT_OK) goto done;
-    st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
-                           outs);
+    bool rewritten = false;
+    st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
+                             outs, &rewritten);
+    if (st == WEFT_OK && !rewritten)
+        st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs,
+                               (int)n_out, outs);
     if (st != WEFT_OK) {
         char where[320];
         snprintf(where, sizeof where, "ONNX node '%s' (%s)", nname, n->op_type);

@@ -137,6 +137,104 @@ static void check_case(const char *name)
     X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids)
 CASES(CASE)
 
+static weft_attr ints_attr(const char *name, int n, const int64_t *v);
+
+/* ---- ConvTranspose: the import-time rewrite and the op itself ---------------------------- */
+
+/* The frontend rewrites a ConvTranspose with constant weights and dilation 1 into a sub-pixel
+ * Conv + pixel shuffle: the compiled model has a conv kernel and no convtranspose kernel. With
+ * dilation 2 it keeps the op. */
+static void test_conv_transpose_rewritten_on_import(void **state)
+{
+    (void)state;
+    const char *names[2] = {"convt_s2_p1_op1", "convt_group_dilation"};
+    for (int c = 0; c < 2; c++) {
+        char path[256];
+        weft_graph *g = NULL;
+        snprintf(path, sizeof path, DATA "%s.onnx", names[c]);
+        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = 1;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        bool has_conv = false, has_convt = false;
+        for (int k = 0; k < weft_model_n_kernels(m); k++) {
+            const char *kn = weft_model_kernel_name(m, k);
+            has_convt = has_convt || strstr(kn, "convtranspose") != NULL;
+            has_conv = has_conv || strncmp(kn, "conv_", 5) == 0;
+        }
+        assert_true(c == 0 ? has_conv && !has_convt : has_convt);
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+    }
+}
+
+/* The op itself (built with the graph API, so no rewrite), stride 2, pads, output_padding,
+ * 2 groups and a bias, against a direct scatter loop in double precision. */
+static void test_conv_transpose_op_vs_scatter_loop(void **state)
+{
+    (void)state;
+    enum { N = 1, C = 4, H = 5, W = 4, FG = 3, G = 2, K = 3, S = 2, P = 1, OP = 1 };
+    const int F = FG * G, OH = (H - 1) * S - 2 * P + K + OP, OW = (W - 1) * S - 2 * P + K + OP;
+    static float x[N * C * H * W], w[C * FG * K * K], b[FG * G];
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) b[i] = (float)i * 0.1f;
+    double *ref = calloc((size_t)(N * F * OH * OW), sizeof *ref);
+    assert_non_null(ref);
+    for (int c = 0; c < C; c++)
+        for (int fl = 0; fl < FG; fl++)
+            for (int iy = 0; iy < H; iy++)
+                for (int ix = 0; ix < W; ix++)
+                    for (int ky = 0; ky < K; ky++)
+                        for (int kx = 0; kx < K; kx++) {
+                            int oy = iy * S - P + ky, ox = ix * S - P + kx, f = (c / (C / G)) * FG + fl;
+                            if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                            ref[(f * OH + oy) * OW + ox] +=
+                                (double)x[(c * H + iy) * W + ix] * w[((c * FG + fl) * K + ky) * K + kx];
+                        }
+    for (int f = 0; f < F; f++)
+        for (int i = 0; i < OH * OW; i++) ref[f * OH * OW + i] += b[f];
+
+    weft_graph *g = NULL;
+    weft_value xv, wv, bv, y;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){N, C, H, W}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, (int64_t[]){C, FG, K, K}, w, &wv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, (int64_t[]){F}, b, &bv), WEFT_OK);
+    static const int64_t strides[2] = {S, S}, pads[4] = {P, P, P, P}, op[2] = {OP, OP};
+    weft_attr at[4] = {ints_attr("strides", 2, strides), ints_attr("pads", 4, pads), ints_attr("output_padding", 2, op),
+                       {.name = "group", .kind = WEFT_ATTR_INT, .i = G}};
+    assert_int_equal(weft_graph_add_op(g, "ConvTranspose", "ct", 3, (weft_value[]){xv, wv, bv}, 4, at, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    int64_t shape[8];
+    assert_int_equal(weft_graph_value_shape(g, y, shape), 4);
+    assert_true(shape[1] == F && shape[2] == OH && shape[3] == OW);
+    float *out = malloc(sizeof(float) * (size_t)(F * OH * OW));
+    assert_non_null(out);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
+        double err = 0, mx = 0;
+        for (int i = 0; i < F * OH * OW; i++) {
+            double d = fabs(out[i] - ref[i]);
+            if (!(d <= err)) err = d;
+            if (fabs(ref[i]) > mx) mx = fabs(ref[i]);
+        }
+        print_message("ConvTranspose op, %d thread(s): max |weft - loop| = %.3g (tolerance %.3g)\n", threads, err,
+                      REL_TOL * (mx > 1 ? mx : 1));
+        assert_true(err <= REL_TOL * (mx > 1 ? mx : 1));
+        weft_model_destroy(m);
+    }
+    free(out);
+    free(ref);
+    weft_graph_destroy(g);
+}
+
 /* ---- bad attributes and unsupported modes ------------------------------------------------- */
 
 typedef struct bad_graph {
@@ -305,7 +403,8 @@ int main(void)
 {
 #define ENTRY(n) cmocka_unit_test(test_##n),
     const struct CMUnitTest tests[] = {
-        CASES(ENTRY) cmocka_unit_test(test_resize_bad_modes), cmocka_unit_test(test_resize_bad_scales_sizes),
+        CASES(ENTRY) cmocka_unit_test(test_conv_transpose_rewritten_on_import),
+        cmocka_unit_test(test_conv_transpose_op_vs_scatter_loop), cmocka_unit_test(test_resize_bad_modes), cmocka_unit_test(test_resize_bad_scales_sizes),
         cmocka_unit_test(test_pad_bad), cmocka_unit_test(test_conv_transpose_bad),
     };
     return cmocka_run_group_tests_name("model_onnx_ops", tests, NULL, NULL);
