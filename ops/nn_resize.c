@@ -1,4 +1,4 @@
-/* Resize (opset 10-18) and Upsample (opset 7-9): modes nearest and linear.
+/* Resize (opset 10-18) and Upsample (opset 7-9): modes nearest, linear and cubic.
  *
  * Inputs: opset 10 and Upsample-9 take (X, scales); opset 11+ take (X, roi, scales, sizes)
  * with exactly one of scales and sizes given (an empty tensor counts as absent); Upsample-7
@@ -12,8 +12,8 @@
  *   align_corners            x * (in - 1) / (out - 1), 0 when out is 1
  *   asymmetric               x / scale
  *   tf_half_pixel_for_nearest (x + 0.5) / scale
- * (tf_crop_and_resize, cubic mode, antialias and keep_aspect_ratio_policy other than stretch
- * are refused, naming the attribute.)
+ * (tf_crop_and_resize, exclude_outside=1, antialias and keep_aspect_ratio_policy other than
+ * stretch are refused, naming the attribute.)
  *
  * nearest: the source index per output index is computed here, at compile time, with the
  * spec's float arithmetic and nearest_mode (round_prefer_floor, round_prefer_ceil, floor,
@@ -28,6 +28,10 @@
  * clamps it to >= 0, takes i0 = min(trunc(src), in - 1), i1 = min(i0 + 1, in - 1) and
  * lambda = src - i0 (PyTorch's and ONNX Runtime's formulation), and the output is the
  * weighted sum of the 2 or 4 taps. One stage, ELEMWISE-like (no reduction).
+ *
+ * cubic: the same source coordinate without the clamp at 0, f = floor(src), t = src - f, taps
+ * f-1 .. f+2 clamped into the input, with Keys' weights for cubic_coeff_a (PyTorch's bicubic:
+ * -0.75); 4 or 16 taps.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -41,7 +45,8 @@ typedef enum coord_mode { C_HALF_PIXEL, C_PYTORCH_HALF_PIXEL, C_ALIGN_CORNERS, C
 typedef enum near_mode { N_ROUND_PREFER_FLOOR, N_ROUND_PREFER_CEIL, N_FLOOR, N_CEIL, N_SIMPLE } near_mode;
 
 typedef struct resize_params {
-    bool linear;
+    bool linear, cubic;
+    double cubic_a;
     coord_mode coord;
     near_mode nearest;
     int rank;
@@ -63,9 +68,13 @@ static weft_status read_modes(const weft_gnode *n, resize_params *p)
     const char *mode = weft_gnode_attr_string(n, "mode", "nearest");
     if (strcmp(mode, "nearest") == 0) p->linear = false;
     else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0) p->linear = true;
-    else if (strcmp(mode, "cubic") == 0)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute mode='cubic' is not supported (nearest or linear)");
-    else return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute mode='%s', expected nearest or linear", mode);
+    else if (strcmp(mode, "cubic") == 0 || strcmp(mode, "bicubic") == 0) p->linear = p->cubic = true;
+    else return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute mode='%s', expected nearest, linear or cubic", mode);
+    p->cubic_a = weft_gnode_attr_float(n, "cubic_coeff_a", -0.75);
+    if (p->cubic && weft_gnode_attr_int(n, "exclude_outside", 0) != 0)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute exclude_outside=1 is not supported");
+    if (p->cubic && !isfinite(p->cubic_a))
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute cubic_coeff_a=%g must be finite", p->cubic_a);
 
     static const char *const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                          "tf_half_pixel_for_nearest"};
@@ -204,7 +213,8 @@ static weft_status resize_params_read(const weft_graph *g, const weft_gnode *n, 
         for (int d = 0; d < rank; d++) changed += p->out[d] != p->in[d] || p->scale[d] != 1.0;
         if (changed > 2)
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
-                                "mode=linear resizes %d axes (input %s, output %s); at most 2 are supported", changed,
+                                "mode=%s resizes %d axes (input %s, output %s); at most 2 are supported",
+                                p->cubic ? "cubic" : "linear", changed,
                                 weft_nn_shape_str(rank, p->in).s, weft_nn_shape_str(rank, p->out).s);
     }
     return WEFT_OK;
@@ -287,9 +297,8 @@ weft_status weft_nn_resize_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, WEFT_F32, X->ndim, p.out);
 }
 
-/* Linear taps along dim d: i0, i1 (int64) and the weight of i1 (float), from axis v. */
-static void linear_taps(weft_arena *a, const resize_params *p, int d, const weft_expr *v, const weft_expr **i0,
-                        const weft_expr **i1, const weft_expr **lambda)
+/* The source coordinate of axis v along dim d, in float. */
+static const weft_expr *source_expr(weft_arena *a, const resize_params *p, int d, const weft_expr *v)
 {
     const weft_expr *xf = weft_cast(a, WEFT_F32, v), *src;
     float s = (float)p->scale[d];
@@ -308,11 +317,47 @@ static void linear_taps(weft_arena *a, const resize_params *p, int d, const weft
         /* fall through */
     default: src = weft_sub(a, weft_div(a, weft_add(a, xf, weft_f32(a, 0.5)), weft_f32(a, s)), weft_f32(a, 0.5)); break;
     }
-    src = weft_max(a, src, weft_f32(a, 0.0));
+    return src;
+}
+
+/* Linear taps along dim d: i0, i1 (int64) and the weight of i1 (float), from axis v. */
+static void linear_taps(weft_arena *a, const resize_params *p, int d, const weft_expr *v, const weft_expr **i0,
+                        const weft_expr **i1, const weft_expr **lambda)
+{
+    const weft_expr *src = weft_max(a, source_expr(a, p, d, v), weft_f32(a, 0.0));
     const weft_expr *lo = weft_min(a, weft_cast(a, WEFT_I64, src), weft_i64(a, p->in[d] - 1));
     *i0 = lo;
     *i1 = weft_min(a, weft_add(a, lo, weft_i64(a, 1)), weft_i64(a, p->in[d] - 1));
     *lambda = weft_sub(a, src, weft_cast(a, WEFT_F32, lo));
+}
+
+/* Cubic taps along dim d: idx[0..4) = clamp(floor(src) - 1 + k) and Keys' weights w[0..4). */
+static void cubic_taps(weft_arena *a, const resize_params *p, int d, const weft_expr *v, const weft_expr **idx,
+                       const weft_expr **w)
+{
+    const weft_expr *src = source_expr(a, p, d, v);
+    const weft_expr *tr = weft_cast(a, WEFT_I64, src);
+    const weft_expr *fl = weft_sub(a, tr, weft_select(a, weft_cmp(a, WEFT_EXPR_LT, src, weft_cast(a, WEFT_F32, tr)),
+                                                       weft_i64(a, 1), weft_i64(a, 0)));
+    const weft_expr *t = weft_sub(a, src, weft_cast(a, WEFT_F32, fl));
+    for (int k = 0; k < 4; k++) idx[k] = weft_nn_clamp(a, weft_add(a, fl, weft_i64(a, k - 1)), 0, p->in[d] - 1);
+    double A = p->cubic_a;
+    /* |x| <= 1: ((A + 2) x - (A + 3)) x^2 + 1;  1 < |x| < 2: ((A x - 5A) x + 8A) x - 4A */
+    const weft_expr *one = weft_f32(a, 1.0);
+    const weft_expr *near[2] = {t, weft_sub(a, one, t)};
+    for (int k = 0; k < 2; k++) {
+        const weft_expr *x = near[k];
+        w[1 + k] = weft_add(a, weft_mul(a, weft_sub(a, weft_mul(a, weft_f32(a, A + 2), x), weft_f32(a, A + 3)),
+                                        weft_mul(a, x, x)),
+                            one);
+    }
+    const weft_expr *far[2] = {weft_add(a, t, one), weft_sub(a, weft_f32(a, 2.0), t)};
+    for (int k = 0; k < 2; k++) {
+        const weft_expr *x = far[k];
+        const weft_expr *q = weft_add(a, weft_mul(a, weft_sub(a, weft_mul(a, weft_f32(a, A), x), weft_f32(a, 5 * A)), x),
+                                      weft_f32(a, 8 * A));
+        w[k ? 3 : 0] = weft_sub(a, weft_mul(a, q, x), weft_f32(a, 4 * A));
+    }
 }
 
 weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
@@ -336,6 +381,34 @@ weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const wef
             free(t);
         }
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
+        outs[0] = Y;
+        return weft_nn_done(a, n);
+    }
+    if (p.cubic) {
+        int dims[2], nd = 0;
+        const weft_expr *idx[2][4], *w[2][4];
+        for (int d = 0; d < X->ndim; d++) {
+            x[d] = o[d];
+            if (p.out[d] == p.in[d] && p.scale[d] == 1.0) continue;
+            dims[nd] = d;
+            cubic_taps(a, &p, d, o[d], idx[nd], w[nd]);
+            nd++;
+        }
+        /* sum over the outer dim's taps of w * (sum over the inner dim's taps of w * X) */
+        const weft_expr *acc = nd == 0 ? weft_tload(a, X, X->ndim, x) : NULL;
+        for (int k0 = 0; nd > 0 && k0 < 4; k0++) {
+            x[dims[0]] = idx[0][k0];
+            const weft_expr *inner = NULL;
+            for (int k1 = 0; k1 < (nd == 2 ? 4 : 1); k1++) {
+                if (nd == 2) x[dims[1]] = idx[1][k1];
+                const weft_expr *v = weft_tload(a, X, X->ndim, x);
+                if (nd == 2) v = weft_mul(a, w[1][k1], v);
+                inner = inner ? weft_add(a, inner, v) : v;
+            }
+            const weft_expr *term = weft_mul(a, w[0][k0], inner);
+            acc = acc ? weft_add(a, acc, term) : term;
+        }
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, acc);
         outs[0] = Y;
         return weft_nn_done(a, n);
     }

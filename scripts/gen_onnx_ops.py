@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the ONNX op test models of tests/data/onnx_ops: one tiny model per op variant
-(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish), each with a fixed input and
+(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish; Resize in modes nearest,
+linear and cubic), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
 
@@ -93,6 +94,10 @@ TORCH_CASES = {
         lambda: Fn(lambda x: F.interpolate(x, size=(9, 11), mode="bilinear", align_corners=True)), (1, 2, 4, 6), 13),
     "resize_bilinear_ac_down": (
         lambda: Fn(lambda x: F.interpolate(x, size=(3, 1), mode="bilinear", align_corners=True)), (1, 2, 7, 6), 13),
+    "resize_bicubic_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")), (1, 2, 4, 5), 13),
+    "resize_bicubic_align_corners": (
+        lambda: Fn(lambda x: F.interpolate(x, size=(7, 9), mode="bicubic", align_corners=True)), (1, 2, 4, 6), 13),
+    "resize_bicubic_down": (lambda: Fn(lambda x: F.interpolate(x, size=(3, 4), mode="bicubic")), (1, 2, 7, 9), 13),
     "pad_constant": (lambda: Fn(lambda x: F.pad(x, (1, 2, 0, 3), value=0.5)), (1, 2, 3, 4), 13),
     "pad_constant_opset10": (lambda: Fn(lambda x: F.pad(x, (2, 0, 1, 1), value=-1.5)), (1, 2, 3, 4), 10),
     "pad_crop": (lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, -2))), (1, 2, 5, 4), 13),

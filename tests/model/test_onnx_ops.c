@@ -1,6 +1,6 @@
 /* ONNX op coverage end to end: the tiny models of tests/data/onnx_ops (written by
  * scripts/gen_onnx_ops.py with PyTorch 1.13; one per variant of Resize / Upsample, Pad,
- * ConvTranspose, HardSigmoid, HardSwish, a small decoder that chains them, and an attention
+ * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, a small decoder that chains them, and an attention
  * layer reading int64 token ids as its graph input) are loaded,
  * compiled with default schedules and run at 1 and 2 threads (LLVM), and once through the
  * loop-IR interpreter, and must match PyTorch's output for the committed input:
@@ -131,6 +131,7 @@ static void check_case(const char *name)
 #define CASES(X)                                                                                                       \
     X(resize_nearest_x2) X(resize_nearest_x3_opset10) X(resize_nearest_sizes) X(resize_nearest_down)                  \
     X(resize_nearest_exact) X(resize_nearest_half_pixel_ceil) X(resize_bilinear_x2) X(resize_bilinear_sizes)           \
+    X(resize_bicubic_x2) X(resize_bicubic_align_corners) X(resize_bicubic_down)                                        \
     X(resize_bilinear_align_corners) X(resize_bilinear_ac_down) X(resize_linear_half_pixel) X(resize_linear_1d)        \
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
@@ -298,7 +299,14 @@ static void resize_with(const char *attr, const char *value, weft_status want, c
 static void test_resize_bad_modes(void **state)
 {
     (void)state;
-    resize_with("mode", "cubic", WEFT_ERR_UNSUPPORTED, "'cubic'");
+    {
+        bad_graph b = bad_new();
+        static const float sc[4] = {1, 1, 2, 2};
+        weft_value ins[3] = {b.x, -1, f32_const(&b, "scales", 4, sc)};
+        weft_attr at[2] = {str_attr("mode", "cubic"), {.name = "exclude_outside", .kind = WEFT_ATTR_INT, .i = 1}};
+        expect_fail(&b, "Resize", 3, ins, 2, at, WEFT_ERR_UNSUPPORTED,
+                    (const char *const[]){"Resize node 'bad'", "exclude_outside=1", NULL});
+    }
     resize_with("mode", "area", WEFT_ERR_INVALID_ARG, "'area'");
     resize_with("coordinate_transformation_mode", "tf_crop_and_resize", WEFT_ERR_UNSUPPORTED, "tf_crop_and_resize");
     resize_with("coordinate_transformation_mode", "corners", WEFT_ERR_INVALID_ARG, "'corners'");
