@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the ONNX op test models of tests/data/onnx_ops: one tiny model per op variant
-(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish; Resize in modes nearest,
-linear and cubic), each with a fixed input and
+(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode;
+Resize in modes nearest, linear and cubic), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
 
@@ -108,6 +108,11 @@ TORCH_CASES = {
     "convt_s1_rect": (convt(3, 5, (2, 3), stride=1, padding=0), (1, 3, 4, 4), 13),
     "convt_s3_asym": (convt(2, 3, (4, 2), stride=(3, 2), padding=(1, 0), output_padding=(2, 1)), (1, 2, 3, 3), 13),
     "convt_depthwise": (convt(4, 4, 3, stride=2, padding=1, groups=4), (1, 4, 4, 4), 13),
+    "maxpool_ceil": (lambda: nn.MaxPool2d(3, 2, ceil_mode=True), (1, 2, 8, 9), 13),
+    "maxpool_ceil_pad": (lambda: nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 6, 7), 13),
+    "maxpool_ceil_2x2": (lambda: nn.MaxPool2d(2, 2, ceil_mode=True), (1, 3, 5, 7), 13),
+    # a last window that would start past the input is dropped (rows: 3 -> 2)
+    "maxpool_ceil_drop": (lambda: nn.MaxPool2d(2, 3, ceil_mode=True), (1, 2, 6, 7), 13),
     "hardsigmoid": (lambda: nn.Hardsigmoid(), (2, 3, 4, 5), 13),
     "hardswish_opset14": (lambda: nn.Hardswish(), (2, 3, 4, 5), 14),
     "decoder_tiny": (decoder, (1, 3, 6, 6), 13),

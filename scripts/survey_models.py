@@ -77,6 +77,17 @@ def decoder():
         nn.Upsample(scale_factor=2, mode="bilinear"), nn.ReflectionPad2d(1), nn.Conv2d(16, 3, 3))
 
 
+class Seg(nn.Module):
+    """A torchvision segmentation model returning its "out" tensor."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -90,7 +101,14 @@ MODELS = {
     "squeezenet1_1": (lambda: tvm.squeezenet1_1(), img),
     "shufflenet_v2_x0_5": (lambda: tvm.shufflenet_v2_x0_5(), img),
     "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(), img),
+    "mnasnet0_5": (lambda: tvm.mnasnet0_5(), img),
+    "googlenet": (lambda: tvm.googlenet(aux_logits=False, init_weights=True), img),
+    "convnext_tiny": (lambda: tvm.convnext_tiny(), img),
+    "swin_t": (lambda: tvm.swin_t(), lambda: img(224)),
     "resnet18_fpn": (fpn, img),
+    "lraspp_mobilenet_v3": (lambda: Seg(tvm.segmentation.lraspp_mobilenet_v3_large(weights_backbone=None)), img),
+    "deeplabv3_mobilenet_v3": (
+        lambda: Seg(tvm.segmentation.deeplabv3_mobilenet_v3_large(weights_backbone=None, aux_loss=False)), img),
     "decoder": (decoder, lambda: (torch.randn(1, 64, 32, 32),)),
     "vit_tiny": (
         lambda: torchvision.models.vision_transformer.VisionTransformer(

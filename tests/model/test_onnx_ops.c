@@ -1,6 +1,6 @@
 /* ONNX op coverage end to end: the tiny models of tests/data/onnx_ops (written by
  * scripts/gen_onnx_ops.py with PyTorch 1.13; one per variant of Resize / Upsample, Pad,
- * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, a small decoder that chains them, and an attention
+ * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, MaxPool with ceil_mode, a small decoder that chains them, and an attention
  * layer reading int64 token ids as its graph input) are loaded,
  * compiled with default schedules and run at 1 and 2 threads (LLVM), and once through the
  * loop-IR interpreter, and must match PyTorch's output for the committed input:
@@ -135,6 +135,7 @@ static void check_case(const char *name)
     X(resize_bilinear_align_corners) X(resize_bilinear_ac_down) X(resize_linear_half_pixel) X(resize_linear_1d)        \
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
+    X(maxpool_ceil) X(maxpool_ceil_pad) X(maxpool_ceil_2x2) X(maxpool_ceil_drop)                                        \
     X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids)
 CASES(CASE)
 
