@@ -17,6 +17,11 @@
  * Anything else (non-constant weights, dilations, auto_pad, output_shape, other ranks, or
  * values the op would refuse) is left to the ConvTranspose op itself, which reports errors.
  *
+ * Dropout asked for its mask output, or in training mode with a constant ratio of 0 (exports of
+ * the functional form, as Swin's attention gives them), becomes Identity (plus an all-true bool
+ * constant of the input's shape for the mask); a Dropout that would drop is left to the op,
+ * which refuses it.
+ *
  * MaxPool with ceil_mode=1 (GoogLeNet, Inception) becomes Pad (the lowest float, the pads plus
  * the extra rows and columns the last windows reach) + MaxPool with ceil_mode=0 and no pads.
  * The output extent is PyTorch's: ceil((in + pads - window) / stride) + 1, less one when the
@@ -168,10 +173,53 @@ static weft_status ceil_pool(weft_graph *g, const char *nname, const weft_value 
     return weft_graph_add_op(g, "MaxPool", nname, 1, &padded, nk, kept, 1, outs);
 }
 
+/* The constant scalar value of v as a double; false when v is not a one-element constant. */
+static bool const_scalar(weft_graph *g, weft_value v, double *out)
+{
+    int64_t sh[8];
+    int nd = weft_graph_value_shape(g, v, sh);
+    const void *p = weft_graph_value_data(g, v);
+    if (!p || (nd == 1 && sh[0] != 1) || nd > 1) return false;
+    switch (weft_graph_value_type(g, v)) {
+    case WEFT_TYPE_FLOAT32: *out = *(const float *)p; return true;
+    case WEFT_TYPE_INT64: *out = (double)*(const int64_t *)p; return true;
+    case WEFT_TYPE_INT32: *out = *(const int32_t *)p; return true;
+    case WEFT_TYPE_BOOL: *out = *(const uint8_t *)p; return true;
+    default: return false;
+    }
+}
+
+/* Dropout that keeps everything: Identity (+ an all-true mask when asked for). */
+static weft_status dropout_identity(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_out,
+                                    weft_value *outs, bool *done)
+{
+    if (n_in < 1 || ins[0] < 0) return WEFT_OK;
+    double training = 0, ratio = 0.5;
+    if (n_in >= 3 && ins[2] >= 0 && !const_scalar(g, ins[2], &training)) return WEFT_OK;
+    if (n_in >= 2 && ins[1] >= 0 && !const_scalar(g, ins[1], &ratio)) return WEFT_OK;
+    if (training != 0 && ratio != 0) return WEFT_OK; /* it would drop: the op refuses it */
+    if (n_out == 1 && training == 0) return WEFT_OK; /* the plain alias op */
+    int64_t shape[8];
+    int nd = weft_graph_value_shape(g, ins[0], shape);
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++) numel *= shape[d];
+    uint8_t *ones = malloc((size_t)(numel > 0 ? numel : 1));
+    if (!ones) return weft_fail(WEFT_ERR_NOMEM, "Dropout node '%s': out of memory", nname);
+    memset(ones, 1, (size_t)(numel > 0 ? numel : 1));
+    char name[300];
+    snprintf(name, sizeof name, "%s.mask", nname);
+    weft_status rc = n_out == 2 ? weft_graph_add_constant(g, name, WEFT_TYPE_BOOL, nd, shape, ones, &outs[1]) : WEFT_OK;
+    free(ones);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Identity", nname, 1, ins, 0, NULL, 1, &outs[0]);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
 weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                                 int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
 {
     *done = false;
+    if (strcmp(op_type, "Dropout") == 0 && n_out <= 2) return dropout_identity(g, nname, n_in, ins, n_out, outs, done);
     int64_t pads8[8];
     if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
         ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {

@@ -189,4 +189,11 @@ WEFT_NN_COMPUTE(weft_nn_pad_compute);
 WEFT_NN_INFER(weft_nn_conv_transpose_infer);
 WEFT_NN_COMPUTE(weft_nn_conv_transpose_compute);
 
+/* nn_range.c, nn_scatter.c */
+WEFT_NN_INFER(weft_nn_range_infer);
+WEFT_NN_EVAL(weft_nn_range_eval);
+WEFT_NN_COMPUTE(weft_nn_range_compute);
+WEFT_NN_INFER(weft_nn_scatter_nd_infer);
+WEFT_NN_COMPUTE(weft_nn_scatter_nd_compute);
+
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the ONNX op test models of tests/data/onnx_ops: one tiny model per op variant
-(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode;
+(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode,
+Range, Dropout with its mask;
 Resize in modes nearest, linear and cubic), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
@@ -155,6 +156,26 @@ def hand_cases():
                            None)
     yield "resize_linear_1d", (1, 3, 5), model, lambda x: F.interpolate(x, size=8, mode="linear",
                                                                         align_corners=False)
+    # Range with constant inputs (PyTorch folds its own aranges away)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 5))
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+              (("start", 0.25), ("limit", 2.6), ("delta", 0.5))]
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["r"], name="range"),
+         helper.make_node("Add", ["x", "r"], ["y"], name="add")], "range_add", [x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
+    yield "range_add", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: t + torch.arange(0.25, 2.6, 0.5)
+    # Dropout in training mode with ratio 0 and its mask asked for (Swin's functional dropout)
+    consts = [numpy_helper.from_array(np.array(0.0, np.float32), "ratio"),
+              numpy_helper.from_array(np.array(True), "training")]
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["x", "ratio", "training"], ["d", "mask"], name="drop"),
+         helper.make_node("Cast", ["mask"], ["m"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["d", "m"], ["y"], name="mul")], "dropout_mask", [x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
+    yield "dropout_mask", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: t.clone()
     # Pad-18-style axes input is not written: opset 13 is the export target
 
 

@@ -1,6 +1,7 @@
 /* ONNX op coverage end to end: the tiny models of tests/data/onnx_ops (written by
  * scripts/gen_onnx_ops.py with PyTorch 1.13; one per variant of Resize / Upsample, Pad,
- * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, MaxPool with ceil_mode, a small decoder that chains them, and an attention
+ * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, MaxPool with ceil_mode, Range, a
+ * Dropout asked for its mask, a small decoder that chains them, and an attention
  * layer reading int64 token ids as its graph input) are loaded,
  * compiled with default schedules and run at 1 and 2 threads (LLVM), and once through the
  * loop-IR interpreter, and must match PyTorch's output for the committed input:
@@ -136,7 +137,7 @@ static void check_case(const char *name)
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
     X(maxpool_ceil) X(maxpool_ceil_pad) X(maxpool_ceil_2x2) X(maxpool_ceil_drop)                                        \
-    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids)
+    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids) X(range_add) X(dropout_mask)
 CASES(CASE)
 
 static weft_attr ints_attr(const char *name, int n, const int64_t *v);
@@ -234,6 +235,65 @@ static void test_conv_transpose_op_vs_scatter_loop(void **state)
     }
     free(out);
     free(ref);
+    weft_graph_destroy(g);
+}
+
+/* ---- ScatterND as slice assignment (PyTorch's exports of it also slice shapes to empty
+ * tensors, which weft refuses, so it is built with the graph API here) ------------------------ */
+
+/* y = x; y[1:3, 2:5, :] = u (u [2, 3, 4]) as ScatterND with the box's 6 index rows [2, 3, 2],
+ * against the same assignment in C; then indices that are not a box are refused. */
+static void test_scatter_nd_box(void **state)
+{
+    (void)state;
+    enum { A = 4, B = 6, C = 4 };
+    static float x[A * B * C], u[2 * 3 * C], out[A * B * C], ref[A * B * C];
+    for (int i = 0; i < A * B * C; i++) x[i] = (float)i * 0.5f - 3.0f;
+    for (int i = 0; i < 2 * 3 * C; i++) u[i] = 100.0f + (float)i;
+    memcpy(ref, x, sizeof ref);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < C; c++) ref[((1 + a) * B + 2 + b) * C + c] = u[(a * 3 + b) * C + c];
+    int64_t idx[2 * 3 * 2];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 3; b++) idx[(a * 3 + b) * 2] = 1 + a, idx[(a * 3 + b) * 2 + 1] = b - 4; /* 2..4 as -4..-2 */
+    weft_graph *g = NULL;
+    weft_value xv, uv, iv, y;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){A, B, C}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "u", WEFT_TYPE_FLOAT32, 3, (int64_t[]){2, 3, C}, u, &uv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "i", WEFT_TYPE_INT64, 3, (int64_t[]){2, 3, 2}, idx, &iv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "ScatterND", "sc", 3, (weft_value[]){xv, iv, uv}, 0, NULL, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        memset(out, 0xff, sizeof out);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
+        assert_memory_equal(out, ref, sizeof ref);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+
+    /* rows out of order: not a box in row-major order; refused when the kernel is built */
+    int64_t bad[2 * 3 * 2];
+    memcpy(bad, idx, sizeof bad);
+    bad[0] = 2, bad[6] = 1;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){A, B, C}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "u", WEFT_TYPE_FLOAT32, 3, (int64_t[]){2, 3, C}, u, &uv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "i", WEFT_TYPE_INT64, 3, (int64_t[]){2, 3, 2}, bad, &iv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "ScatterND", "sc", 3, (weft_value[]){xv, iv, uv}, 0, NULL, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    weft_status rc = weft_model_compile(g, &o, &m);
+    print_message("%s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(weft_last_error(), "ScatterND node 'sc'"));
+    assert_non_null(strstr(weft_last_error(), "dense box"));
     weft_graph_destroy(g);
 }
 
@@ -392,6 +452,28 @@ static void convt_with(int n_attrs, const weft_attr *attrs, weft_status want, co
                 (const char *const[]){"ConvTranspose node 'bad'", needle, NULL});
 }
 
+static void test_range_and_scatter_bad(void **state)
+{
+    (void)state;
+    bad_graph b = bad_new();
+    static const float zero[1] = {0}, five[1] = {5};
+    weft_value r[3] = {f32_const(&b, "s", 1, zero), f32_const(&b, "l", 1, five), f32_const(&b, "d", 1, zero)};
+    expect_fail(&b, "Range", 3, r, 0, NULL, WEFT_ERR_INVALID_ARG,
+                (const char *const[]){"Range node 'bad'", "delta must be nonzero", NULL});
+    b = bad_new();
+    weft_value s;
+    assert_int_equal(weft_graph_add_input(b.g, "s", WEFT_TYPE_FLOAT32, 1, (int64_t[]){1}, &s), WEFT_OK);
+    weft_value r2[3] = {s, f32_const(&b, "l", 1, five), f32_const(&b, "d", 1, five)};
+    expect_fail(&b, "Range", 3, r2, 0, NULL, WEFT_ERR_UNSUPPORTED,
+                (const char *const[]){"Range node 'bad'", "start input must be a constant", NULL});
+    b = bad_new();
+    static const int64_t idx[2] = {0, 1};
+    weft_value sc[3] = {b.x, i64_const(&b, "i", 2, idx), b.x};
+    weft_attr red[1] = {str_attr("reduction", "add")};
+    expect_fail(&b, "ScatterND", 3, sc, 1, red, WEFT_ERR_UNSUPPORTED,
+                (const char *const[]){"ScatterND node 'bad'", "reduction='add'", NULL});
+}
+
 static void test_conv_transpose_bad(void **state)
 {
     (void)state;
@@ -415,6 +497,7 @@ int main(void)
         CASES(ENTRY) cmocka_unit_test(test_conv_transpose_rewritten_on_import),
         cmocka_unit_test(test_conv_transpose_op_vs_scatter_loop), cmocka_unit_test(test_resize_bad_modes), cmocka_unit_test(test_resize_bad_scales_sizes),
         cmocka_unit_test(test_pad_bad), cmocka_unit_test(test_conv_transpose_bad),
+        cmocka_unit_test(test_scatter_nd_box), cmocka_unit_test(test_range_and_scatter_bad),
     };
     return cmocka_run_group_tests_name("model_onnx_ops", tests, NULL, NULL);
 }
