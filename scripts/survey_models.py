@@ -11,7 +11,8 @@ little-endian, C order): NAME.in0.bin, NAME.in1.bin ... and NAME.out0.bin ...; t
 and outputs are named in0, in1, ... and out0, out1, ..., so
     build/rel/weft run OUT_DIR/NAME.onnx --input in0=OUT_DIR/NAME.in0.bin --output DIR/
 writes DIR/out0.bin ... to compare with them; `survey_models.py --check build/rel/weft OUT_DIR
-[NAME ...]` does that for every model and prints the largest relative difference.
+[NAME ...]` does that for every model and prints the largest relative difference;
+`survey_models.py --time-pytorch NAME [THREADS]` prints PyTorch's median time for one model.
 """
 import math
 import os
@@ -165,7 +166,31 @@ def check(weft, out, names):
                   % (name, len(outs), scale, worst, "ok" if worst <= 1e-4 else "MISMATCH"), flush=True)
 
 
+def time_pytorch(name, threads):
+    """Median of 50 runs of model NAME in PyTorch (eval, inference_mode, after 5 warm-up runs)."""
+    import time
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    m = MODELS[name][0]().eval()
+    xs = MODELS[name][1]()
+    with torch.inference_mode():
+        for _ in range(5):
+            m(*xs)
+        ts = []
+        for _ in range(50):
+            t = time.perf_counter()
+            m(*xs)
+            ts.append(time.perf_counter() - t)
+    ts.sort()
+    print("%s pytorch %d thread(s): median %.3f ms" % (name, threads, ts[len(ts) // 2] * 1e3))
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--time-pytorch":
+        # survey_models.py --time-pytorch NAME [THREADS]
+        time_pytorch(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+        return
     if len(sys.argv) > 2 and sys.argv[1] == "--check":
         # survey_models.py --check WEFT OUT_DIR [NAME ...]
         check(sys.argv[2], sys.argv[3], sys.argv[4:] or list(MODELS))
