@@ -188,9 +188,10 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
         if (!tt->has_elem_type)
             return weft_fail(WEFT_ERR_PARSE, "%s: input '%s' has no element type", src, name);
-        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT",
-                             src, name, weft_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
+        weft_type in_type; /* token ids and masks come in as INT64 */
+        if (!weft_onnx_dtype_to_type(tt->elem_type, &in_type))
+            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT, "
+                             "INT64, INT32 or BOOL", src, name, weft_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
         if (tt->shape == NULL)
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has no shape (unknown rank)", src, name);
         const Onnx__TensorShapeProto *sh = tt->shape;
@@ -221,8 +222,8 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         int64_t numel;
         weft_status st = weft_onnx_check_shape(&ld->cx, what, sh->n_dim, sized, &numel);
         if (st != WEFT_OK) return st;
-        st = symbolic ? weft_graph_add_input_symbolic(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, dim_names, &v)
-                      : weft_graph_add_input(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, &v);
+        st = symbolic ? weft_graph_add_input_symbolic(ld->g, name, in_type, (int)sh->n_dim, shape, dim_names, &v)
+                      : weft_graph_add_input(ld->g, name, in_type, (int)sh->n_dim, shape, &v);
         if (st != WEFT_OK) return graph_error(ld, st, what, NULL);
         st = define(ld, name, v, what);
         if (st != WEFT_OK) return st;
@@ -299,6 +300,40 @@ static int attr_type(const Onnx__AttributeProto *a)
     return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
+/* A TENSOR attribute holding one float32 or int64 element (ConstantOfShape's value) becomes a
+ * one-element FLOATS or INTS attribute; its storage goes to *owned. Other tensors are refused. */
+static weft_status tensor_attr(loader *ld, const Onnx__NodeProto *n, const char *nname, const Onnx__AttributeProto *a,
+                               weft_attr *w, char **owned)
+{
+    const char *src = ld->cx.src;
+    if (a->t == NULL)
+        return weft_fail(WEFT_ERR_PARSE, "%s: node '%s' (%s): attribute '%s' has no tensor", src, nname, n->op_type,
+                         a->name);
+    char what[320];
+    snprintf(what, sizeof what, "node '%s' (%s): attribute '%s'", nname, n->op_type, a->name);
+    weft_onnx_tensor dt;
+    weft_status st = weft_onnx_tensor_decode(&ld->cx, a->t, what, &dt);
+    if (st != WEFT_OK) return st;
+    if (dt.numel != 1 || (dt.type != WEFT_TYPE_FLOAT32 && dt.type != WEFT_TYPE_INT64)) {
+        st = weft_fail(WEFT_ERR_UNSUPPORTED, "%s: %s: a tensor attribute must hold one float32 or int64 element "
+                       "(got %lld elements of %s)", src, what, (long long)dt.numel,
+                       weft_onnx_dtype_name(a->t->has_data_type ? a->t->data_type : 0));
+        weft_onnx_tensor_release(&dt);
+        return st;
+    }
+    *owned = malloc(sizeof(int64_t));
+    if (*owned == NULL) {
+        weft_onnx_tensor_release(&dt);
+        return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
+    }
+    memcpy(*owned, dt.data, dt.type == WEFT_TYPE_INT64 ? sizeof(int64_t) : sizeof(float));
+    w->n = 1;
+    if (dt.type == WEFT_TYPE_INT64) w->kind = WEFT_ATTR_INTS, w->ints = (const int64_t *)(void *)*owned;
+    else w->kind = WEFT_ATTR_FLOATS, w->floats = (const float *)(void *)*owned;
+    weft_onnx_tensor_release(&dt);
+    return WEFT_OK;
+}
+
 /* Converts a node's attributes; strings are copied (NUL-terminated) into *strs. */
 static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const char *nname, weft_attr *attrs,
                                  char **strs)
@@ -341,6 +376,11 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
             strs[i] = s;
             w->kind = WEFT_ATTR_STRING;
             w->s = s;
+            break;
+        }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+            weft_status st = tensor_attr(ld, n, nname, a, w, &strs[i]);
+            if (st != WEFT_OK) return st;
             break;
         }
         default:
@@ -402,8 +442,12 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     for (size_t i = 0; i < n_out; i++) outs[i] = -1;
     st = convert_attrs(ld, n, nname, attrs, strs);
     if (st != WEFT_OK) goto done;
-    st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
-                           outs);
+    bool rewritten = false;
+    st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
+                             outs, &rewritten);
+    if (st == WEFT_OK && !rewritten)
+        st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs,
+                               (int)n_out, outs);
     if (st != WEFT_OK) {
         char where[320];
         snprintf(where, sizeof where, "ONNX node '%s' (%s)", nname, n->op_type);

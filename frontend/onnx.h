@@ -5,6 +5,8 @@
  *                  tensor-name table.
  *   onnx_tensor.c  TensorProto -> dense little-endian data of a weft_type: raw_data, the
  *                  typed repeated fields, or an external data file kept inside the model folder.
+ *   onnx_decompose.c  import-time rewrites (ConvTranspose -> sub-pixel Conv + pixel shuffle,
+ *                  MaxPool ceil_mode=1 -> Pad + MaxPool).
  *
  * The protobuf-c message owns every string and array read here; the loader borrows them until
  * it frees the message at the end of the load. Every field is validated before use: a file
@@ -53,6 +55,13 @@ int weft_onnx_dtype_to_type(int32_t dt, weft_type *out);
  * Messages read "<src>: <what> ...". */
 weft_status weft_onnx_check_shape(const weft_onnx_ctx *cx, const char *what, size_t ndim, const int64_t *dims,
                                   int64_t *numel);
+/* onnx_decompose.c: rewrites a node into other ops when that compiles better or is supported
+ * that way (ConvTranspose with constant weights -> sub-pixel Conv + pixel shuffle; MaxPool with
+ * ceil_mode=1 -> Pad + MaxPool). *done says whether it did; when not,
+ * the caller adds the node as it is. outs receive the node's output values. */
+weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
+                                int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
+
 /* "[2, 3, 4]" into buf (truncated to fit). */
 void weft_onnx_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);
 

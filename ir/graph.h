@@ -10,7 +10,7 @@
 #include "weft/graph.h"
 
 #define WEFT_GRAPH_MAX_DIMS 8
-#define WEFT_NODE_MAX_IO 16
+#define WEFT_NODE_MAX_IO 64
 
 typedef struct weft_op_def weft_op_def; /* ops/graph_ops.h */
 

@@ -59,6 +59,16 @@ static const weft_op_def op_table[] = {
     {"Split", INJECTIVE, false, weft_nn_split_infer, weft_nn_split_compute, NULL},
     {"Slice", INJECTIVE, false, weft_nn_slice_infer, weft_nn_slice_compute, NULL},
     {"Gather", INJECTIVE, false, weft_nn_gather_infer, weft_nn_gather_compute, NULL},
+    /* exported-model coverage (nn_activation.c, nn_resize.c, nn_pad.c, nn_conv_transpose.c, nn_range.c,
+     * nn_scatter.c) */
+    {"HardSigmoid", ELEMWISE, false, weft_nn_hard_act_infer, weft_nn_hard_act_compute, NULL},
+    {"HardSwish", ELEMWISE, false, weft_nn_hard_act_infer, weft_nn_hard_act_compute, NULL},
+    {"Resize", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
+    {"Upsample", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
+    {"Pad", INJECTIVE, false, weft_nn_pad_infer, weft_nn_pad_compute, NULL},
+    {"ConvTranspose", REUSE, false, weft_nn_conv_transpose_infer, weft_nn_conv_transpose_compute, NULL},
+    {"Range", INJECTIVE, false, weft_nn_range_infer, weft_nn_range_compute, weft_nn_range_eval},
+    {"ScatterND", INJECTIVE, false, weft_nn_scatter_nd_infer, weft_nn_scatter_nd_compute, NULL},
 };
 
 #define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))
@@ -75,7 +85,7 @@ const weft_op_def *weft_op_find(const char *op_type)
     return NULL;
 }
 
-static char supported_list[1024];
+static char supported_list[2048];
 static once_flag supported_once = ONCE_FLAG_INIT;
 
 static void build_supported_list(void)

@@ -177,4 +177,23 @@ WEFT_NN_COMPUTE(weft_nn_slice_compute);
 WEFT_NN_INFER(weft_nn_gather_infer);
 WEFT_NN_COMPUTE(weft_nn_gather_compute);
 
+/* nn_activation.c */
+WEFT_NN_INFER(weft_nn_hard_act_infer);
+WEFT_NN_COMPUTE(weft_nn_hard_act_compute);
+
+/* nn_resize.c (Resize, Upsample), nn_pad.c, nn_conv_transpose.c */
+WEFT_NN_INFER(weft_nn_resize_infer);
+WEFT_NN_COMPUTE(weft_nn_resize_compute);
+WEFT_NN_INFER(weft_nn_pad_infer);
+WEFT_NN_COMPUTE(weft_nn_pad_compute);
+WEFT_NN_INFER(weft_nn_conv_transpose_infer);
+WEFT_NN_COMPUTE(weft_nn_conv_transpose_compute);
+
+/* nn_range.c, nn_scatter.c */
+WEFT_NN_INFER(weft_nn_range_infer);
+WEFT_NN_EVAL(weft_nn_range_eval);
+WEFT_NN_COMPUTE(weft_nn_range_compute);
+WEFT_NN_INFER(weft_nn_scatter_nd_infer);
+WEFT_NN_COMPUTE(weft_nn_scatter_nd_compute);
+
 #endif

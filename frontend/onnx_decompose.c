@@ -1,0 +1,308 @@
+/* Import-time rewrites of ONNX nodes into ops that compile better.
+ *
+ * ConvTranspose with constant weights and dilation 1 becomes a sub-pixel convolution: one
+ * Conv over X with stride 1 and s_y * s_x times the output channels (one kernel phase each),
+ * then a pixel shuffle (Reshape, Transpose, Reshape) and a Slice that crops the pads. Per
+ * axis, with o' = o + pad_begin = q * s + p:
+ *
+ *   y[o] = sum_{i,k : i*s + k = o'} x[i] w[k] = sum_{j < J} x[q - j] w[p + j*s],  J = ceil(K/s)
+ *
+ * which is a correlation of x (padded by J - 1 in front) with the flipped sub-kernel
+ * w_p[J - 1 - j] = w[p + j*s] (0 where p + j*s >= K). Output channel (f, p_y, p_x) of the Conv
+ * is f * s_y * s_x + p_y * s_x + p_x, so the pixel shuffle is DepthToSpace's column-row-depth
+ * order; groups carry over (each group's channels stay contiguous). The Conv does K/s fewer
+ * multiply-adds per axis than the zero-inserted formulation of ops/nn_conv_transpose.c and
+ * gets the convolution's weight layout and schedules. The bias moves into the Conv.
+ *
+ * Anything else (non-constant weights, dilations, auto_pad, output_shape, other ranks, or
+ * values the op would refuse) is left to the ConvTranspose op itself, which reports errors.
+ *
+ * Dropout asked for its mask output, or in training mode with a constant ratio of 0 (exports of
+ * the functional form, as Swin's attention gives them), becomes Identity (plus an all-true bool
+ * constant of the input's shape for the mask); a Dropout that would drop is left to the op,
+ * which refuses it.
+ *
+ * MaxPool with ceil_mode=1 (GoogLeNet, Inception) becomes Pad (the lowest float, the pads plus
+ * the extra rows and columns the last windows reach) + MaxPool with ceil_mode=0 and no pads.
+ * The output extent is PyTorch's: ceil((in + pads - window) / stride) + 1, less one when the
+ * last window would start beyond the input and the begin padding. Other attribute values are
+ * left to the op.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/onnx.h"
+#include "ir/error.h"
+
+static const weft_attr *find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind)
+{
+    for (int i = 0; i < n; i++)
+        if (attrs[i].name && strcmp(attrs[i].name, name) == 0 && attrs[i].kind == kind) return &attrs[i];
+    return NULL;
+}
+
+static bool any_attr(int n, const weft_attr *attrs, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (attrs[i].name && strcmp(attrs[i].name, name) == 0) return true;
+    return false;
+}
+
+/* A 2-element ints attribute (default dflt) with elements >= lo; false when malformed. */
+static bool pair(int n, const weft_attr *attrs, const char *name, int64_t dflt, int64_t lo, int64_t *out)
+{
+    const weft_attr *a = find_attr(n, attrs, name, WEFT_ATTR_INTS);
+    if (!a) {
+        if (any_attr(n, attrs, name)) return false;
+        out[0] = out[1] = dflt;
+        return true;
+    }
+    if (a->n != 2 || a->ints[0] < lo || a->ints[1] < lo) return false;
+    out[0] = a->ints[0], out[1] = a->ints[1];
+    return true;
+}
+
+typedef struct subpixel {
+    int64_t N, C, H[2], F, Fg, K[2], s[2], pb[2], pe[2], op[2], group, J[2], out[2], extra[2];
+} subpixel;
+
+/* The geometry, or false when the node is not a case for the rewrite. */
+static bool subpixel_plan(weft_graph *g, int n_in, const weft_value *ins, int n_attrs, const weft_attr *attrs,
+                          subpixel *p)
+{
+    if (n_in < 2 || n_in > 3 || ins[0] < 0 || ins[1] < 0) return false;
+    if (weft_graph_value_type(g, ins[0]) != WEFT_TYPE_FLOAT32 || weft_graph_value_type(g, ins[1]) != WEFT_TYPE_FLOAT32 ||
+        !weft_graph_value_data(g, ins[1]))
+        return false;
+    int64_t xs[8], ws[8], bs[8];
+    if (weft_graph_value_shape(g, ins[0], xs) != 4 || weft_graph_value_shape(g, ins[1], ws) != 4) return false;
+    if (n_in == 3 && ins[2] >= 0 &&
+        (!weft_graph_value_data(g, ins[2]) || weft_graph_value_type(g, ins[2]) != WEFT_TYPE_FLOAT32 ||
+         weft_graph_value_shape(g, ins[2], bs) != 1))
+        return false;
+    memset(p, 0, sizeof *p);
+    const weft_attr *grp = find_attr(n_attrs, attrs, "group", WEFT_ATTR_INT);
+    p->group = grp ? grp->i : 1;
+    p->N = xs[0], p->C = xs[1], p->H[0] = xs[2], p->H[1] = xs[3];
+    if (p->group < 1 || p->C % p->group != 0 || ws[0] != p->C) return false;
+    p->Fg = ws[1], p->F = ws[1] * p->group, p->K[0] = ws[2], p->K[1] = ws[3];
+    if (n_in == 3 && ins[2] >= 0 && bs[0] != p->F) return false;
+    int64_t dil[2], pads[4];
+    if (!pair(n_attrs, attrs, "strides", 1, 1, p->s) || !pair(n_attrs, attrs, "dilations", 1, 1, dil) ||
+        !pair(n_attrs, attrs, "output_padding", 0, 0, p->op))
+        return false;
+    if (dil[0] != 1 || dil[1] != 1 || any_attr(n_attrs, attrs, "output_shape")) return false;
+    const weft_attr *ap = find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
+    if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
+    const weft_attr *ks = find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
+    if (ks && (ks->n != 2 || ks->ints[0] != p->K[0] || ks->ints[1] != p->K[1])) return false;
+    const weft_attr *pa = find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
+    if (!pa && any_attr(n_attrs, attrs, "pads")) return false;
+    for (int i = 0; i < 4; i++) pads[i] = pa ? (pa->n == 4 ? pa->ints[i] : -1) : 0;
+    for (int a = 0; a < 2; a++) {
+        p->pb[a] = pads[a], p->pe[a] = pads[2 + a];
+        if (p->pb[a] < 0 || p->pe[a] < 0 || p->op[a] >= p->s[a] || p->K[a] < 1) return false;
+        p->out[a] = (p->H[a] - 1) * p->s[a] - p->pb[a] - p->pe[a] + p->K[a] + p->op[a];
+        if (p->out[a] < 1) return false;
+        p->J[a] = (p->K[a] + p->s[a] - 1) / p->s[a];
+        /* the shuffled extent (H + J - 1 + extra) * s must cover pad_begin + out */
+        int64_t need = (p->pb[a] + p->out[a] + p->s[a] - 1) / p->s[a], have = p->H[a] + p->J[a] - 1;
+        p->extra[a] = need > have ? need - have : 0;
+    }
+    return true;
+}
+
+static weft_status add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,
+                           weft_value *out)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s.%s", base, suffix);
+    return weft_graph_add_constant(g, name, WEFT_TYPE_INT64, 1, (int64_t[]){n}, v, out);
+}
+
+/* MaxPool ceil_mode=1 -> Pad + MaxPool; false when not a case for it. */
+static bool ceil_pool_plan(weft_graph *g, int n_in, const weft_value *ins, int n_attrs, const weft_attr *attrs,
+                           int64_t *pads8)
+{
+    const weft_attr *cm = find_attr(n_attrs, attrs, "ceil_mode", WEFT_ATTR_INT);
+    if (!cm || cm->i == 0 || n_in != 1 || ins[0] < 0 || weft_graph_value_type(g, ins[0]) != WEFT_TYPE_FLOAT32) return false;
+    int64_t xs[8], k[2], s[2], d[2];
+    if (weft_graph_value_shape(g, ins[0], xs) != 4) return false;
+    const weft_attr *ks = find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
+    if (!ks || ks->n != 2 || ks->ints[0] < 1 || ks->ints[1] < 1) return false;
+    k[0] = ks->ints[0], k[1] = ks->ints[1];
+    if (!pair(n_attrs, attrs, "strides", 1, 1, s) || !pair(n_attrs, attrs, "dilations", 1, 1, d)) return false;
+    const weft_attr *ap = find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
+    if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
+    const weft_attr *so = find_attr(n_attrs, attrs, "storage_order", WEFT_ATTR_INT);
+    if (so && so->i != 0) return false;
+    const weft_attr *pa = find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
+    if ((!pa && any_attr(n_attrs, attrs, "pads")) || (pa && pa->n != 4)) return false;
+    memset(pads8, 0, 8 * sizeof *pads8);
+    for (int a = 0; a < 2; a++) {
+        int64_t pb = pa ? pa->ints[a] : 0, pe = pa ? pa->ints[2 + a] : 0, in = xs[2 + a];
+        int64_t keff = (k[a] - 1) * d[a] + 1, span = in + pb + pe - keff;
+        if (pb < 0 || pe < 0 || span < 0) return false;
+        int64_t out = (span + s[a] - 1) / s[a] + 1;
+        if ((out - 1) * s[a] >= in + pb) out--;
+        int64_t extra = (out - 1) * s[a] + keff - (in + pb + pe);
+        pads8[2 + a] = pb;
+        pads8[6 + a] = pe + (extra > 0 ? extra : 0);
+    }
+    return true;
+}
+
+static weft_status ceil_pool(weft_graph *g, const char *nname, const weft_value *ins, int n_attrs,
+                             const weft_attr *attrs, const int64_t *pads8, weft_value *outs)
+{
+    weft_value pv, cv, padded;
+    float lowest = -3.4028234663852886e38f;
+    weft_status rc = add_i64(g, nname, "ceil_pads", 8, pads8, &pv);
+    char name[300];
+    snprintf(name, sizeof name, "%s.ceil_fill", nname);
+    if (rc == WEFT_OK) rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 0, (int64_t[]){1}, &lowest, &cv);
+    snprintf(name, sizeof name, "%s/ceil_pad", nname);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Pad", name, 3, (weft_value[]){ins[0], pv, cv}, 0, NULL, 1, &padded);
+    if (rc != WEFT_OK) return rc;
+    /* the node's attributes without pads and ceil_mode */
+    weft_attr kept[64];
+    int nk = 0;
+    for (int i = 0; i < n_attrs && nk < 64; i++)
+        if (strcmp(attrs[i].name, "pads") != 0 && strcmp(attrs[i].name, "ceil_mode") != 0) kept[nk++] = attrs[i];
+    return weft_graph_add_op(g, "MaxPool", nname, 1, &padded, nk, kept, 1, outs);
+}
+
+/* The constant scalar value of v as a double; false when v is not a one-element constant. */
+static bool const_scalar(weft_graph *g, weft_value v, double *out)
+{
+    int64_t sh[8];
+    int nd = weft_graph_value_shape(g, v, sh);
+    const void *p = weft_graph_value_data(g, v);
+    if (!p || (nd == 1 && sh[0] != 1) || nd > 1) return false;
+    switch (weft_graph_value_type(g, v)) {
+    case WEFT_TYPE_FLOAT32: *out = *(const float *)p; return true;
+    case WEFT_TYPE_INT64: *out = (double)*(const int64_t *)p; return true;
+    case WEFT_TYPE_INT32: *out = *(const int32_t *)p; return true;
+    case WEFT_TYPE_BOOL: *out = *(const uint8_t *)p; return true;
+    default: return false;
+    }
+}
+
+/* Dropout that keeps everything: Identity (+ an all-true mask when asked for). */
+static weft_status dropout_identity(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_out,
+                                    weft_value *outs, bool *done)
+{
+    if (n_in < 1 || ins[0] < 0) return WEFT_OK;
+    double training = 0, ratio = 0.5;
+    if (n_in >= 3 && ins[2] >= 0 && !const_scalar(g, ins[2], &training)) return WEFT_OK;
+    if (n_in >= 2 && ins[1] >= 0 && !const_scalar(g, ins[1], &ratio)) return WEFT_OK;
+    if (training != 0 && ratio != 0) return WEFT_OK; /* it would drop: the op refuses it */
+    if (n_out == 1 && training == 0) return WEFT_OK; /* the plain alias op */
+    int64_t shape[8];
+    int nd = weft_graph_value_shape(g, ins[0], shape);
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++) numel *= shape[d];
+    uint8_t *ones = malloc((size_t)(numel > 0 ? numel : 1));
+    if (!ones) return weft_fail(WEFT_ERR_NOMEM, "Dropout node '%s': out of memory", nname);
+    memset(ones, 1, (size_t)(numel > 0 ? numel : 1));
+    char name[300];
+    snprintf(name, sizeof name, "%s.mask", nname);
+    weft_status rc = n_out == 2 ? weft_graph_add_constant(g, name, WEFT_TYPE_BOOL, nd, shape, ones, &outs[1]) : WEFT_OK;
+    free(ones);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Identity", nname, 1, ins, 0, NULL, 1, &outs[0]);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
+weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
+                                int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
+{
+    *done = false;
+    if (strcmp(op_type, "Dropout") == 0 && n_out <= 2) return dropout_identity(g, nname, n_in, ins, n_out, outs, done);
+    int64_t pads8[8];
+    if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
+        ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {
+        weft_status rc = ceil_pool(g, nname, ins, n_attrs, attrs, pads8, outs);
+        *done = rc == WEFT_OK;
+        return rc;
+    }
+    subpixel p;
+    if (strcmp(op_type, "ConvTranspose") != 0 || n_out != 1 || !subpixel_plan(g, n_in, ins, n_attrs, attrs, &p))
+        return WEFT_OK;
+    int64_t sy = p.s[0], sx = p.s[1], Jy = p.J[0], Jx = p.J[1], Ky = p.K[0], Kx = p.K[1];
+    int64_t cpg = p.C / p.group, F2 = p.F * sy * sx;
+    const float *w = weft_graph_value_data(g, ins[1]);
+    const float *b = n_in == 3 && ins[2] >= 0 ? weft_graph_value_data(g, ins[2]) : NULL;
+    size_t wn = (size_t)(F2 * cpg * Jy * Jx);
+    float *w2 = calloc(wn ? wn : 1, sizeof *w2), *b2 = b ? malloc((size_t)F2 * sizeof *b2) : NULL;
+    if (!w2 || (b && !b2)) {
+        free(w2);
+        free(b2);
+        return weft_fail(WEFT_ERR_NOMEM, "ConvTranspose node '%s': out of memory", nname);
+    }
+    /* W2[oc, cl, jy', jx'] = W[grp * cpg + cl, fl, py + (Jy-1-jy') * sy, px + (Jx-1-jx') * sx] */
+    for (int64_t f = 0; f < p.F; f++)
+        for (int64_t py = 0; py < sy; py++)
+            for (int64_t px = 0; px < sx; px++) {
+                int64_t oc = (f * sy + py) * sx + px, grp = f / p.Fg, fl = f % p.Fg;
+                if (b2) b2[oc] = b[f];
+                for (int64_t cl = 0; cl < cpg; cl++)
+                    for (int64_t jy = 0; jy < Jy; jy++)
+                        for (int64_t jx = 0; jx < Jx; jx++) {
+                            int64_t ky = py + (Jy - 1 - jy) * sy, kx = px + (Jx - 1 - jx) * sx;
+                            if (ky >= Ky || kx >= Kx) continue;
+                            int64_t c = grp * cpg + cl;
+                            w2[((oc * cpg + cl) * Jy + jy) * Jx + jx] = w[((c * p.Fg + fl) * Ky + ky) * Kx + kx];
+                        }
+            }
+    char name[300];
+    weft_value wv, bv = -1, z, r6, tr, r4, st, en, ax, y;
+    snprintf(name, sizeof name, "%s.subpixel_w", nname);
+    weft_status rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 4, (int64_t[]){F2, cpg, Jy, Jx}, w2, &wv);
+    if (rc == WEFT_OK && b2) {
+        snprintf(name, sizeof name, "%s.subpixel_b", nname);
+        rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 1, (int64_t[]){F2}, b2, &bv);
+    }
+    free(w2);
+    free(b2);
+    if (rc != WEFT_OK) return rc;
+    int64_t pads[4] = {Jy - 1, Jx - 1, Jy - 1 + p.extra[0], Jx - 1 + p.extra[1]};
+    weft_attr conv_attrs[3] = {
+        {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = pads},
+        {.name = "group", .kind = WEFT_ATTR_INT, .i = p.group},
+        {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (int64_t[]){Jy, Jx}},
+    };
+    int64_t zh = p.H[0] + Jy - 1 + p.extra[0], zw = p.H[1] + Jx - 1 + p.extra[1];
+    int64_t shape6[6] = {p.N, p.F, sy, sx, zh, zw}, shape4[4] = {p.N, p.F, zh * sy, zw * sx};
+    int64_t perm[6] = {0, 1, 4, 2, 5, 3};
+    weft_attr perm_attr = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 6, .ints = perm};
+    char node[300];
+    snprintf(node, sizeof node, "%s/subpixel_conv", nname);
+    if (rc == WEFT_OK)
+        rc = weft_graph_add_op(g, "Conv", node, 3, (weft_value[]){ins[0], wv, bv}, 3, conv_attrs, 1, &z);
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_shape6", 6, shape6, &r6);
+    snprintf(node, sizeof node, "%s/subpixel_split", nname);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r6}, 0, NULL, 1, &tr);
+    snprintf(node, sizeof node, "%s/subpixel_shuffle", nname);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Transpose", node, 1, &tr, 1, &perm_attr, 1, &z);
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_shape4", 4, shape4, &r4);
+    snprintf(node, sizeof node, "%s/subpixel_merge", nname);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r4}, 0, NULL, 1, &tr);
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_starts", 2, p.pb, &st);
+    if (rc == WEFT_OK)
+        rc = add_i64(g, nname, "subpixel_ends", 2, (int64_t[]){p.pb[0] + p.out[0], p.pb[1] + p.out[1]}, &en);
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_axes", 2, (int64_t[]){2, 3}, &ax);
+    if (rc == WEFT_OK) {
+        bool crop = p.pb[0] || p.pb[1] || p.pb[0] + p.out[0] != zh * sy || p.pb[1] + p.out[1] != zw * sx;
+        if (crop) {
+            rc = weft_graph_add_op(g, "Slice", nname, 4, (weft_value[]){tr, st, en, ax}, 0, NULL, 1, &y);
+        } else {
+            y = tr;
+        }
+    }
+    if (rc != WEFT_OK) return rc;
+    outs[0] = y;
+    *done = true;
+    return WEFT_OK;
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Writes the ONNX op test models of tests/data/onnx_ops: one tiny model per op variant
+(Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode,
+Range, Dropout with its mask;
+Resize in modes nearest, linear and cubic), each with a fixed input and
+PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
+the build never need Python.
+
+    /usr/bin/python3 scripts/gen_onnx_ops.py [--out DIR] [NAME ...]
+
+Per case NAME: NAME.onnx; NAME.input.bin (numpy.random.default_rng(0).standard_normal, float32)
+and NAME.output.bin (PyTorch's output, eval mode, one thread), raw little-endian float32 in C
+order (the token_attention_ids input is int64 token ids). Most models are torch.onnx.export (opset 13 unless the case says otherwise: 10 writes
+Resize-10 and the attribute form of Pad, 14 writes HardSwish). Cases marked "hand" are
+written with onnx.helper to reach attribute values PyTorch never exports; their reference
+output still comes from the PyTorch op with the same meaning. Needs python3-torch and
+python3-onnx (Debian 12).
+"""
+import argparse
+import io
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "..", "tests", "data", "onnx_ops")
+
+
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def convt(*args, **kw):
+    def build():
+        torch.manual_seed(0)
+        return nn.ConvTranspose2d(*args, **kw)
+
+    return build
+
+
+def decoder():
+    """A tiny decoder: Conv -> ReLU -> ConvTranspose(stride 2) -> HardSwish -> bilinear x2 ->
+    reflect Pad -> Conv; exercises fusion around the new ops."""
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1), nn.Hardswish(),
+        Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)),
+        Fn(lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect")), nn.Conv2d(4, 2, 3))
+
+
+class TokenAttention(nn.Module):
+    """Token ids (int64 input) -> embedding + positions -> one attention head with a padding
+    mask derived from the ids (id 0 = padding: Equal, Where) -> LayerNorm."""
+
+    def __init__(self, vocab=50, d=16, seq=8):
+        super().__init__()
+        torch.manual_seed(0)
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, seq, d))
+        self.qkv = nn.Linear(d, 3 * d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        att = (q @ k.transpose(-1, -2)) / 4.0
+        att = att.masked_fill((ids == 0)[:, None, :], -1e4)
+        return self.ln(x + att.softmax(-1) @ v)
+
+
+# name -> (builder, input shape, opset); an input of dtype int64 is token ids in [0, 50) with
+# the last two set to 0 (padding)
+INT_INPUTS = {"token_attention_ids"}
+
+TORCH_CASES = {
+    "resize_nearest_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="nearest")), (1, 2, 4, 5), 13),
+    "resize_nearest_x3_opset10": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=3, mode="nearest")),
+                                  (1, 2, 3, 4), 10),
+    "resize_nearest_sizes": (lambda: Fn(lambda x: F.interpolate(x, size=(7, 11), mode="nearest")), (1, 3, 5, 4), 13),
+    "resize_nearest_down": (lambda: Fn(lambda x: F.interpolate(x, size=(3, 2), mode="nearest")), (2, 2, 7, 5), 13),
+    "resize_bilinear_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear")), (1, 3, 4, 5), 13),
+    "resize_bilinear_sizes": (lambda: Fn(lambda x: F.interpolate(x, size=(9, 4), mode="bilinear")), (1, 2, 5, 7), 13),
+    "resize_bilinear_align_corners": (
+        lambda: Fn(lambda x: F.interpolate(x, size=(9, 11), mode="bilinear", align_corners=True)), (1, 2, 4, 6), 13),
+    "resize_bilinear_ac_down": (
+        lambda: Fn(lambda x: F.interpolate(x, size=(3, 1), mode="bilinear", align_corners=True)), (1, 2, 7, 6), 13),
+    "resize_bicubic_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")), (1, 2, 4, 5), 13),
+    "resize_bicubic_align_corners": (
+        lambda: Fn(lambda x: F.interpolate(x, size=(7, 9), mode="bicubic", align_corners=True)), (1, 2, 4, 6), 13),
+    "resize_bicubic_down": (lambda: Fn(lambda x: F.interpolate(x, size=(3, 4), mode="bicubic")), (1, 2, 7, 9), 13),
+    "pad_constant": (lambda: Fn(lambda x: F.pad(x, (1, 2, 0, 3), value=0.5)), (1, 2, 3, 4), 13),
+    "pad_constant_opset10": (lambda: Fn(lambda x: F.pad(x, (2, 0, 1, 1), value=-1.5)), (1, 2, 3, 4), 10),
+    "pad_crop": (lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, -2))), (1, 2, 5, 4), 13),
+    "pad_reflect": (lambda: Fn(lambda x: F.pad(x, (2, 1, 3, 2), mode="reflect")), (1, 2, 4, 5), 13),
+    "pad_edge": (lambda: Fn(lambda x: F.pad(x, (1, 3, 2, 0), mode="replicate")), (1, 2, 3, 4), 13),
+    "convt_s2_p1_op1": (convt(4, 6, 3, stride=2, padding=1, output_padding=1), (1, 4, 5, 4), 13),
+    "convt_group_dilation": (convt(4, 6, 3, stride=2, padding=2, dilation=2, groups=2, bias=False), (2, 4, 4, 5), 13),
+    "convt_s1_rect": (convt(3, 5, (2, 3), stride=1, padding=0), (1, 3, 4, 4), 13),
+    "convt_s3_asym": (convt(2, 3, (4, 2), stride=(3, 2), padding=(1, 0), output_padding=(2, 1)), (1, 2, 3, 3), 13),
+    "convt_depthwise": (convt(4, 4, 3, stride=2, padding=1, groups=4), (1, 4, 4, 4), 13),
+    "maxpool_ceil": (lambda: nn.MaxPool2d(3, 2, ceil_mode=True), (1, 2, 8, 9), 13),
+    "maxpool_ceil_pad": (lambda: nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 6, 7), 13),
+    "maxpool_ceil_2x2": (lambda: nn.MaxPool2d(2, 2, ceil_mode=True), (1, 3, 5, 7), 13),
+    # a last window that would start past the input is dropped (rows: 3 -> 2)
+    "maxpool_ceil_drop": (lambda: nn.MaxPool2d(2, 3, ceil_mode=True), (1, 2, 6, 7), 13),
+    "hardsigmoid": (lambda: nn.Hardsigmoid(), (2, 3, 4, 5), 13),
+    "hardswish_opset14": (lambda: nn.Hardswish(), (2, 3, 4, 5), 14),
+    "decoder_tiny": (decoder, (1, 3, 6, 6), 13),
+    "token_attention_ids": (TokenAttention, (2, 8), 13),
+}
+
+
+def hand_resize(name, shape, out_shape, mode, coord, nearest, ref_fn, scales=None):
+    """A Resize model written directly: input x of `shape`, constant scales or sizes."""
+    inits = [numpy_helper.from_array(np.zeros(0, np.float32), "roi")]
+    if scales is not None:
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32), "scales"))
+        ins = ["x", "roi", "scales"]
+    else:
+        inits.append(numpy_helper.from_array(np.zeros(0, np.float32), "scales"))
+        inits.append(numpy_helper.from_array(np.array(out_shape, np.int64), "sizes"))
+        ins = ["x", "roi", "scales", "sizes"]
+    node = helper.make_node("Resize", ins, ["y"], name="resize", mode=mode, coordinate_transformation_mode=coord,
+                            nearest_mode=nearest)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), ref_fn
+
+
+def hand_cases():
+    # ONNX half_pixel (linear) equals PyTorch's align_corners=False when every output extent is > 1
+    yield "resize_linear_half_pixel", (1, 2, 4, 6), *hand_resize(
+        "resize_linear_half_pixel", (1, 2, 4, 6), (1, 2, 6, 9), "linear", "half_pixel", "floor",
+        lambda x: F.interpolate(x, size=(6, 9), mode="bilinear", align_corners=False))
+    # nearest with tf_half_pixel_for_nearest + floor is PyTorch's nearest-exact
+    yield "resize_nearest_exact", (1, 2, 5, 4), *hand_resize(
+        "resize_nearest_exact", (1, 2, 5, 4), (1, 2, 8, 7), "nearest", "tf_half_pixel_for_nearest", "floor",
+        lambda x: F.interpolate(x, size=(8, 7), mode="nearest-exact"))
+    # nearest, half_pixel, round_prefer_ceil with scale 2 picks the same pixels as nearest-exact
+    yield "resize_nearest_half_pixel_ceil", (1, 1, 3, 4), *hand_resize(
+        "resize_nearest_half_pixel_ceil", (1, 1, 3, 4), (1, 1, 6, 8), "nearest", "half_pixel", "round_prefer_ceil",
+        lambda x: F.interpolate(x, scale_factor=2, mode="nearest-exact"), scales=[1, 1, 2, 2])
+    # linear over one axis only (a 3-D tensor): PyTorch's linear 1-D interpolation
+    model, _ = hand_resize("resize_linear_1d", (1, 3, 5), (1, 3, 8), "linear", "pytorch_half_pixel", "floor",
+                           None)
+    yield "resize_linear_1d", (1, 3, 5), model, lambda x: F.interpolate(x, size=8, mode="linear",
+                                                                        align_corners=False)
+    # Range with constant inputs (PyTorch folds its own aranges away)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 5))
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+              (("start", 0.25), ("limit", 2.6), ("delta", 0.5))]
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["r"], name="range"),
+         helper.make_node("Add", ["x", "r"], ["y"], name="add")], "range_add", [x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
+    yield "range_add", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: t + torch.arange(0.25, 2.6, 0.5)
+    # Dropout in training mode with ratio 0 and its mask asked for (Swin's functional dropout)
+    consts = [numpy_helper.from_array(np.array(0.0, np.float32), "ratio"),
+              numpy_helper.from_array(np.array(True), "training")]
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["x", "ratio", "training"], ["d", "mask"], name="drop"),
+         helper.make_node("Cast", ["mask"], ["m"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["d", "m"], ["y"], name="mul")], "dropout_mask", [x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
+    yield "dropout_mask", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: t.clone()
+    # Pad-18-style axes input is not written: opset 13 is the export target
+
+
+def make_input(name, shape):
+    rng = np.random.default_rng(0)
+    if name in INT_INPUTS:
+        x = rng.integers(1, 50, shape, dtype=np.int64)
+        x[..., -2:] = 0
+        return x
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def write_case(out, name, shape, model_bytes, ref_fn):
+    x = make_input(name, shape)
+    with torch.no_grad():
+        y = ref_fn(torch.from_numpy(x)).numpy().astype(np.float32)
+    with open(os.path.join(out, name + ".onnx"), "wb") as f:
+        f.write(model_bytes)
+    x.tofile(os.path.join(out, name + ".input.bin"))
+    np.ascontiguousarray(y).tofile(os.path.join(out, name + ".output.bin"))
+    print("%-32s %s -> %s  max|y| %.3g" % (name, list(shape), list(y.shape), float(np.abs(y).max())))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(1)
+    for name, (build, shape, opset) in TORCH_CASES.items():
+        if args.names and name not in args.names:
+            continue
+        m = build().eval()
+        buf = io.BytesIO()
+        dummy = torch.from_numpy(make_input(name, shape))
+        torch.onnx.export(m, (dummy,), buf, opset_version=opset, input_names=["input"],
+                          output_names=["output"])
+        write_case(args.out, name, shape, buf.getvalue(), m)
+    for name, shape, model, ref_fn in hand_cases():
+        if args.names and name not in args.names:
+            continue
+        onnx.checker.check_model(model)
+        write_case(args.out, name, shape, model.SerializeToString(), ref_fn)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
