@@ -55,6 +55,7 @@ void weft_llvm_fill_machine_caps(const char *features, weft_target_caps *c);
 typedef struct weft_llvm_binding {
     const weft_expr *var;
     LLVMValueRef v;
+    int64_t lo, hi; /* the values var takes, when known at compile time (lo <= hi); else lo > hi */
 } weft_llvm_binding;
 
 /* A buffer allocated by ALLOCATE and in scope. */
@@ -98,6 +99,8 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
                               const char *sym, LLVMModuleRef *out);
 weft_status weft_llvm_stmt(weft_llvm_cg *cg, const weft_stmt *s);
 weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef v);
+/* The binding just made by weft_llvm_bind takes values in [lo, hi] (constant loop bounds). */
+void weft_llvm_bound_last(weft_llvm_cg *cg, int64_t lo, int64_t hi);
 /* Alloca in the entry block of the current function. */
 LLVMValueRef weft_llvm_entry_alloca(weft_llvm_cg *cg, LLVMTypeRef ty, unsigned align);
 
