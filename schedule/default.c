@@ -93,7 +93,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     /* 1. Inline elementwise and injective stages that are not outputs. */
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
-        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE))
+        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE) &&
+            !weft_sched_keep_row_stage(s, i))
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
     /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
@@ -148,7 +149,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */
     for (int x = s->n_stages - 1; x >= 0 && rc == WEFT_OK; x--) {
         weft_stage *st = &s->stages[x];
-        if (st->attach != WEFT_ATTACH_ROOT || st->is_output || !st->op->n_reduce) continue;
+        bool row_stage = !st->op->n_reduce && weft_sched_keep_row_stage(s, x);
+        if (st->attach != WEFT_ATTACH_ROOT || st->is_output || (!st->op->n_reduce && !row_stage)) continue;
         int y = only_reader(s, x);
         /* Readers computed at y count as y (readers come later, so they are attached first). */
         bool all_y = true;
@@ -160,7 +162,12 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             all_y = all_y && top == yy && (q == top || s->stages[q].at_stage == top);
         }
         if (y < 0 && all_y) y = yy;
-        if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
+        if (y >= 0 && s->stages[y].attach == WEFT_ATTACH_AT && all_y) y = s->stages[y].at_stage;
+        if (row_stage && y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] &&
+            st->op->ndim == s->stages[y].op->ndim && !memcmp(st->op->shape, s->stages[y].op->shape, sizeof(int64_t) * (size_t)st->op->ndim))
+            rc = weft_sched_row_stage_at(s, x, y, row_loop[y], lanes);
+        else if (row_stage) rc = parallel_rows(s, x);
+        else if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
             rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
         else rc = parallel_rows(s, x);
     }

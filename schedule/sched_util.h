@@ -37,4 +37,12 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
  * it per panel (cache_read + compute_at) makes the register tile's reads contiguous. */
 const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_tensor *op, int vec);
 
+/* ---- default_dense.c ---- */
+/* An elementwise stage worth computing once per row instead of inlining into each reader: it
+ * calls a costly function (exp, log, erf, tanh, sigmoid, pow), at least two stages read it and
+ * one of them reduces its rows (softmax's exp: read by the row sum and by the output). */
+bool weft_sched_keep_row_stage(const weft_schedule *s, int p);
+/* Computes such a stage x at y's row loop row_loop, its last axis vectorized in lanes chunks. */
+weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes);
+
 #endif

@@ -5,7 +5,9 @@
  * Semantics kept here (ir/expr.h): integer DIV truncates (sdiv), FLOORDIV/FLOORMOD round toward
  * -inf (exact for negative operands and divisors), MIN/MAX on floats are llvm.minnum/maxnum
  * (fminf/fmaxf), comparisons give i1, SELECT evaluates both arms. Float arithmetic carries
- * reassoc+contract fast-math flags (never nnan/ninf: -inf is the max-reduction identity).
+ * reassoc+contract fast-math flags (never ninf: -inf is the max-reduction identity). Float
+ * MIN/MAX also carry nnan+nsz, which lets LLVM 19 vectorize max/min reductions (softmax's row
+ * max ran as a scalar maxss+NaN-fixup chain): a NaN operand gives an unspecified value.
  */
 #include <string.h>
 
@@ -205,6 +207,8 @@ static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRe
         if (f) {
             LLVMValueRef args[2] = {a, b};
             *out = call_intrinsic(cg, mx ? "llvm.maxnum" : "llvm.minnum", LLVMTypeOf(a), args, 2);
+            LLVMSetFastMathFlags(*out, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract | LLVMFastMathNoNaNs |
+                                           LLVMFastMathNoSignedZeros);
         } else {
             LLVMIntPredicate p = mx ? (u ? LLVMIntUGT : LLVMIntSGT) : (u ? LLVMIntULT : LLVMIntSLT);
             *out = LLVMBuildSelect(bd, LLVMBuildICmp(bd, p, a, b, ""), a, b, "");

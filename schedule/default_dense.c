@@ -1,0 +1,62 @@
+/* Default-schedule rules for row kernels and dense (matmul-like) kernels, called from
+ * default.c (see sched_util.h for the contracts). */
+#include <string.h>
+
+#include "ir/pattern.h"
+#include "schedule/sched_util.h"
+
+static void find_costly_call(void *ud, const weft_expr *e)
+{
+    bool *found = ud;
+    if (*found) return;
+    if (e->kind == WEFT_EXPR_CALL) {
+        weft_intrin fn = weft_expr_call_fn(e);
+        if (fn == WEFT_INTRIN_EXP || fn == WEFT_INTRIN_LOG || fn == WEFT_INTRIN_ERF || fn == WEFT_INTRIN_TANH ||
+            fn == WEFT_INTRIN_SIGMOID || fn == WEFT_INTRIN_POW) {
+            *found = true;
+            return;
+        }
+    }
+    weft_expr_each_child(e, find_costly_call, ud);
+}
+
+bool weft_sched_keep_row_stage(const weft_schedule *s, int p)
+{
+    const weft_tensor *op = s->stages[p].op;
+    if (s->stages[p].is_output || op->n_reduce || !op->body || op->ndim == 0) return false;
+    if (weft_tensor_pattern(op) != WEFT_PATTERN_ELEMWISE) return false;
+    bool costly = false;
+    find_costly_call(&costly, op->body);
+    if (!costly) return false;
+    int readers = 0;
+    bool row_reduce = false;
+    for (int q = 0; q < s->n_stages; q++) {
+        if (q == p || !weft_sched_reads(s, q, p)) continue;
+        readers++;
+        const weft_tensor *r = s->stages[q].op;
+        /* a reduction of p's rows: its shape is p's without the last axis (dropped or 1) */
+        if (r->n_reduce && (r->ndim == op->ndim - 1 || (r->ndim == op->ndim && r->shape[op->ndim - 1] == 1))) {
+            bool same = true;
+            for (int d = 0; d < op->ndim - 1; d++) same = same && r->shape[d] == op->shape[d];
+            row_reduce = row_reduce || same;
+        }
+    }
+    return readers >= 2 && row_reduce;
+}
+
+weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes)
+{
+    char xname[WEFT_SCHED_NAME], yname[WEFT_SCHED_NAME], last[WEFT_SCHED_NAME];
+    snprintf(xname, sizeof xname, "%s", s->stages[x].name);
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    const weft_tensor *op = s->stages[x].op;
+    int n = op->ndim;
+    snprintf(last, sizeof last, "%s", s->stages[x].iters[n - 1].name);
+    weft_status rc = weft_sched_stepf(s, "compute_at %s %s %s", xname, yname, row_loop);
+    int64_t extent = op->shape[n - 1];
+    if (rc == WEFT_OK && extent > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", xname, last, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", xname, last);
+    } else if (rc == WEFT_OK && extent > 1) rc = weft_sched_stepf(s, "vectorize %s %s", xname, last);
+    return rc;
+}
