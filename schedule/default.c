@@ -136,7 +136,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
-        rc = weft_sched_tile(s, y, tiles, attach, par);
+        int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
+        rc = weft_sched_tile_first(s, y, tiles, first, attach, par);
         if (rc != WEFT_OK) break;
         snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
         if (r >= 0) {

@@ -60,3 +60,15 @@ weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *
     } else if (rc == WEFT_OK && extent > 1) rc = weft_sched_stepf(s, "vectorize %s %s", xname, last);
     return rc;
 }
+
+int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape,
+                                const int64_t *tiles, const weft_target_caps *caps)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (op->n_reduce != 1 || u < 0 || v < 0 || tiles[u] >= out_shape[u] || tiles[v] >= out_shape[v]) return -1;
+    if (!weft_sched_reused_input(s->func, op, v)) return -1;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t blocks = (out_shape[v] + tiles[v] - 1) / tiles[v];
+    for (int d = 0; d < u; d++) blocks *= out_shape[d]; /* batch axes are fused with it */
+    return blocks >= 2 * threads ? v : -1;
+}

@@ -22,6 +22,9 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes);
  * into one parallel loop; the last axis's inner loop is vectorized. Writes the innermost outer
  * loop (where a producer's tile is computed; "" when none) and the parallel loop. */
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par);
+/* weft_sched_tile with axis `first`'s outer loop moved in front of the other outer loops (-1:
+ * axis order), e.g. a matmul's column blocks outermost so one block of B serves every row tile. */
+weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, char *attach, char *par);
 /* Orders a reduction stage as reduce loops then spatial loops, unrolls unroll_axis and
  * vectorizes vec_axis when its tile is at most max_vec (axes < 0 are skipped). */
 weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,
@@ -44,5 +47,14 @@ const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_ten
 bool weft_sched_keep_row_stage(const weft_schedule *s, int p);
 /* Computes such a stage x at y's row loop row_loop, its last axis vectorized in lanes chunks. */
 weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes);
+
+/* Column blocks first for a matmul-like stage r (one reduction axis, register tile u x v, an
+ * input reused across rows, more than one tile along both): returns v, whose outer loop then
+ * runs outside the row tiles so one K x tile block of the reused operand (B) stays in cache
+ * for every row tile (B is read once, A once per column block: mr/nr of the other order's
+ * traffic); -1 (axis order) when it does not apply or the column blocks (times the batch axes
+ * before u) are fewer than two per thread. */
+int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape,
+                                const int64_t *tiles, const weft_target_caps *caps);
 
 #endif
