@@ -132,7 +132,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (r >= 0) {
             weft_sched_choose_tile_axes(s->stages[r].op, &u, &v);
             /* Axes after the vector axis keep tile 1 so it is innermost in the accumulator. */
-            tiles[v] = weft_sched_fit_tile(op->shape[v], (u >= 0 ? WEFT_SCHED_TILE_VECS : 4) * lanes, lanes);
+            int64_t cap = u >= 0 ? WEFT_SCHED_TILE_VECS * lanes : weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps);
+            tiles[v] = weft_sched_fit_tile(op->shape[v], cap, lanes);
             if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
@@ -145,6 +146,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
             if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
             if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, 64, tiles);
+            if (rc == WEFT_OK && tiles[v] > 64) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
         }
     }
     /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */

@@ -2,6 +2,7 @@
  * default.c (see sched_util.h for the contracts). */
 #include <string.h>
 
+#include "ir/error.h"
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 
@@ -65,10 +66,41 @@ int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, con
                                 const int64_t *tiles, const weft_target_caps *caps)
 {
     const weft_tensor *op = s->stages[r].op;
-    if (op->n_reduce != 1 || u < 0 || v < 0 || tiles[u] >= out_shape[u] || tiles[v] >= out_shape[v]) return -1;
+    if (op->n_reduce != 1 || v < 0 || tiles[v] >= out_shape[v]) return -1;
+    if (u < 0) return v; /* a matrix-vector product: parallel over column blocks */
+    if (tiles[u] >= out_shape[u]) return -1;
     if (!weft_sched_reused_input(s->func, op, v)) return -1;
     int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
     int64_t blocks = (out_shape[v] + tiles[v] - 1) / tiles[v];
     for (int d = 0; d < u; d++) blocks *= out_shape[d]; /* batch axes are fused with it */
     return blocks >= 2 * threads ? v : -1;
+}
+
+int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, const weft_target_caps *caps)
+{
+    int64_t n = op->shape[v];
+    int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t max_vecs = regs - 4 > 4 ? regs - 4 : 4; /* accumulators, a broadcast, spare */
+    if (max_vecs * lanes > 256) max_vecs = 256 / lanes; /* the widest vectorized loop */
+    if (op->n_reduce != 1 || lanes < 1) return 4 * lanes;
+    int64_t vecs = (n + lanes - 1) / lanes;
+    int64_t blocks = (vecs + max_vecs - 1) / max_vecs;
+    if (blocks < threads && vecs >= 8 * threads) blocks = threads; /* every thread gets >= 8 vectors */
+    return (vecs + blocks - 1) / blocks * lanes;
+}
+
+weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes)
+{
+    int y = weft_sched_find_stage(s, out), r = weft_sched_find_stage(s, local);
+    if (y < 0 || r < 0 || v >= s->stages[r].op->ndim) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s/%s", out, local);
+    char rv[WEFT_SCHED_NAME], yv[WEFT_SCHED_NAME + 4];
+    snprintf(rv, sizeof rv, "%s", s->stages[r].iters[v].name);
+    snprintf(yv, sizeof yv, "%s.1", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", local, rv, (long long)lanes);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", local, rv);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, rv);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", out, yv, (long long)lanes);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", out, yv);
+    return rc;
 }

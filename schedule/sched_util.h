@@ -57,4 +57,15 @@ weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *
 int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape,
                                 const int64_t *tiles, const weft_target_caps *caps);
 
+/* The vector tile of a reduction with one reduction axis and no second output axis to tile (a
+ * matrix-vector product, M = 1): as many accumulator vectors as the register file holds (all of
+ * a row of B up to (regs - 4) vectors, so B streams row after row), split evenly into at least
+ * one block per thread when each still gets 8 vectors; 4 vectors for other reductions. */
+int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, const weft_target_caps *caps);
+
+/* A register tile wider than 64 lanes (weft_sched_row_vector_tile): the accumulator stage
+ * `local`'s axis v and the output `out`'s last inner loop are split into native vectors (the
+ * accumulator's unrolled), so each is one register-wide operation. */
+weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes);
+
 #endif
