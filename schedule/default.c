@@ -132,7 +132,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (r >= 0) {
             weft_sched_choose_tile_axes(s->stages[r].op, &u, &v);
             /* Axes after the vector axis keep tile 1 so it is innermost in the accumulator. */
-            int64_t cap = u >= 0 ? WEFT_SCHED_TILE_VECS * lanes : weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps);
+            int64_t cap = u >= 0      ? WEFT_SCHED_TILE_VECS * lanes
+                          : v == n - 1 ? weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps)
+                                       : 4 * lanes;
             tiles[v] = weft_sched_fit_tile(op->shape[v], cap, lanes);
             if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);

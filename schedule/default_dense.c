@@ -67,7 +67,7 @@ int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, con
 {
     const weft_tensor *op = s->stages[r].op;
     if (op->n_reduce != 1 || v < 0 || tiles[v] >= out_shape[v]) return -1;
-    if (u < 0) return v; /* a matrix-vector product: parallel over column blocks */
+    if (u < 0) return v == op->ndim - 1 ? v : -1; /* a matrix-vector product: parallel over column blocks */
     if (tiles[u] >= out_shape[u]) return -1;
     if (!weft_sched_reused_input(s->func, op, v)) return -1;
     int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
@@ -97,6 +97,9 @@ weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const cha
     char rv[WEFT_SCHED_NAME], yv[WEFT_SCHED_NAME + 4];
     snprintf(rv, sizeof rv, "%s", s->stages[r].iters[v].name);
     snprintf(yv, sizeof yv, "%s.1", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
+    bool split = false; /* the output's last axis keeps its name when its tile is the whole axis */
+    for (int i = 0; i < s->stages[y].n_iters; i++) split = split || !strcmp(s->stages[y].iters[i].name, yv);
+    if (!split) snprintf(yv, sizeof yv, "%s", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
     weft_status rc = weft_sched_stepf(s, "split %s %s %lld", local, rv, (long long)lanes);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", local, rv);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, rv);

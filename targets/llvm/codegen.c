@@ -319,8 +319,15 @@ static weft_status emit_store(weft_llvm_cg *cg, const weft_stmt *s)
 static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
 {
     if (cg->vvar) return weft_llvm_vector_if(cg, s);
+    int depth = cg->n_vars;
+    weft_status st = WEFT_OK;
+    switch (weft_llvm_term_truth(cg, s->u.cond.cond)) { /* decided by the loop bounds: one side */
+    case 1: return weft_llvm_stmt(cg, s->u.cond.then_s);
+    case -1: return s->u.cond.else_s ? weft_llvm_stmt(cg, s->u.cond.else_s) : WEFT_OK;
+    default: break;
+    }
     LLVMValueRef c;
-    weft_status st = weft_llvm_expr(cg, s->u.cond.cond, &c);
+    st = weft_llvm_expr(cg, s->u.cond.cond, &c);
     if (st != WEFT_OK) return st;
     if (weft_llvm_lanes_of(c)) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: vector condition in IF");
     if (LLVMTypeOf(c) != cg->t_i1) {
@@ -333,12 +340,16 @@ static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "endif");
     LLVMBuildCondBr(cg->b, c, then_b, else_b ? else_b : merge);
     LLVMPositionBuilderAtEnd(cg->b, then_b);
-    st = weft_llvm_stmt(cg, s->u.cond.then_s);
+    st = weft_llvm_narrow_for_branch(cg, s->u.cond.cond, false);
+    if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.cond.then_s);
+    cg->n_vars = depth;
     if (st != WEFT_OK) return st;
     LLVMBuildBr(cg->b, merge);
     if (else_b) {
         LLVMPositionBuilderAtEnd(cg->b, else_b);
-        st = weft_llvm_stmt(cg, s->u.cond.else_s);
+        st = weft_llvm_narrow_for_branch(cg, s->u.cond.cond, true);
+        if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.cond.else_s);
+        cg->n_vars = depth;
         if (st != WEFT_OK) return st;
         LLVMBuildBr(cg->b, merge);
     }

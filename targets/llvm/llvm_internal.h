@@ -131,6 +131,13 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode IF: terms of the condition that do not depend on the vectorized variable branch,
  * the others narrow the lane mask under which loads and stores of the then-part run. */
 weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s);
+/* +1 / -1 when the integer comparison term holds always / never over the bindings' known
+ * ranges (constant loop bounds, narrowed by enclosing IFs), 0 when unknown. */
+int weft_llvm_term_truth(const weft_llvm_cg *cg, const weft_expr *t);
+/* Re-binds the variables of cond with their ranges narrowed to the values for which cond (or,
+ * negated, its negation) can hold: the else-branch of a partitioned tile loop knows it is the
+ * last tile. The caller restores cg->n_vars. */
+weft_status weft_llvm_narrow_for_branch(weft_llvm_cg *cg, const weft_expr *cond, bool negated);
 
 /* ---- jit.c ---- */
 weft_status weft_llvm_jit_create(weft_target *t);

@@ -205,6 +205,86 @@ static bool local_in_range(const weft_llvm_cg *cg, const weft_buffer *buf, const
     return range_of(cg, idx, &lo, &hi) && lo >= 0 && hi < buf->size;
 }
 
+/* +1 when the comparison term holds for every value the bindings allow, -1 when it never does,
+ * 0 when unknown (not an ordered integer comparison, or a range is unknown). */
+int weft_llvm_term_truth(const weft_llvm_cg *cg, const weft_expr *t)
+{
+    int64_t al, ah, bl, bh;
+    if (t->kind != WEFT_EXPR_LT && t->kind != WEFT_EXPR_LE && t->kind != WEFT_EXPR_GT && t->kind != WEFT_EXPR_GE)
+        return 0;
+    if (!weft_dtype_is_int(weft_expr_a(t)->dtype) || !range_of(cg, weft_expr_a(t), &al, &ah) ||
+        !range_of(cg, weft_expr_b(t), &bl, &bh))
+        return 0;
+    switch ((weft_expr_kind)t->kind) {
+    case WEFT_EXPR_LT: return ah < bl ? 1 : al >= bh ? -1 : 0;
+    case WEFT_EXPR_LE: return ah <= bl ? 1 : al > bh ? -1 : 0;
+    case WEFT_EXPR_GT: return al > bh ? 1 : ah <= bl ? -1 : 0;
+    default: return al >= bh ? 1 : ah < bl ? -1 : 0;
+    }
+}
+
+/* Truth of a conjunction: -1 when some term never holds, +1 when all always do. */
+static int cond_truth(const weft_llvm_cg *cg, const weft_expr *c)
+{
+    if (c->kind == WEFT_EXPR_AND) {
+        int a = cond_truth(cg, weft_expr_a(c)), b = cond_truth(cg, weft_expr_b(c));
+        return a < 0 || b < 0 ? -1 : a > 0 && b > 0 ? 1 : 0;
+    }
+    return weft_llvm_term_truth(cg, c);
+}
+
+static void collect_vars(const weft_llvm_cg *cg, const weft_expr *e, const weft_expr **vars, int *n, int cap)
+{
+    if (e->kind == WEFT_EXPR_VAR) {
+        for (int i = 0; i < *n; i++)
+            if (vars[i] == e) return;
+        if (*n < cap) vars[(*n)++] = e;
+        return;
+    }
+    if (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB || e->kind == WEFT_EXPR_MUL || e->kind == WEFT_EXPR_AND ||
+        e->kind == WEFT_EXPR_LT || e->kind == WEFT_EXPR_LE || e->kind == WEFT_EXPR_GT || e->kind == WEFT_EXPR_GE) {
+        collect_vars(cg, weft_expr_a(e), vars, n, cap);
+        collect_vars(cg, weft_expr_b(e), vars, n, cap);
+    }
+}
+
+static int binding_of(const weft_llvm_cg *cg, const weft_expr *v)
+{
+    for (int i = cg->n_vars - 1; i >= 0; i--)
+        if (cg->vars[i].var == v) return i;
+    return -1;
+}
+
+/* Truth of cond (or of its negation) with v's binding narrowed to the one value x. */
+static int truth_at(weft_llvm_cg *cg, const weft_expr *cond, int b, int64_t x, bool negated)
+{
+    int64_t lo = cg->vars[b].lo, hi = cg->vars[b].hi;
+    cg->vars[b].lo = cg->vars[b].hi = x;
+    int t = cond_truth(cg, cond);
+    cg->vars[b].lo = lo;
+    cg->vars[b].hi = hi;
+    return negated ? -t : t;
+}
+
+weft_status weft_llvm_narrow_for_branch(weft_llvm_cg *cg, const weft_expr *cond, bool negated)
+{
+    const weft_expr *vars[8];
+    int n = 0;
+    collect_vars(cg, cond, vars, &n, 8);
+    for (int i = 0; i < n; i++) {
+        int b = binding_of(cg, vars[i]);
+        if (b < 0 || cg->vars[b].lo > cg->vars[b].hi || cg->vars[b].hi - cg->vars[b].lo > 4096) continue;
+        int64_t lo = cg->vars[b].lo, hi = cg->vars[b].hi;
+        while (lo <= hi && truth_at(cg, cond, b, lo, negated) < 0) lo++;
+        while (hi >= lo && truth_at(cg, cond, b, hi, negated) < 0) hi--;
+        if (lo > hi || (lo == cg->vars[b].lo && hi == cg->vars[b].hi)) continue; /* dead branch: left as is */
+        weft_status st = weft_llvm_bind(cg, vars[i], cg->vars[b].v);
+        if (st != WEFT_OK) return st;
+        weft_llvm_bound_last(cg, lo, hi);
+    }
+    return WEFT_OK;
+}
+
 static LLVMValueRef masked_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef data_ty, LLVMTypeRef ptrs_ty,
                                      LLVMValueRef *args, unsigned n)
 {
@@ -248,6 +328,9 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
     flatten_and(s->u.cond.cond, terms, &n, 64);
     LLVMValueRef scalar = NULL, mask = NULL;
     for (int i = 0; i < n; i++) {
+        int truth = weft_llvm_term_truth(cg, terms[i]);
+        if (truth < 0) return WEFT_OK; /* no lane ever runs it */
+        if (truth > 0) continue;       /* every lane does: no mask */
         LLVMValueRef v;
         weft_status st = weft_llvm_expr(cg, terms[i], &v);
         if (st != WEFT_OK) return st;
