@@ -90,11 +90,22 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
+    /* 0. Operands a matmul-like stage reads transposed (attention's K^T): packed, not inlined. */
+    char pack[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME], pack_reader[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int n_pack = 0;
+    bool packed[WEFT_SCHED_MAX_STAGES] = {false};
+    for (int i = 0; i < s->n_stages; i++) {
+        int p = weft_sched_pack_operand(s, i);
+        if (p < 0 || packed[p]) continue;
+        packed[p] = true;
+        snprintf(pack[n_pack], WEFT_SCHED_NAME, "%s", s->stages[p].name);
+        snprintf(pack_reader[n_pack++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+    }
     /* 1. Inline elementwise and injective stages that are not outputs. */
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
         if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE) &&
-            !weft_sched_keep_row_stage(s, i))
+            !weft_sched_keep_row_stage(s, i) && !packed[i])
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
     /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
@@ -149,6 +160,10 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
             if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, 64, tiles);
             if (rc == WEFT_OK && tiles[v] > 64) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+            for (int k = 0; k < n_pack && rc == WEFT_OK; k++)
+                if (!strcmp(pack_reader[k], rname) || (!strncmp(pack_reader[k], rname, strlen(pack_reader[k])) &&
+                                                       !strcmp(rname + strlen(pack_reader[k]), ".local")))
+                    rc = weft_sched_pack_at(s, pack[k], outputs[o], par, first == v && par[0], lanes);
         }
     }
     /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */

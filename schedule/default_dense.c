@@ -69,7 +69,7 @@ int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, con
     if (op->n_reduce != 1 || v < 0 || tiles[v] >= out_shape[v]) return -1;
     if (u < 0) return v == op->ndim - 1 ? v : -1; /* a matrix-vector product: parallel over column blocks */
     if (tiles[u] >= out_shape[u]) return -1;
-    if (!weft_sched_reused_input(s->func, op, v)) return -1;
+    if (!weft_sched_reused_input(s->func, op, v) && weft_sched_pack_operand(s, r) < 0) return -1;
     int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
     int64_t blocks = (out_shape[v] + tiles[v] - 1) / tiles[v];
     for (int d = 0; d < u; d++) blocks *= out_shape[d]; /* batch axes are fused with it */
@@ -105,5 +105,61 @@ weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const cha
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, rv);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", out, yv, (long long)lanes);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", out, yv);
+    return rc;
+}
+
+typedef struct operand_scan {
+    const weft_tensor *op;
+    int u, v;
+    const weft_tensor *found;
+} operand_scan;
+
+static void find_operand(void *ud, const weft_expr *e)
+{
+    operand_scan *sc = ud;
+    if (sc->found) return;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_uses_var(e, sc->op->axis[sc->v].var) &&
+        !weft_expr_uses_var(e, sc->op->axis[sc->u].var)) {
+        sc->found = weft_expr_tload_tensor(e);
+        return;
+    }
+    weft_expr_each_child(e, find_operand, ud);
+}
+
+int weft_sched_pack_operand(const weft_schedule *s, int r)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (op->n_reduce != 1 || !op->body || weft_tensor_pattern(op) != WEFT_PATTERN_OUT_REDUCTION_REUSE) return -1;
+    int u, v;
+    weft_sched_choose_tile_axes(op, &u, &v);
+    if (u < 0) return -1;
+    operand_scan sc = {op, u, v, NULL};
+    find_operand(&sc, op->body);
+    if (!sc.found) return -1;
+    for (int p = 0; p < s->n_stages; p++) {
+        if (s->stages[p].op != sc.found) continue;
+        if (s->stages[p].is_output || sc.found->n_reduce || weft_tensor_pattern(sc.found) != WEFT_PATTERN_INJECTIVE) return -1;
+        for (int q = 0; q < s->n_stages; q++)
+            if (q != p && q != r && weft_sched_reads(s, q, p)) return -1; /* r must be its only reader */
+        return p;
+    }
+    return -1;
+}
+
+weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
+                               int64_t lanes)
+{
+    int p = weft_sched_find_stage(s, stage);
+    if (p < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s", stage);
+    if (!packed) return weft_sched_stepf(s, "compute_inline %s", stage);
+    weft_status rc = weft_sched_stepf(s, "compute_at %s %s %s", stage, out, loop);
+    const weft_tensor *op = s->stages[p].op;
+    int n = op->ndim;
+    if (rc == WEFT_OK && n > 0 && op->shape[n - 1] >= lanes) {
+        char last[WEFT_SCHED_NAME];
+        snprintf(last, sizeof last, "%s", s->stages[weft_sched_find_stage(s, stage)].iters[n - 1].name);
+        rc = weft_sched_stepf(s, "split %s %s %lld", stage, last, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", stage, last);
+    }
     return rc;
 }

@@ -68,4 +68,15 @@ int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, 
  * accumulator's unrolled), so each is one register-wide operation. */
 weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes);
 
+/* The operand of the matmul-like reduction stage r that its register tile reuses across rows
+ * (read along the tile's vector axis, not along its row axis) when it is an injective stage
+ * read only by r (attention's K^T: a transpose of the activation, which inlined becomes a
+ * strided gather in the inner loop): its index, to be packed per column block; -1 otherwise. */
+int weft_sched_pack_operand(const weft_schedule *s, int r);
+/* Packs such a stage: computed at `loop` of `out` (the column-block loop: one contiguous panel
+ * per block, reused by every row tile) with its last axis vectorized, or inlined when `packed`
+ * is false (the row tiles run outside the column blocks: no reuse to pay for the copy). */
+weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
+                               int64_t lanes);
+
 #endif

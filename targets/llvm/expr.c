@@ -6,6 +6,8 @@
  * -inf (exact for negative operands and divisors), MIN/MAX on floats are llvm.minnum/maxnum
  * (fminf/fmaxf), comparisons give i1, SELECT evaluates both arms. Float arithmetic carries
  * reassoc+contract fast-math flags (never ninf: -inf is the max-reduction identity). Float
+ * DIV also carries arcp (a division by a loop-invariant value becomes a multiplication by its
+ * hoisted reciprocal: attention's scaled Q in the matmul's inner loop). Float
  * MIN/MAX also carry nnan+nsz, which lets LLVM 19 vectorize max/min reductions (softmax's row
  * max ran as a scalar maxss+NaN-fixup chain): a NaN operand gives an unspecified value.
  */
@@ -192,6 +194,8 @@ static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRe
     case WEFT_EXPR_MUL: *out = f ? fm(LLVMBuildFMul(bd, a, b, "")) : LLVMBuildMul(bd, a, b, ""); break;
     case WEFT_EXPR_DIV:
         *out = f ? fm(LLVMBuildFDiv(bd, a, b, "")) : u ? LLVMBuildUDiv(bd, a, b, "") : LLVMBuildSDiv(bd, a, b, "");
+        if (f && LLVMIsAInstruction(*out)) /* arcp: x / c becomes x * (1/c) with 1/c hoisted out of loops */
+            LLVMSetFastMathFlags(*out, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract | LLVMFastMathAllowReciprocal);
         break;
     case WEFT_EXPR_FLOORDIV:
     case WEFT_EXPR_FLOORMOD: {
