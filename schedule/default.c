@@ -146,7 +146,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             int64_t cap = u >= 0      ? WEFT_SCHED_TILE_VECS * lanes
                           : v == n - 1 ? weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps)
                                        : 4 * lanes;
-            tiles[v] = weft_sched_fit_tile(op->shape[v], cap, lanes);
+            tiles[v] = weft_sched_fit_vector_tile(op->shape[v], cap, lanes);
             if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
@@ -158,8 +158,10 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             char rname[WEFT_SCHED_NAME];
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
             if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
-            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, 64, tiles);
-            if (rc == WEFT_OK && tiles[v] > 64) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+            /* a vector tile wider than 64 or not a whole number of vectors runs as native vectors */
+            bool wide = v == n - 1 && (tiles[v] > 64 || (tiles[v] > lanes && tiles[v] % lanes));
+            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
+            if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
             for (int k = 0; k < n_pack && rc == WEFT_OK; k++)
                 if (!strcmp(pack_reader[k], rname) || (!strncmp(pack_reader[k], rname, strlen(pack_reader[k])) &&
                                                        !strcmp(rname + strlen(pack_reader[k]), ".local")))

@@ -163,3 +163,13 @@ weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *
     }
     return rc;
 }
+
+int64_t weft_sched_fit_vector_tile(int64_t extent, int64_t cap, int64_t lanes)
+{
+    int64_t t = weft_sched_fit_tile(extent, cap, lanes);
+    if (lanes > 1 && t >= extent && extent > lanes && extent % lanes) {
+        int64_t half = (extent + 1) / 2;
+        t = (half + lanes - 1) / lanes * lanes;
+    }
+    return t;
+}

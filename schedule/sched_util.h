@@ -79,4 +79,10 @@ int weft_sched_pack_operand(const weft_schedule *s, int r);
 weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
                                int64_t lanes);
 
+/* weft_sched_fit_tile for a register tile's vector axis, never the whole axis when that is
+ * not a whole number of vectors (N = 20 with 16 lanes: 16, not 20): a tile's accumulator is
+ * allocated at the tile's width, so with a multiple of the vector width its rows do not
+ * overlap vectors and stay in registers, and the last tile is one masked vector. */
+int64_t weft_sched_fit_vector_tile(int64_t extent, int64_t cap, int64_t lanes);
+
 #endif
