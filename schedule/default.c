@@ -158,8 +158,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             char rname[WEFT_SCHED_NAME];
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
             if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
-            /* a vector tile wider than 64 or not a whole number of vectors runs as native vectors */
-            bool wide = v == n - 1 && (tiles[v] > 64 || (tiles[v] > lanes && tiles[v] % lanes));
+            /* a vector tile wider than one vector runs as native vectors (the last tile's empty
+             * vectors are then skipped, not computed masked) */
+            bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
             if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
             if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
             for (int k = 0; k < n_pack && rc == WEFT_OK; k++)

@@ -357,6 +357,26 @@ static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
     return WEFT_OK;
 }
 
+/* A guard (IF) inside a vectorized loop of s: vector.c may then access a local buffer's
+ * disabled lanes without a mask (in range, blended), so the buffer starts zeroed: lanes that
+ * are never written hold 0, not stale bits that may be denormals or NaNs, whose arithmetic in
+ * disabled lanes costs microcode assists where no AVX-512 masking suppresses it. */
+static bool guarded_vector_loop(const weft_stmt *s, bool in_vector)
+{
+    if (!s) return false;
+    switch (s->kind) {
+    case WEFT_STMT_FOR: return guarded_vector_loop(s->u.loop.body, in_vector || s->u.loop.kind == WEFT_FOR_VECTORIZED);
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (guarded_vector_loop(s->u.seq.items[i], in_vector)) return true;
+        return false;
+    case WEFT_STMT_IF:
+        return in_vector || guarded_vector_loop(s->u.cond.then_s, in_vector) || guarded_vector_loop(s->u.cond.else_s, in_vector);
+    case WEFT_STMT_ALLOCATE: return guarded_vector_loop(s->u.alloc.body, in_vector);
+    default: return false;
+    }
+}
+
 static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
 {
     const weft_buffer *buf = s->u.alloc.buf;
@@ -372,6 +392,8 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
     weft_status st;
     if (bytes <= MAX_STACK_BYTES) {
         LLVMValueRef p = weft_llvm_entry_alloca(cg, LLVMArrayType2(mty, (uint64_t)buf->size), 64);
+        if (guarded_vector_loop(s->u.alloc.body, false))
+            LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
         st = push_local(cg, buf, p);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
     } else {
@@ -379,6 +401,7 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMTypeRef f_ty = LLVMFunctionType(cg->t_void, &cg->t_ptr, 1, 0);
         LLVMValueRef n = LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0);
         LLVMValueRef p = LLVMBuildCall2(cg->b, a_ty, get_function(cg, "weft_rt_alloc", a_ty), &n, 1, buf->name);
+        if (guarded_vector_loop(s->u.alloc.body, false)) LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), n, 64);
         st = push_local(cg, buf, p);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
         if (st == WEFT_OK) LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");
