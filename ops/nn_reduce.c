@@ -194,7 +194,9 @@ weft_status weft_nn_softmax_compute(weft_arena *a, const weft_graph *g, const we
             const weft_expr *d = weft_sub(a, weft_tload(a, X, r, idx), read_kept(a, mx, r, reduced, idx));
             weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_sub(a, d, weft_call1(a, WEFT_INTRIN_LOG, sum)));
         } else {
-            weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_div(a, weft_tload(a, e, r, idx), sum));
+            /* times the row's reciprocal: one division per row, not per element */
+            const weft_expr *inv = weft_div(a, weft_f32(a, 1.0), sum);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_mul(a, weft_tload(a, e, r, idx), inv));
         }
     }
     outs[0] = Y;

@@ -29,7 +29,9 @@ weft_te_func *weft_op_softmax(weft_arena *a, int64_t M, int64_t N)
     weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){M, N}, ij);
     if (Y) {
         const weft_expr *i = weft_te_axis(Y, 0), *j = weft_te_axis(Y, 1);
-        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_div(a, weft_te_at(a, e, i, j), weft_te_at(a, s, i)));
+        /* times the row's reciprocal: one division per row, not per element */
+        const weft_expr *inv = weft_div(a, weft_f32(a, 1.0), weft_te_at(a, s, i));
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_mul(a, weft_te_at(a, e, i, j), inv));
     }
     return weft_ops_finish(a, op, 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y});
 }

@@ -90,10 +90,22 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
+    /* 0. Operands a matmul-like stage reads transposed (attention's K^T): packed, not inlined. */
+    char pack[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME], pack_reader[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int n_pack = 0;
+    bool packed[WEFT_SCHED_MAX_STAGES] = {false};
+    for (int i = 0; i < s->n_stages; i++) {
+        int p = weft_sched_pack_operand(s, i);
+        if (p < 0 || packed[p]) continue;
+        packed[p] = true;
+        snprintf(pack[n_pack], WEFT_SCHED_NAME, "%s", s->stages[p].name);
+        snprintf(pack_reader[n_pack++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+    }
     /* 1. Inline elementwise and injective stages that are not outputs. */
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
-        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE))
+        if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE) &&
+            !weft_sched_keep_row_stage(s, i) && !packed[i])
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
     /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
@@ -131,24 +143,37 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (r >= 0) {
             weft_sched_choose_tile_axes(s->stages[r].op, &u, &v);
             /* Axes after the vector axis keep tile 1 so it is innermost in the accumulator. */
-            tiles[v] = weft_sched_fit_tile(op->shape[v], (u >= 0 ? WEFT_SCHED_TILE_VECS : 4) * lanes, lanes);
+            int64_t cap = u >= 0      ? WEFT_SCHED_TILE_VECS * lanes
+                          : v == n - 1 ? weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps)
+                                       : 4 * lanes;
+            tiles[v] = weft_sched_fit_vector_tile(op->shape[v], cap, lanes);
             if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
-        rc = weft_sched_tile(s, y, tiles, attach, par);
+        int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
+        rc = weft_sched_tile_first(s, y, tiles, first, attach, par);
         if (rc != WEFT_OK) break;
         snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
         if (r >= 0) {
             char rname[WEFT_SCHED_NAME];
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
             if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
-            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, 64, tiles);
+            /* a vector tile wider than one vector runs as native vectors (the last tile's empty
+             * vectors are then skipped, not computed masked) */
+            bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
+            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
+            if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+            for (int k = 0; k < n_pack && rc == WEFT_OK; k++)
+                if (!strcmp(pack_reader[k], rname) || (!strncmp(pack_reader[k], rname, strlen(pack_reader[k])) &&
+                                                       !strcmp(rname + strlen(pack_reader[k]), ".local")))
+                    rc = weft_sched_pack_at(s, pack[k], outputs[o], par, first == v && par[0], lanes);
         }
     }
     /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */
     for (int x = s->n_stages - 1; x >= 0 && rc == WEFT_OK; x--) {
         weft_stage *st = &s->stages[x];
-        if (st->attach != WEFT_ATTACH_ROOT || st->is_output || !st->op->n_reduce) continue;
+        bool row_stage = !st->op->n_reduce && weft_sched_keep_row_stage(s, x);
+        if (st->attach != WEFT_ATTACH_ROOT || st->is_output || (!st->op->n_reduce && !row_stage)) continue;
         int y = only_reader(s, x);
         /* Readers computed at y count as y (readers come later, so they are attached first). */
         bool all_y = true;
@@ -160,7 +185,12 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             all_y = all_y && top == yy && (q == top || s->stages[q].at_stage == top);
         }
         if (y < 0 && all_y) y = yy;
-        if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
+        if (y >= 0 && s->stages[y].attach == WEFT_ATTACH_AT && all_y) y = s->stages[y].at_stage;
+        if (row_stage && y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] &&
+            st->op->ndim == s->stages[y].op->ndim && !memcmp(st->op->shape, s->stages[y].op->shape, sizeof(int64_t) * (size_t)st->op->ndim))
+            rc = weft_sched_row_stage_at(s, x, y, row_loop[y], lanes);
+        else if (row_stage) rc = parallel_rows(s, x);
+        else if (y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && reduces_last_axis_of(st->op, s->stages[y].op))
             rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
         else rc = parallel_rows(s, x);
     }

@@ -57,9 +57,12 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     m_max = m_max < 1 ? 1 : m_max > 8 ? 8 : m_max;
     int64_t nc = nr;
     int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t n_tiles = (N + nr - 1) / nr;
     for (int64_t m = 2; m <= m_max; m++) {
         int64_t panels = (N + nr * m - 1) / (nr * m); /* parallel: every thread gets its share */
-        if ((N % (nr * m) == 0 || N % nr != 0) && (panels % threads == 0 || panels >= 4 * threads)) nc = nr * m;
+        /* m divides the tile count: the last panel has no empty register tiles (each would be
+         * computed fully masked) */
+        if (n_tiles % m == 0 && (panels % threads == 0 || panels >= 4 * threads)) nc = nr * m;
     }
     if (nc > N) nc = nr;
     if (N % nc) { /* as many panels, evened out: the last one is not mostly empty */
@@ -75,7 +78,15 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.0 %s.1 %s.1 %s.2", tname, j, i, j, i, j);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s.1", rname, tname, j);
     const int64_t tiles[2] = {mr, nr};
-    if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), 0, 1, 128, tiles);
+    /* one native vector per operation: the last tile's empty vectors are skipped */
+    if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), 0, 1, nr > lanes ? 0 : 128, tiles);
+    if (rc == WEFT_OK && nr > lanes) {
+        char rj[WEFT_SCHED_NAME];
+        snprintf(rj, sizeof rj, "%s", s->stages[weft_sched_find_stage(s, rname)].iters[1].name);
+        rc = weft_sched_stepf(s, "split %s %s %lld", rname, rj, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, rj);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, rj);
+    }
     const weft_tensor *b = weft_sched_reused_input(s->func, s->stages[weft_sched_find_stage(s, rname)].op, 1);
     if (rc == WEFT_OK && b && M > mr) {
         rc = weft_sched_stepf(s, "cache_read %s local %s", b->name, rname);
@@ -90,7 +101,10 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
             if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", bl, ax);
         }
     }
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.2", tname, j);
+    if (rc == WEFT_OK && nr > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s.2 %lld", tname, j, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.2.1", tname, j);
+    } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.2", tname, j);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s.0", tname, j);
     return rc;
 }

@@ -33,6 +33,11 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes)
 
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par)
 {
+    return weft_sched_tile_first(s, t, tiles, -1, attach, par);
+}
+
+weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, char *attach, char *par)
+{
     weft_stage *st = &s->stages[t];
     const weft_tensor *op = st->op;
     int n = op->ndim;
@@ -56,6 +61,16 @@ weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char 
         if (tile > 1 && d == n - 1) vec_inner = n_inner - 1;
     }
     if (rc != WEFT_OK) return rc;
+    if (first >= 0 && first < n && tiles[first] < op->shape[first]) { /* its outer loop moves to the front */
+        char name[WEFT_SCHED_NAME + 8];
+        snprintf(name, sizeof name, tiles[first] <= 1 ? "%s" : "%s.0", s->stages[t].iters[first].name);
+        for (int i = 0; i < n_outer; i++)
+            if (!strcmp(outer[i], name)) {
+                for (int k = i; k > 0; k--) memcpy(outer[k], outer[k - 1], sizeof outer[k]);
+                memcpy(outer[0], name, sizeof name);
+                break;
+            }
+    }
     if (n_inner > 0 && n_outer > 0) {
         char line[1024];
         int len = snprintf(line, sizeof line, "reorder %s", sname);

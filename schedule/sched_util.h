@@ -22,6 +22,9 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes);
  * into one parallel loop; the last axis's inner loop is vectorized. Writes the innermost outer
  * loop (where a producer's tile is computed; "" when none) and the parallel loop. */
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par);
+/* weft_sched_tile with axis `first`'s outer loop moved in front of the other outer loops (-1:
+ * axis order), e.g. a matmul's column blocks outermost so one block of B serves every row tile. */
+weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, char *attach, char *par);
 /* Orders a reduction stage as reduce loops then spatial loops, unrolls unroll_axis and
  * vectorizes vec_axis when its tile is at most max_vec (axes < 0 are skipped). */
 weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,
@@ -36,5 +39,50 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
  * spatial axis of extent > 1 (B in a matmul): its data is reused across that axis, so packing
  * it per panel (cache_read + compute_at) makes the register tile's reads contiguous. */
 const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_tensor *op, int vec);
+
+/* ---- default_dense.c ---- */
+/* An elementwise stage worth computing once per row instead of inlining into each reader: it
+ * calls a costly function (exp, log, erf, tanh, sigmoid, pow), at least two stages read it and
+ * one of them reduces its rows (softmax's exp: read by the row sum and by the output). */
+bool weft_sched_keep_row_stage(const weft_schedule *s, int p);
+/* Computes such a stage x at y's row loop row_loop, its last axis vectorized in lanes chunks. */
+weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes);
+
+/* Column blocks first for a matmul-like stage r (one reduction axis, register tile u x v, an
+ * input reused across rows, more than one tile along both): returns v, whose outer loop then
+ * runs outside the row tiles so one K x tile block of the reused operand (B) stays in cache
+ * for every row tile (B is read once, A once per column block: mr/nr of the other order's
+ * traffic); -1 (axis order) when it does not apply or the column blocks (times the batch axes
+ * before u) are fewer than two per thread. */
+int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape,
+                                const int64_t *tiles, const weft_target_caps *caps);
+
+/* The vector tile of a reduction with one reduction axis and no second output axis to tile (a
+ * matrix-vector product, M = 1): as many accumulator vectors as the register file holds (all of
+ * a row of B up to (regs - 4) vectors, so B streams row after row), split evenly into at least
+ * one block per thread when each still gets 8 vectors; 4 vectors for other reductions. */
+int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, const weft_target_caps *caps);
+
+/* A register tile wider than 64 lanes (weft_sched_row_vector_tile): the accumulator stage
+ * `local`'s axis v and the output `out`'s last inner loop are split into native vectors (the
+ * accumulator's unrolled), so each is one register-wide operation. */
+weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes);
+
+/* The operand of the matmul-like reduction stage r that its register tile reuses across rows
+ * (read along the tile's vector axis, not along its row axis) when it is an injective stage
+ * read only by r (attention's K^T: a transpose of the activation, which inlined becomes a
+ * strided gather in the inner loop): its index, to be packed per column block; -1 otherwise. */
+int weft_sched_pack_operand(const weft_schedule *s, int r);
+/* Packs such a stage: computed at `loop` of `out` (the column-block loop: one contiguous panel
+ * per block, reused by every row tile) with its last axis vectorized, or inlined when `packed`
+ * is false (the row tiles run outside the column blocks: no reuse to pay for the copy). */
+weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
+                               int64_t lanes);
+
+/* weft_sched_fit_tile for a register tile's vector axis, never the whole axis when that is
+ * not a whole number of vectors (N = 20 with 16 lanes: 16, not 20): a tile's accumulator is
+ * allocated at the tile's width, so with a multiple of the vector width its rows do not
+ * overlap vectors and stay in registers, and the last tile is one masked vector. */
+int64_t weft_sched_fit_vector_tile(int64_t extent, int64_t cap, int64_t lanes);
 
 #endif

@@ -35,8 +35,28 @@ weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef 
         cg->vars = nv;
         cg->cap_vars = cap;
     }
-    cg->vars[cg->n_vars++] = (weft_llvm_binding){var, v};
+    cg->vars[cg->n_vars++] = (weft_llvm_binding){var, v, 1, 0};
     return WEFT_OK;
+}
+
+void weft_llvm_bound_last(weft_llvm_cg *cg, int64_t lo, int64_t hi)
+{
+    if (cg->n_vars > 0 && lo <= hi) {
+        cg->vars[cg->n_vars - 1].lo = lo;
+        cg->vars[cg->n_vars - 1].hi = hi;
+    }
+}
+
+/* [min, min + extent - 1] of a loop whose bounds are constants; lo > hi otherwise. */
+static void loop_bounds(const weft_stmt *s, int64_t *lo, int64_t *hi)
+{
+    const weft_expr *m = s->u.loop.min, *e = s->u.loop.extent;
+    *lo = 1;
+    *hi = 0;
+    if (m->kind == WEFT_EXPR_INT && e->kind == WEFT_EXPR_INT && e->u.imm_int > 0) {
+        *lo = m->u.imm_int;
+        *hi = m->u.imm_int + e->u.imm_int - 1;
+    }
 }
 
 static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef ptr)
@@ -109,9 +129,10 @@ static weft_status bind_counter(weft_llvm_cg *cg, const weft_expr *var, LLVMValu
 }
 
 /* for (var = start; var < stop; var++) body, as a phi loop. */
-static weft_status emit_range(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef start, LLVMValueRef stop,
-                              const weft_stmt *body)
+static weft_status emit_range(weft_llvm_cg *cg, const weft_stmt *loop, LLVMValueRef start, LLVMValueRef stop)
 {
+    const weft_expr *var = loop->u.loop.var;
+    const weft_stmt *body = loop->u.loop.body;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
     LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "loop");
     LLVMBasicBlockRef inner = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "loop.body");
@@ -123,6 +144,9 @@ static weft_status emit_range(weft_llvm_cg *cg, const weft_expr *var, LLVMValueR
     LLVMPositionBuilderAtEnd(cg->b, inner);
     int depth = cg->n_vars;
     weft_status st = bind_counter(cg, var, i);
+    int64_t lo, hi;
+    loop_bounds(loop, &lo, &hi);
+    if (st == WEFT_OK) weft_llvm_bound_last(cg, lo, hi);
     if (st == WEFT_OK) st = weft_llvm_stmt(cg, body);
     cg->n_vars = depth;
     if (st != WEFT_OK) return st;
@@ -142,7 +166,7 @@ static weft_status emit_serial(weft_llvm_cg *cg, const weft_stmt *s)
     weft_status st = emit_i64(cg, s->u.loop.min, &min);
     if (st == WEFT_OK) st = emit_i64(cg, s->u.loop.extent, &ext);
     if (st != WEFT_OK) return st;
-    return emit_range(cg, s->u.loop.var, min, LLVMBuildAdd(cg->b, min, ext, ""), s->u.loop.body);
+    return emit_range(cg, s, min, LLVMBuildAdd(cg->b, min, ext, ""));
 }
 
 static weft_status emit_unrolled(weft_llvm_cg *cg, const weft_stmt *s)
@@ -154,6 +178,7 @@ static weft_status emit_unrolled(weft_llvm_cg *cg, const weft_stmt *s)
         int depth = cg->n_vars;
         LLVMValueRef v = LLVMBuildAdd(cg->b, min, LLVMConstInt(cg->t_i64, (unsigned long long)i, 1), "");
         st = bind_counter(cg, s->u.loop.var, v);
+        if (st == WEFT_OK && s->u.loop.min->kind == WEFT_EXPR_INT) weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int + i, s->u.loop.min->u.imm_int + i);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.loop.body);
         cg->n_vars = depth;
     }
@@ -212,13 +237,16 @@ static weft_status emit_parallel(weft_llvm_cg *cg, const weft_stmt *s)
     for (int i = 0; i < n_params; i++) inner_params[i] = loaded[k++];
     cg->params = inner_params;
     for (int i = 0; i < n_locals && st == WEFT_OK; i++) st = push_local(cg, cg->locals[i].buf, loaded[k++]);
-    for (int i = 0; i < n_vars && st == WEFT_OK; i++) st = weft_llvm_bind(cg, cg->vars[i].var, loaded[k++]);
+    for (int i = 0; i < n_vars && st == WEFT_OK; i++) {
+        st = weft_llvm_bind(cg, cg->vars[i].var, loaded[k++]);
+        if (st == WEFT_OK) weft_llvm_bound_last(cg, cg->vars[i].lo, cg->vars[i].hi);
+    }
     LLVMPositionBuilderAtEnd(cg->b, body_bb);
     cg->in_parallel = true;
     if (st == WEFT_OK) {
         LLVMValueRef start = LLVMBuildAdd(cg->b, inner_min, LLVMGetParam(body_fn, 1), "");
         LLVMValueRef stop = LLVMBuildAdd(cg->b, inner_min, LLVMGetParam(body_fn, 2), "");
-        st = emit_range(cg, s->u.loop.var, start, stop, s->u.loop.body);
+        st = emit_range(cg, s, start, stop);
     }
     if (st == WEFT_OK) finish_function(cg, body_bb);
     cg->in_parallel = false;
@@ -291,8 +319,15 @@ static weft_status emit_store(weft_llvm_cg *cg, const weft_stmt *s)
 static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
 {
     if (cg->vvar) return weft_llvm_vector_if(cg, s);
+    int depth = cg->n_vars;
+    weft_status st = WEFT_OK;
+    switch (weft_llvm_term_truth(cg, s->u.cond.cond)) { /* decided by the loop bounds: one side */
+    case 1: return weft_llvm_stmt(cg, s->u.cond.then_s);
+    case -1: return s->u.cond.else_s ? weft_llvm_stmt(cg, s->u.cond.else_s) : WEFT_OK;
+    default: break;
+    }
     LLVMValueRef c;
-    weft_status st = weft_llvm_expr(cg, s->u.cond.cond, &c);
+    st = weft_llvm_expr(cg, s->u.cond.cond, &c);
     if (st != WEFT_OK) return st;
     if (weft_llvm_lanes_of(c)) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: vector condition in IF");
     if (LLVMTypeOf(c) != cg->t_i1) {
@@ -305,17 +340,41 @@ static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "endif");
     LLVMBuildCondBr(cg->b, c, then_b, else_b ? else_b : merge);
     LLVMPositionBuilderAtEnd(cg->b, then_b);
-    st = weft_llvm_stmt(cg, s->u.cond.then_s);
+    st = weft_llvm_narrow_for_branch(cg, s->u.cond.cond, false);
+    if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.cond.then_s);
+    cg->n_vars = depth;
     if (st != WEFT_OK) return st;
     LLVMBuildBr(cg->b, merge);
     if (else_b) {
         LLVMPositionBuilderAtEnd(cg->b, else_b);
-        st = weft_llvm_stmt(cg, s->u.cond.else_s);
+        st = weft_llvm_narrow_for_branch(cg, s->u.cond.cond, true);
+        if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.cond.else_s);
+        cg->n_vars = depth;
         if (st != WEFT_OK) return st;
         LLVMBuildBr(cg->b, merge);
     }
     LLVMPositionBuilderAtEnd(cg->b, merge);
     return WEFT_OK;
+}
+
+/* A guard (IF) inside a vectorized loop of s: vector.c may then access a local buffer's
+ * disabled lanes without a mask (in range, blended), so the buffer starts zeroed: lanes that
+ * are never written hold 0, not stale bits that may be denormals or NaNs, whose arithmetic in
+ * disabled lanes costs microcode assists where no AVX-512 masking suppresses it. */
+static bool guarded_vector_loop(const weft_stmt *s, bool in_vector)
+{
+    if (!s) return false;
+    switch (s->kind) {
+    case WEFT_STMT_FOR: return guarded_vector_loop(s->u.loop.body, in_vector || s->u.loop.kind == WEFT_FOR_VECTORIZED);
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++)
+            if (guarded_vector_loop(s->u.seq.items[i], in_vector)) return true;
+        return false;
+    case WEFT_STMT_IF:
+        return in_vector || guarded_vector_loop(s->u.cond.then_s, in_vector) || guarded_vector_loop(s->u.cond.else_s, in_vector);
+    case WEFT_STMT_ALLOCATE: return guarded_vector_loop(s->u.alloc.body, in_vector);
+    default: return false;
+    }
 }
 
 static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
@@ -333,6 +392,8 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
     weft_status st;
     if (bytes <= MAX_STACK_BYTES) {
         LLVMValueRef p = weft_llvm_entry_alloca(cg, LLVMArrayType2(mty, (uint64_t)buf->size), 64);
+        if (guarded_vector_loop(s->u.alloc.body, false))
+            LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
         st = push_local(cg, buf, p);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
     } else {
@@ -340,6 +401,7 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMTypeRef f_ty = LLVMFunctionType(cg->t_void, &cg->t_ptr, 1, 0);
         LLVMValueRef n = LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0);
         LLVMValueRef p = LLVMBuildCall2(cg->b, a_ty, get_function(cg, "weft_rt_alloc", a_ty), &n, 1, buf->name);
+        if (guarded_vector_loop(s->u.alloc.body, false)) LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), n, 64);
         st = push_local(cg, buf, p);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
         if (st == WEFT_OK) LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");

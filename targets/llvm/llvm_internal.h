@@ -55,6 +55,7 @@ void weft_llvm_fill_machine_caps(const char *features, weft_target_caps *c);
 typedef struct weft_llvm_binding {
     const weft_expr *var;
     LLVMValueRef v;
+    int64_t lo, hi; /* the values var takes, when known at compile time (lo <= hi); else lo > hi */
 } weft_llvm_binding;
 
 /* A buffer allocated by ALLOCATE and in scope. */
@@ -98,6 +99,8 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
                               const char *sym, LLVMModuleRef *out);
 weft_status weft_llvm_stmt(weft_llvm_cg *cg, const weft_stmt *s);
 weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef v);
+/* The binding just made by weft_llvm_bind takes values in [lo, hi] (constant loop bounds). */
+void weft_llvm_bound_last(weft_llvm_cg *cg, int64_t lo, int64_t hi);
 /* Alloca in the entry block of the current function. */
 LLVMValueRef weft_llvm_entry_alloca(weft_llvm_cg *cg, LLVMTypeRef ty, unsigned align);
 
@@ -128,6 +131,13 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode IF: terms of the condition that do not depend on the vectorized variable branch,
  * the others narrow the lane mask under which loads and stores of the then-part run. */
 weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s);
+/* +1 / -1 when the integer comparison term holds always / never over the bindings' known
+ * ranges (constant loop bounds, narrowed by enclosing IFs), 0 when unknown. */
+int weft_llvm_term_truth(const weft_llvm_cg *cg, const weft_expr *t);
+/* Re-binds the variables of cond with their ranges narrowed to the values for which cond (or,
+ * negated, its negation) can hold: the else-branch of a partitioned tile loop knows it is the
+ * last tile. The caller restores cg->n_vars. */
+weft_status weft_llvm_narrow_for_branch(weft_llvm_cg *cg, const weft_expr *cond, bool negated);
 
 /* ---- jit.c ---- */
 weft_status weft_llvm_jit_create(weft_target *t);

@@ -13,7 +13,10 @@
  * An IF in the body (the guard of a partial tile) splits its condition: terms without the
  * variable branch as usual, the others make a lane mask, and loads and stores under it become
  * llvm.masked.load / masked.store (or carry the mask into gather/scatter), so the last partial
- * vector of an extent runs as one masked vector operation.
+ * vector of an extent runs as one masked vector operation. A contiguous access to a local
+ * buffer (ALLOCATE) whose whole lane range is provably inside the buffer (index interval from
+ * constant loop bounds) is not masked: the load is plain and the store becomes
+ * load-blend-store, so the tile accumulator of a partial tile stays promotable to registers.
  * Stores run statement by statement over all lanes; this equals serial execution when a lane
  * never reads what another lane of the same loop writes, which is what VECTORIZED promises
  * (and why a store whose index ignores the variable, a reduction into one cell, is not widened).
@@ -105,6 +108,7 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     int depth = cg->n_vars;
     st = weft_llvm_bind(cg, var, lanes);
     if (st != WEFT_OK) return st;
+    if (s->u.loop.min->kind == WEFT_EXPR_INT) weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int, s->u.loop.min->u.imm_int + n - 1);
     cg->vvar = var;
     cg->lanes = n;
     cg->vmin = min;
@@ -145,6 +149,139 @@ static weft_status index_vector(weft_llvm_cg *cg, const weft_expr *idx, LLVMValu
     if (et == cg->t_i1) v = LLVMBuildZExt(cg->b, v, i64v, "");
     else if (et != cg->t_i64) v = LLVMBuildSExt(cg->b, v, i64v, "");
     *out = v;
+    return WEFT_OK;
+}
+
+/* Interval [*lo, *hi] of the integer expression e over the bindings' known ranges; false when
+ * some variable's range is unknown or e is not affine with constant factors. */
+static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
+{
+    const int64_t big = (int64_t)1 << 31; /* operands below 2^31: no product overflows */
+    int64_t al, ah, bl, bh;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT: *lo = *hi = e->u.imm_int; return *lo > -big && *lo < big;
+    case WEFT_EXPR_VAR:
+        for (int i = cg->n_vars - 1; i >= 0; i--)
+            if (cg->vars[i].var == e) {
+                *lo = cg->vars[i].lo;
+                *hi = cg->vars[i].hi;
+                return *lo <= *hi && *lo > -big && *hi < big;
+            }
+        return false;
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB:
+        if (!range_of(cg, e->u.bin.a, &al, &ah) || !range_of(cg, e->u.bin.b, &bl, &bh)) return false;
+        *lo = e->kind == WEFT_EXPR_ADD ? al + bl : al - bh;
+        *hi = e->kind == WEFT_EXPR_ADD ? ah + bh : ah - bl;
+        return *lo > -big && *hi < big;
+    case WEFT_EXPR_MUL: {
+        const weft_expr *x = e->u.bin.a, *y = e->u.bin.b;
+        if (x->kind == WEFT_EXPR_INT) {
+            const weft_expr *t = x;
+            x = y;
+            y = t;
+        }
+        int64_t c = y->kind == WEFT_EXPR_INT ? y->u.imm_int : 0;
+        if (y->kind != WEFT_EXPR_INT || c <= -big || c >= big || !range_of(cg, x, &al, &ah)) return false;
+        *lo = c >= 0 ? al * c : ah * c;
+        *hi = c >= 0 ? ah * c : al * c;
+        return *lo > -big && *hi < big;
+    }
+    case WEFT_EXPR_CAST: {
+        const weft_expr *x = weft_expr_operand(e);
+        if (!weft_dtype_is_int(x->dtype) || !weft_dtype_is_int(e->dtype) || e->dtype.bits < x->dtype.bits) return false;
+        return range_of(cg, x, lo, hi);
+    }
+    default: return false;
+    }
+}
+
+/* True when buf is a local buffer and every lane of the contiguous access at idx lies inside it
+ * (the vectorized variable's binding covers all lanes). */
+static bool local_in_range(const weft_llvm_cg *cg, const weft_buffer *buf, const weft_expr *idx)
+{
+    if (buf->param_index >= 0) return false;
+    int64_t lo, hi;
+    return range_of(cg, idx, &lo, &hi) && lo >= 0 && hi < buf->size;
+}
+
+/* +1 when the comparison term holds for every value the bindings allow, -1 when it never does,
+ * 0 when unknown (not an ordered integer comparison, or a range is unknown). */
+int weft_llvm_term_truth(const weft_llvm_cg *cg, const weft_expr *t)
+{
+    int64_t al, ah, bl, bh;
+    if (t->kind != WEFT_EXPR_LT && t->kind != WEFT_EXPR_LE && t->kind != WEFT_EXPR_GT && t->kind != WEFT_EXPR_GE)
+        return 0;
+    if (!weft_dtype_is_int(weft_expr_a(t)->dtype) || !range_of(cg, weft_expr_a(t), &al, &ah) ||
+        !range_of(cg, weft_expr_b(t), &bl, &bh))
+        return 0;
+    switch ((weft_expr_kind)t->kind) {
+    case WEFT_EXPR_LT: return ah < bl ? 1 : al >= bh ? -1 : 0;
+    case WEFT_EXPR_LE: return ah <= bl ? 1 : al > bh ? -1 : 0;
+    case WEFT_EXPR_GT: return al > bh ? 1 : ah <= bl ? -1 : 0;
+    default: return al >= bh ? 1 : ah < bl ? -1 : 0;
+    }
+}
+
+/* Truth of a conjunction: -1 when some term never holds, +1 when all always do. */
+static int cond_truth(const weft_llvm_cg *cg, const weft_expr *c)
+{
+    if (c->kind == WEFT_EXPR_AND) {
+        int a = cond_truth(cg, weft_expr_a(c)), b = cond_truth(cg, weft_expr_b(c));
+        return a < 0 || b < 0 ? -1 : a > 0 && b > 0 ? 1 : 0;
+    }
+    return weft_llvm_term_truth(cg, c);
+}
+
+static void collect_vars(const weft_llvm_cg *cg, const weft_expr *e, const weft_expr **vars, int *n, int cap)
+{
+    if (e->kind == WEFT_EXPR_VAR) {
+        for (int i = 0; i < *n; i++)
+            if (vars[i] == e) return;
+        if (*n < cap) vars[(*n)++] = e;
+        return;
+    }
+    if (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB || e->kind == WEFT_EXPR_MUL || e->kind == WEFT_EXPR_AND ||
+        e->kind == WEFT_EXPR_LT || e->kind == WEFT_EXPR_LE || e->kind == WEFT_EXPR_GT || e->kind == WEFT_EXPR_GE) {
+        collect_vars(cg, weft_expr_a(e), vars, n, cap);
+        collect_vars(cg, weft_expr_b(e), vars, n, cap);
+    }
+}
+
+static int binding_of(const weft_llvm_cg *cg, const weft_expr *v)
+{
+    for (int i = cg->n_vars - 1; i >= 0; i--)
+        if (cg->vars[i].var == v) return i;
+    return -1;
+}
+
+/* Truth of cond (or of its negation) with v's binding narrowed to the one value x. */
+static int truth_at(weft_llvm_cg *cg, const weft_expr *cond, int b, int64_t x, bool negated)
+{
+    int64_t lo = cg->vars[b].lo, hi = cg->vars[b].hi;
+    cg->vars[b].lo = cg->vars[b].hi = x;
+    int t = cond_truth(cg, cond);
+    cg->vars[b].lo = lo;
+    cg->vars[b].hi = hi;
+    return negated ? -t : t;
+}
+
+weft_status weft_llvm_narrow_for_branch(weft_llvm_cg *cg, const weft_expr *cond, bool negated)
+{
+    const weft_expr *vars[8];
+    int n = 0;
+    collect_vars(cg, cond, vars, &n, 8);
+    for (int i = 0; i < n; i++) {
+        int b = binding_of(cg, vars[i]);
+        if (b < 0 || cg->vars[b].lo > cg->vars[b].hi || cg->vars[b].hi - cg->vars[b].lo > 4096) continue;
+        int64_t lo = cg->vars[b].lo, hi = cg->vars[b].hi;
+        while (lo <= hi && truth_at(cg, cond, b, lo, negated) < 0) lo++;
+        while (hi >= lo && truth_at(cg, cond, b, hi, negated) < 0) hi--;
+        if (lo > hi || (lo == cg->vars[b].lo && hi == cg->vars[b].hi)) continue; /* dead branch: left as is */
+        weft_status st = weft_llvm_bind(cg, vars[i], cg->vars[b].v);
+        if (st != WEFT_OK) return st;
+        weft_llvm_bound_last(cg, lo, hi);
+    }
     return WEFT_OK;
 }
 
@@ -191,6 +328,9 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
     flatten_and(s->u.cond.cond, terms, &n, 64);
     LLVMValueRef scalar = NULL, mask = NULL;
     for (int i = 0; i < n; i++) {
+        int truth = weft_llvm_term_truth(cg, terms[i]);
+        if (truth < 0) return WEFT_OK; /* no lane ever runs it */
+        if (truth > 0) continue;       /* every lane does: no mask */
         LLVMValueRef v;
         weft_status st = weft_llvm_expr(cg, terms[i], &v);
         if (st != WEFT_OK) return st;
@@ -239,7 +379,7 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
         if (st != WEFT_OK) return st;
         LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
-        if (cg->vmask) {
+        if (cg->vmask && !local_in_range(cg, buf, idx)) {
             LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), cg->vmask, LLVMConstNull(vty)};
             ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
         } else {
@@ -274,10 +414,15 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     val = weft_llvm_to_mem(cg, buf->dtype, val);
     int64_t stride;
     if (stride_of(idx, cg->vvar, &stride) && stride == 1) {
+        bool blend = cg->vmask && local_in_range(cg, buf, idx);
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
-        if (cg->vmask) {
+        if (blend) { /* the disabled lanes keep what the buffer held */
+            LLVMValueRef old = LLVMBuildLoad2(cg->b, LLVMTypeOf(val), p, "");
+            LLVMSetAlignment(old, align);
+            val = LLVMBuildSelect(cg->b, cg->vmask, val, old, "");
+        } else if (cg->vmask) {
             LLVMValueRef args[4] = {val, p, LLVMConstInt(cg->t_i32, align, 0), cg->vmask};
             masked_intrinsic(cg, "llvm.masked.store", LLVMTypeOf(val), LLVMTypeOf(p), args, 4);
             return WEFT_OK;

@@ -1,0 +1,175 @@
+/* Default-schedule rules for row kernels and dense (matmul-like) kernels, called from
+ * default.c (see sched_util.h for the contracts). */
+#include <string.h>
+
+#include "ir/error.h"
+#include "ir/pattern.h"
+#include "schedule/sched_util.h"
+
+static void find_costly_call(void *ud, const weft_expr *e)
+{
+    bool *found = ud;
+    if (*found) return;
+    if (e->kind == WEFT_EXPR_CALL) {
+        weft_intrin fn = weft_expr_call_fn(e);
+        if (fn == WEFT_INTRIN_EXP || fn == WEFT_INTRIN_LOG || fn == WEFT_INTRIN_ERF || fn == WEFT_INTRIN_TANH ||
+            fn == WEFT_INTRIN_SIGMOID || fn == WEFT_INTRIN_POW) {
+            *found = true;
+            return;
+        }
+    }
+    weft_expr_each_child(e, find_costly_call, ud);
+}
+
+bool weft_sched_keep_row_stage(const weft_schedule *s, int p)
+{
+    const weft_tensor *op = s->stages[p].op;
+    if (s->stages[p].is_output || op->n_reduce || !op->body || op->ndim == 0) return false;
+    if (weft_tensor_pattern(op) != WEFT_PATTERN_ELEMWISE) return false;
+    bool costly = false;
+    find_costly_call(&costly, op->body);
+    if (!costly) return false;
+    int readers = 0;
+    bool row_reduce = false;
+    for (int q = 0; q < s->n_stages; q++) {
+        if (q == p || !weft_sched_reads(s, q, p)) continue;
+        readers++;
+        const weft_tensor *r = s->stages[q].op;
+        /* a reduction of p's rows: its shape is p's without the last axis (dropped or 1) */
+        if (r->n_reduce && (r->ndim == op->ndim - 1 || (r->ndim == op->ndim && r->shape[op->ndim - 1] == 1))) {
+            bool same = true;
+            for (int d = 0; d < op->ndim - 1; d++) same = same && r->shape[d] == op->shape[d];
+            row_reduce = row_reduce || same;
+        }
+    }
+    return readers >= 2 && row_reduce;
+}
+
+weft_status weft_sched_row_stage_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes)
+{
+    char xname[WEFT_SCHED_NAME], yname[WEFT_SCHED_NAME], last[WEFT_SCHED_NAME];
+    snprintf(xname, sizeof xname, "%s", s->stages[x].name);
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    const weft_tensor *op = s->stages[x].op;
+    int n = op->ndim;
+    snprintf(last, sizeof last, "%s", s->stages[x].iters[n - 1].name);
+    weft_status rc = weft_sched_stepf(s, "compute_at %s %s %s", xname, yname, row_loop);
+    int64_t extent = op->shape[n - 1];
+    if (rc == WEFT_OK && extent > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", xname, last, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", xname, last);
+    } else if (rc == WEFT_OK && extent > 1) rc = weft_sched_stepf(s, "vectorize %s %s", xname, last);
+    return rc;
+}
+
+int weft_sched_dense_first_axis(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape,
+                                const int64_t *tiles, const weft_target_caps *caps)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (op->n_reduce != 1 || v < 0 || tiles[v] >= out_shape[v]) return -1;
+    if (u < 0) return v == op->ndim - 1 ? v : -1; /* a matrix-vector product: parallel over column blocks */
+    if (tiles[u] >= out_shape[u]) return -1;
+    if (!weft_sched_reused_input(s->func, op, v) && weft_sched_pack_operand(s, r) < 0) return -1;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t blocks = (out_shape[v] + tiles[v] - 1) / tiles[v];
+    for (int d = 0; d < u; d++) blocks *= out_shape[d]; /* batch axes are fused with it */
+    return blocks >= 2 * threads ? v : -1;
+}
+
+int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, const weft_target_caps *caps)
+{
+    int64_t n = op->shape[v];
+    int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t max_vecs = regs - 4 > 4 ? regs - 4 : 4; /* accumulators, a broadcast, spare */
+    if (max_vecs * lanes > 256) max_vecs = 256 / lanes; /* the widest vectorized loop */
+    if (op->n_reduce != 1 || lanes < 1) return 4 * lanes;
+    int64_t vecs = (n + lanes - 1) / lanes;
+    int64_t blocks = (vecs + max_vecs - 1) / max_vecs;
+    if (blocks < threads && vecs >= 8 * threads) blocks = threads; /* every thread gets >= 8 vectors */
+    return (vecs + blocks - 1) / blocks * lanes;
+}
+
+weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes)
+{
+    int y = weft_sched_find_stage(s, out), r = weft_sched_find_stage(s, local);
+    if (y < 0 || r < 0 || v >= s->stages[r].op->ndim) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s/%s", out, local);
+    char rv[WEFT_SCHED_NAME], yv[WEFT_SCHED_NAME + 4];
+    snprintf(rv, sizeof rv, "%s", s->stages[r].iters[v].name);
+    snprintf(yv, sizeof yv, "%s.1", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
+    bool split = false; /* the output's last axis keeps its name when its tile is the whole axis */
+    for (int i = 0; i < s->stages[y].n_iters; i++) split = split || !strcmp(s->stages[y].iters[i].name, yv);
+    if (!split) snprintf(yv, sizeof yv, "%s", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", local, rv, (long long)lanes);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", local, rv);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, rv);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", out, yv, (long long)lanes);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", out, yv);
+    return rc;
+}
+
+typedef struct operand_scan {
+    const weft_tensor *op;
+    int u, v;
+    const weft_tensor *found;
+} operand_scan;
+
+static void find_operand(void *ud, const weft_expr *e)
+{
+    operand_scan *sc = ud;
+    if (sc->found) return;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_uses_var(e, sc->op->axis[sc->v].var) &&
+        !weft_expr_uses_var(e, sc->op->axis[sc->u].var)) {
+        sc->found = weft_expr_tload_tensor(e);
+        return;
+    }
+    weft_expr_each_child(e, find_operand, ud);
+}
+
+int weft_sched_pack_operand(const weft_schedule *s, int r)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (op->n_reduce != 1 || !op->body || weft_tensor_pattern(op) != WEFT_PATTERN_OUT_REDUCTION_REUSE) return -1;
+    int u, v;
+    weft_sched_choose_tile_axes(op, &u, &v);
+    if (u < 0) return -1;
+    operand_scan sc = {op, u, v, NULL};
+    find_operand(&sc, op->body);
+    if (!sc.found) return -1;
+    for (int p = 0; p < s->n_stages; p++) {
+        if (s->stages[p].op != sc.found) continue;
+        if (s->stages[p].is_output || sc.found->n_reduce || weft_tensor_pattern(sc.found) != WEFT_PATTERN_INJECTIVE) return -1;
+        for (int q = 0; q < s->n_stages; q++)
+            if (q != p && q != r && weft_sched_reads(s, q, p)) return -1; /* r must be its only reader */
+        return p;
+    }
+    return -1;
+}
+
+weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
+                               int64_t lanes)
+{
+    int p = weft_sched_find_stage(s, stage);
+    if (p < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s", stage);
+    if (!packed) return weft_sched_stepf(s, "compute_inline %s", stage);
+    weft_status rc = weft_sched_stepf(s, "compute_at %s %s %s", stage, out, loop);
+    const weft_tensor *op = s->stages[p].op;
+    int n = op->ndim;
+    if (rc == WEFT_OK && n > 0 && op->shape[n - 1] >= lanes) {
+        char last[WEFT_SCHED_NAME];
+        snprintf(last, sizeof last, "%s", s->stages[weft_sched_find_stage(s, stage)].iters[n - 1].name);
+        rc = weft_sched_stepf(s, "split %s %s %lld", stage, last, (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", stage, last);
+    }
+    return rc;
+}
+
+int64_t weft_sched_fit_vector_tile(int64_t extent, int64_t cap, int64_t lanes)
+{
+    int64_t t = weft_sched_fit_tile(extent, cap, lanes);
+    if (lanes > 1 && t >= extent && extent > lanes && extent % lanes) {
+        int64_t half = (extent + 1) / 2;
+        t = (half + lanes - 1) / lanes * lanes;
+    }
+    return t;
+}

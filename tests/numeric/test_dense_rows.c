@@ -1,0 +1,336 @@
+/* Default (and hand-written) schedules of matmul-family and row kernels on odd extents, run by
+ * the LLVM target on a 2-thread pool and compared with independent references:
+ *   - matmul M x N x K for M, N, K in {1, 7, 37, 197, 333, 1000} (M*N*K <= 4e7): a float64
+ *     triple loop; the smaller ones also by the interpreter running the same scheduled loop IR
+ *     (its bounds checks catch any access outside a buffer by a partial tile);
+ *   - a batched matmul whose reused operand is a transpose stage (attention's Q K^T): the
+ *     default schedule packs it per column block (asserted on the step text) and matches;
+ *   - softmax and layer norm rows of odd length, and erf over [-6, 6] against libm's erff.
+ * Tolerance: max |x - ref| <= 1e-4 * max(1, max |ref|) (inputs in [-1, 1]; float32 sums of up
+ * to 1000 terms reassociated by the schedule differ from the float64 sum by ~1e-5 relative);
+ * erf: absolute 2e-6. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+#include "targets/build.h"
+
+typedef struct fixture {
+    weft_arena *a;
+    const weft_target_ops *llvm, *interp;
+    weft_target *tl, *ti;
+    weft_threadpool *pool;
+    weft_target_caps caps;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    fx->a = weft_arena_create();
+    fx->llvm = weft_target_find("llvm");
+    fx->interp = weft_target_find("interp");
+    if (!fx->llvm || !fx->interp || fx->llvm->create(&fx->tl) != WEFT_OK || fx->interp->create(&fx->ti) != WEFT_OK ||
+        weft_threadpool_create(2, &fx->pool) != WEFT_OK)
+        return -1;
+    fx->llvm->caps(fx->tl, &fx->caps);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    fx->llvm->destroy(fx->tl);
+    fx->interp->destroy(fx->ti);
+    weft_threadpool_destroy(fx->pool);
+    weft_arena_destroy(fx->a);
+    free(fx);
+    return 0;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static float uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* Buffers of f's parameters (inputs random in [-1, 1], outputs NaN so each must be written). */
+typedef struct buffers {
+    int n;
+    float *p[8];
+    int64_t len[8];
+} buffers;
+
+static void buffers_init(buffers *b, const weft_te_func *f)
+{
+    b->n = f->n_inputs + f->n_outputs;
+    for (int i = 0; i < b->n; i++) {
+        const weft_tensor *t = i < f->n_inputs ? f->inputs[i] : f->outputs[i - f->n_inputs];
+        b->len[i] = weft_te_numel(t);
+        b->p[i] = weft_rt_alloc((size_t)b->len[i] * sizeof(float));
+        for (int64_t e = 0; e < b->len[i]; e++) b->p[i][e] = i < f->n_inputs ? uniform() : NAN;
+    }
+}
+
+static void buffers_free(buffers *b)
+{
+    for (int i = 0; i < b->n; i++) weft_rt_free(b->p[i]);
+}
+
+/* Builds s for (ops, t) and runs it on b; false (message printed) on failure. */
+static bool run(fixture *fx, const weft_schedule *s, const weft_target_ops *ops, weft_target *t, buffers *b)
+{
+    weft_arena *a = weft_arena_create();
+    weft_kernel *k = NULL;
+    bool ok = weft_target_build(ops, t, s, a, NULL, &k) == WEFT_OK && ops->run(k, (void **)b->p, fx->pool) == WEFT_OK;
+    if (!ok) print_error("%s: %s\n", ops == fx->llvm ? "llvm" : "interp", weft_last_error());
+    if (k) ops->kernel_destroy(k);
+    weft_arena_destroy(a);
+    return ok;
+}
+
+static double rel_error(const float *x, const double *ref, int64_t n)
+{
+    double md = 0, mr = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - ref[i]);
+        if (!(d <= md)) md = d; /* NaN counts as an error */
+        if (fabs(ref[i]) > mr) mr = fabs(ref[i]);
+    }
+    return md / mr;
+}
+
+/* Runs f under its default or manual schedule and compares output 0 with ref. */
+static int check(fixture *fx, const weft_te_func *f, bool manual, const double *ref, bool with_interp, const char *what)
+{
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    if (manual) assert_int_equal(weft_schedule_manual_matmul(s, &fx->caps), WEFT_OK);
+    else assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+    int failures = 0;
+    for (int target = 0; target < (with_interp ? 2 : 1); target++) {
+        buffers b;
+        buffers_init(&b, f);
+        rng = 88172645463325252ull; /* same inputs as the reference's */
+        for (int i = 0; i < f->n_inputs; i++)
+            for (int64_t e = 0; e < b.len[i]; e++) b.p[i][e] = uniform();
+        int o = f->n_inputs;
+        bool ok = target ? run(fx, s, fx->interp, fx->ti, &b) : run(fx, s, fx->llvm, fx->tl, &b);
+        double err = ok ? rel_error(b.p[o], ref, b.len[o]) : -1;
+        if (!(err >= 0 && err <= 1e-4)) {
+            char *text = weft_schedule_text(s);
+            print_error("%s (%s, %s): error %g\nsteps:\n%s\n", what, manual ? "manual" : "default",
+                        target ? "interp" : "llvm", err, text);
+            free(text);
+            failures++;
+        }
+        buffers_free(&b);
+    }
+    weft_schedule_destroy(s);
+    return failures;
+}
+
+/* The inputs check() will generate, for the reference. */
+static void reference_inputs(const weft_te_func *f, float **in)
+{
+    rng = 88172645463325252ull;
+    for (int i = 0; i < f->n_inputs; i++) {
+        int64_t n = weft_te_numel(f->inputs[i]);
+        in[i] = malloc(sizeof(float) * (size_t)n);
+        for (int64_t e = 0; e < n; e++) in[i][e] = uniform();
+    }
+}
+
+static void test_matmul_odd_shapes(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t ext[] = {1, 7, 37, 197, 333, 1000};
+    int failures = 0, checked = 0;
+    for (int mi = 0; mi < 6; mi++)
+        for (int ni = 0; ni < 6; ni++)
+            for (int ki = 0; ki < 6; ki++) {
+                int64_t M = ext[mi], N = ext[ni], K = ext[ki];
+                if ((double)M * (double)N * (double)K > 4e7) continue;
+                weft_arena *a = weft_arena_create();
+                weft_te_func *f = weft_op_matmul(a, M, N, K);
+                assert_non_null(f);
+                float *in[2];
+                reference_inputs(f, in);
+                double *ref = malloc(sizeof(double) * (size_t)(M * N));
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        double acc = 0;
+                        for (int64_t k = 0; k < K; k++) acc += (double)in[0][i * K + k] * (double)in[1][k * N + j];
+                        ref[i * N + j] = acc;
+                    }
+                char what[64];
+                snprintf(what, sizeof what, "matmul %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+                bool small = M * N * K <= 300000;
+                failures += check(fx, f, false, ref, small, what);
+                failures += check(fx, f, true, ref, false, what);
+                checked++;
+                free(ref);
+                free(in[0]);
+                free(in[1]);
+                weft_arena_destroy(a);
+            }
+    assert_true(checked >= 150);
+    assert_int_equal(failures, 0);
+}
+
+/* C[b, i, j] = sum_k A[b, i, k] * T[b, k, j] with T[b, k, j] = Bt[b, j, k] (a transpose stage). */
+static weft_te_func *batched_qkt(weft_arena *a, int64_t B, int64_t M, int64_t N, int64_t K)
+{
+    weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 3, (int64_t[]){B, M, K});
+    weft_tensor *Bt = weft_te_placeholder(a, "Bt", WEFT_F32, 3, (int64_t[]){B, N, K});
+    weft_tensor *T = weft_te_compute(a, "T", 3, (int64_t[]){B, K, N}, (const char *const[]){"b", "k", "j"});
+    weft_te_set_body(T, WEFT_REDUCE_NONE, weft_te_at(a, Bt, weft_te_axis(T, 0), weft_te_axis(T, 2), weft_te_axis(T, 1)));
+    weft_tensor *C = weft_te_compute(a, "C", 3, (int64_t[]){B, M, N}, (const char *const[]){"b", "i", "j"});
+    const weft_expr *b = weft_te_axis(C, 0), *i = weft_te_axis(C, 1), *j = weft_te_axis(C, 2);
+    const weft_expr *k = weft_te_reduce_axis(a, C, "k", K);
+    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, A, b, i, k), weft_te_at(a, T, b, k, j)));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "qkt", 2, (const weft_tensor *const[]){A, Bt}, 1,
+                                         (const weft_tensor *const[]){C}, &f),
+                     WEFT_OK);
+    return f;
+}
+
+static void test_batched_matmul_transposed_operand_is_packed(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][4] = {{4, 128, 128, 32}, {3, 37, 45, 19}, {2, 197, 197, 32}, {1, 7, 333, 5}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t B = shapes[c][0], M = shapes[c][1], N = shapes[c][2], K = shapes[c][3];
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = batched_qkt(a, B, M, N, K);
+        float *in[2];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(B * M * N));
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        acc += (double)in[0][(b * M + i) * K + k] * (double)in[1][(b * N + j) * K + k];
+                    ref[(b * M + i) * N + j] = acc;
+                }
+        if (c == 0) { /* enough column blocks per thread: T is packed per block, not inlined */
+            weft_schedule *s = NULL;
+            assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+            assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+            char *text = weft_schedule_text(s);
+            assert_non_null(strstr(text, "compute_at T C"));
+            assert_null(strstr(text, "compute_inline T"));
+            free(text);
+            weft_schedule_destroy(s);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "qkt %lldx%lldx%lldx%lld", (long long)B, (long long)M, (long long)N, (long long)K);
+        failures += check(fx, f, false, ref, B * M * N * K <= 300000, what);
+        free(ref);
+        free(in[0]);
+        free(in[1]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_softmax_and_layer_norm_rows(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][2] = {{7, 37}, {5, 197}, {3, 1}, {4, 16}, {2, 1000}, {9, 333}, {1, 7}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t M = shapes[c][0], N = shapes[c][1];
+        for (int op = 0; op < 2; op++) {
+            weft_arena *a = weft_arena_create();
+            weft_te_func *f = op ? weft_op_layer_norm(a, M, N, 1e-5f) : weft_op_softmax(a, M, N);
+            assert_non_null(f);
+            float *in[3];
+            reference_inputs(f, in);
+            double *ref = malloc(sizeof(double) * (size_t)(M * N));
+            for (int64_t i = 0; i < M; i++) {
+                const float *x = in[0] + i * N;
+                double *y = ref + i * N;
+                if (!op) {
+                    double mx = -INFINITY, sum = 0;
+                    for (int64_t j = 0; j < N; j++) mx = fmax(mx, x[j]);
+                    for (int64_t j = 0; j < N; j++) sum += exp(x[j] - mx);
+                    for (int64_t j = 0; j < N; j++) y[j] = exp(x[j] - mx) / sum;
+                } else {
+                    double mean = 0, var = 0;
+                    for (int64_t j = 0; j < N; j++) mean += x[j];
+                    mean /= (double)N;
+                    for (int64_t j = 0; j < N; j++) var += (x[j] - mean) * (x[j] - mean);
+                    var /= (double)N;
+                    for (int64_t j = 0; j < N; j++) y[j] = (x[j] - mean) / sqrt(var + 1e-5) * in[1][j] + in[2][j];
+                }
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%s %lldx%lld", op ? "layer_norm" : "softmax", (long long)M, (long long)N);
+            failures += check(fx, f, false, ref, true, what);
+            free(ref);
+            for (int i = 0; i < f->n_inputs; i++) free(in[i]);
+            weft_arena_destroy(a);
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_erf_matches_libm(void **state)
+{
+    fixture *fx = *state;
+    weft_arena *a = weft_arena_create();
+    const int64_t n = 12001;
+    weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 1, (int64_t[]){n});
+    weft_tensor *Y = weft_te_compute(a, "Y", 1, (int64_t[]){n}, (const char *const[]){"i"});
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_call1(a, WEFT_INTRIN_ERF, weft_te_at(a, X, weft_te_axis(Y, 0))));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "erf", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK); /* vectorized */
+    buffers b;
+    buffers_init(&b, f);
+    for (int64_t i = 0; i < n; i++) b.p[0][i] = (float)(-6.0 + 12.0 * (double)i / (double)(n - 1));
+    b.p[0][n / 2 + 1] = NAN;
+    assert_true(run(fx, s, fx->llvm, fx->tl, &b));
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i == n / 2 + 1) {
+            assert_true(isnan(b.p[1][i]));
+            continue;
+        }
+        double d = fabs((double)b.p[1][i] - (double)erff(b.p[0][i]));
+        if (!(d <= worst)) worst = d;
+    }
+    print_message("erf: max |weft - erff| = %.3g over [-6, 6]\n", worst);
+    assert_true(worst <= 2e-6);
+    buffers_free(&b);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_matmul_odd_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("numeric_dense_rows", tests, NULL, NULL);
+}
