@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
-#include "targets/build.h"
+#include "compile/build.h"
 
 typedef struct fixture {
     weft_arena *a;
