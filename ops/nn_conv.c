@@ -6,7 +6,10 @@
  * interior reads X at clamped indices (SELECT evaluates both arms) and the border holds the
  * fill value (0 for Conv and AveragePool, the lowest float for MaxPool). Without padding the
  * window stage reads X directly. Conv's bias is a separate elementwise output stage `name`
- * after the reduction "<name>.red"; without a bias the reduction is `name`.
+ * after the reduction "<name>.red"; without a bias the reduction is `name`. With weights laid
+ * out in filter blocks by the model's layout pass (model/passes.c, "FCHWf"), the reduction
+ * "<name>.red" is [N, F/fb, OH, OW, fb] (filters innermost, the axis default_conv.c vectorizes)
+ * and `name` reads it back as NCHW, adding the bias if any.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -162,6 +165,17 @@ weft_status weft_nn_conv_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], F, w.out[0], w.out[1]});
 }
 
+/* The filter block of a Conv whose constant weights the model's layout pass laid out
+ * [ceil(F/fb), C/group, KH, KW, fb] ("weft_weight_layout" = "FCHWf", block fb in
+ * "weft_weight_block", the true filter count in "weft_conv_filters"; filters past F are zero),
+ * else 0 (weights [F, C/group, KH, KW]). */
+static int64_t filter_block(const weft_gnode *n)
+{
+    return strcmp(weft_gnode_attr_string(n, "weft_weight_layout", ""), "FCHWf")
+               ? 0
+               : weft_gnode_attr_int(n, "weft_weight_block", 0);
+}
+
 weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -170,43 +184,59 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     bool has_b = weft_nn_has_in(n, 2);
     if (has_b && (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0], *Wt = ins[1];
-    /* Weights may have been laid out [C, KH, KW, F] by the model's layout pass (a constant
-     * weight, group 1) so the output-channel axis is contiguous and vectorizes. */
-    bool chwf = !strcmp(weft_gnode_attr_string(n, "weft_weight_layout", "FCHW"), "CHWF");
-    int64_t kern[2] = {Wt->shape[chwf ? 1 : 2], Wt->shape[chwf ? 2 : 3]};
+    int64_t fb = filter_block(n), group = weft_gnode_attr_int(n, "group", 1);
+    if (fb && (Wt->ndim != 5 || Wt->shape[4] != fb))
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not match the block %" PRId64,
+                            weft_nn_shape_str(Wt->ndim, Wt->shape).s, fb);
+    int64_t kern[2] = {Wt->shape[2], Wt->shape[3]};
     window w;
     if ((st = window_params(n, X->shape + 2, kern, true, &w)) != WEFT_OK) return st;
-    int64_t group = weft_gnode_attr_int(n, "group", 1), F = Wt->shape[chwf ? 3 : 0];
-    int64_t cpg = Wt->shape[chwf ? 0 : 1], fpg = F / group; /* input channels and filters per group */
+    int64_t F = fb ? weft_gnode_attr_int(n, "weft_conv_filters", 0) : Wt->shape[0];
+    int64_t cpg = Wt->shape[1], fpg = F / group; /* input channels and filters per group */
+    if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && fpg % fb)))
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
+                            " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
     const weft_tensor *P = pad_stage(a, name, X, &w, weft_f32(a, 0.0));
 
+    /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
+     * and an injective stage reads it back as NCHW (plus the bias). */
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
-    weft_tensor *R = weft_te_compute(a, has_b ? weft_nn_stage(a, name, ".red") : name, 4, shape,
-                                     (const char *const[]){"n", "f", "y", "x"});
+    int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
+    bool own_out = has_b || fb;
+    weft_tensor *R = weft_te_compute(a, own_out ? weft_nn_stage(a, name, ".red") : name, fb ? 5 : 4, rshape,
+                                     (const char *const[]){"n", fb ? "fo" : "f", "y", "x", "fi"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
         const weft_expr *y = weft_te_axis(R, 2), *x = weft_te_axis(R, 3);
         const weft_expr *rc = cpg > 1 ? weft_te_reduce_axis(a, R, "rc", cpg) : weft_i64(a, 0);
         const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", w.k[0]);
         const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", w.k[1]);
-        /* input channel: rc, or (f / fpg) * cpg + rc with groups */
+        /* input channel: rc, or (f / fpg) * cpg + rc with groups (blocked: fo / (fpg / fb)) */
         const weft_expr *cin = rc;
         if (group > 1) {
-            const weft_expr *grp = fpg == 1 ? f : weft_floordiv(a, f, weft_i64(a, fpg));
+            int64_t per = fb ? fpg / fb : fpg;
+            const weft_expr *grp = per == 1 ? f : weft_floordiv(a, f, weft_i64(a, per));
             cin = cpg == 1 ? grp : weft_add(a, weft_mul(a, grp, weft_i64(a, cpg)), rc);
         }
         const weft_expr *ih = window_index(a, y, w.s[0], ry, w.d[0]), *iw = window_index(a, x, w.s[1], rx, w.d[1]);
-        weft_te_set_body(R, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw),
-                                  chwf ? weft_te_at(a, Wt, rc, ry, rx, f) : weft_te_at(a, Wt, f, rc, ry, rx)));
+        const weft_expr *wv = fb ? weft_tload(a, Wt, 5, (const weft_expr *[]){f, rc, ry, rx, weft_te_axis(R, 4)})
+                                 : weft_te_at(a, Wt, f, rc, ry, rx);
+        weft_te_set_body(R, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw), wv));
     }
     weft_tensor *Y = R;
-    if (has_b) {
+    if (own_out) {
         Y = weft_te_compute(a, name, 4, shape, (const char *const[]){"n", "f", "y", "x"});
-        if (Y) {
+        if (Y && R) {
             const weft_expr *idx[4];
             weft_nn_axes(Y, idx);
-            weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, weft_tload(a, R, 4, idx), weft_te_at(a, ins[2], idx[1])));
+            const weft_expr *v;
+            if (fb) {
+                const weft_expr *blk = weft_i64(a, fb);
+                v = weft_tload(a, R, 5,
+                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), idx[2], idx[3],
+                                                     weft_floormod(a, idx[1], blk)});
+            } else v = weft_tload(a, R, 4, idx);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, ins[2], idx[1])) : v);
         }
     }
     outs[0] = Y;

@@ -90,6 +90,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
+    bool conv_done = false;
+    if ((rc = weft_schedule_default_conv(s, caps, &conv_done)) != WEFT_OK || conv_done) return rc;
     /* 1. Inline elementwise and injective stages that are not outputs. */
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
