@@ -196,7 +196,22 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && fpg % fb)))
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
                             " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
-    const weft_tensor *P = pad_stage(a, name, X, &w, weft_f32(a, 0.0));
+    /* Taps that only ever read the zero padding (small images: a 3x3 kernel over a 1x1 image
+     * reads one tap) are dropped, and padding no remaining tap reads is not materialized:
+     * along each dim (dilation 1) taps [t0, t0 + nt) remain and P is padded by pw.pb/pw.pe. */
+    window pw = w;
+    int64_t t0[2] = {0, 0}, nt[2] = {w.k[0], w.k[1]};
+    for (int i = 0; i < 2; i++) {
+        if (w.d[i] != 1) continue;
+        int64_t last = (w.out[i] - 1) * w.s[i]; /* the last window's start, in padded coordinates */
+        int64_t lo = w.pb[i] - last > 0 ? w.pb[i] - last : 0;
+        int64_t hi = w.in[i] - 1 + w.pb[i] < w.k[i] - 1 ? w.in[i] - 1 + w.pb[i] : w.k[i] - 1;
+        int64_t end = last + hi - w.pb[i] - (w.in[i] - 1); /* past the input's end */
+        t0[i] = lo, nt[i] = hi - lo + 1;
+        pw.pb[i] = w.pb[i] - lo;
+        pw.pe[i] = end > 0 ? end : 0;
+    }
+    const weft_tensor *P = pad_stage(a, name, X, &pw, weft_f32(a, 0.0));
 
     /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
      * and an injective stage reads it back as NCHW (plus the bias). */
@@ -209,8 +224,8 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
         const weft_expr *y = weft_te_axis(R, 2), *x = weft_te_axis(R, 3);
         const weft_expr *rc = cpg > 1 ? weft_te_reduce_axis(a, R, "rc", cpg) : weft_i64(a, 0);
-        const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", w.k[0]);
-        const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", w.k[1]);
+        const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", nt[0]);
+        const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", nt[1]);
         /* input channel: rc, or (f / fpg) * cpg + rc with groups (blocked: fo / (fpg / fb)) */
         const weft_expr *cin = rc;
         if (group > 1) {
@@ -219,8 +234,10 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
             cin = cpg == 1 ? grp : weft_add(a, weft_mul(a, grp, weft_i64(a, cpg)), rc);
         }
         const weft_expr *ih = window_index(a, y, w.s[0], ry, w.d[0]), *iw = window_index(a, x, w.s[1], rx, w.d[1]);
-        const weft_expr *wv = fb ? weft_tload(a, Wt, 5, (const weft_expr *[]){f, rc, ry, rx, weft_te_axis(R, 4)})
-                                 : weft_te_at(a, Wt, f, rc, ry, rx);
+        const weft_expr *ky = t0[0] ? weft_add(a, ry, weft_i64(a, t0[0])) : ry;
+        const weft_expr *kx = t0[1] ? weft_add(a, rx, weft_i64(a, t0[1])) : rx;
+        const weft_expr *wv = fb ? weft_tload(a, Wt, 5, (const weft_expr *[]){f, rc, ky, kx, weft_te_axis(R, 4)})
+                                 : weft_te_at(a, Wt, f, rc, ky, kx);
         weft_te_set_body(R, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw), wv));
     }
     weft_tensor *Y = R;
