@@ -111,11 +111,138 @@ static int pad_stage_of(const weft_schedule *s, int r)
     return -1;
 }
 
+/* The padding stage at root: parallel over (n, c, h), w in vectors (a clamped index: gathers). */
+static weft_status schedule_pad(weft_schedule *s, const char *pname, const weft_target_caps *caps, bool root)
+{
+    int p = weft_sched_find_stage(s, pname);
+    if (p < 0) return WEFT_ERR_INTERNAL;
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    const weft_stage *ps = &s->stages[p];
+    char a[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(a[d], sizeof a[d], "%s", ps->iters[d].name);
+    weft_status rc = WEFT_OK;
+    if (root) rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a[0], a[1], a[2]);
+    if (root && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s@%s", pname, a[0], a[1], a[2]);
+    if (rc == WEFT_OK && ps->op->shape[3] > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", pname, a[3], (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a[3]);
+    } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", pname, a[3]);
+    return rc;
+}
+
+/* A window reduction that mixes no channels (pooling, depthwise conv): one 4-D output; one
+ * 4-D reduction R of the output's shape over exactly two axes (the window), which is the output
+ * or is read by it through elementwise/injective stages; -1 otherwise. */
+static int window_reduction(const weft_schedule *s, int *out)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->op->n_reduce) {
+            if (r >= 0) return -1;
+            r = i;
+        }
+        if (st->is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        }
+    }
+    if (y < 0 || r < 0) return -1;
+    const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
+    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 2 || (r != y && !reads_through(s, y, r))) return -1;
+    for (int d = 0; d < 4; d++)
+        if (R->shape[d] != Y->shape[d]) return -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
+    }
+    *out = y;
+    return r;
+}
+
+/* Pooling and depthwise convs: the padding per tile (the rows and columns the tile's windows
+ * read, in vectors: it stays in L1); the output parallel over
+ * (n, c, row tiles), columns in vectors; the window reduced per tile into a local accumulator
+ * of ty rows x one vector (window loops outside, rows unrolled, columns vectorized). */
+static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_target_caps *caps)
+{
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    int p = pad_stage_of(s, r);
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, false);
+    if (rc != WEFT_OK) return rc;
+    if (r == y) { /* the reduction is the output: accumulate in a local copy */
+        if ((rc = weft_sched_stepf(s, "cache_write %s local", yname)) != WEFT_OK) return rc;
+        y = weft_sched_find_stage(s, yname);
+        snprintf(rname, sizeof rname, "%s", s->stages[y - 1].name);
+    }
+    const weft_tensor *Y = s->stages[y].op;
+    int64_t OH = Y->shape[2], OW = Y->shape[3];
+    int64_t tx = weft_sched_fit_tile(OW, lanes, lanes);
+    int64_t ty = weft_sched_fit_tile(OH, weft_sched_tile_rows(caps) / 2, 1);
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
+    char yo[WEFT_SCHED_NAME + 4], yi[WEFT_SCHED_NAME + 4], xo[WEFT_SCHED_NAME + 4], xi[WEFT_SCHED_NAME + 4];
+    snprintf(yo, sizeof yo, "%s", ax[2]), yi[0] = '\0';
+    snprintf(xo, sizeof xo, "%s", ax[3]), xi[0] = '\0';
+    if (ty > 1 && ty < OH) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[2], (long long)ty);
+        snprintf(yo, sizeof yo, "%s.0", ax[2]), snprintf(yi, sizeof yi, "%s.1", ax[2]);
+    } else if (ty > 1) snprintf(yi, sizeof yi, "%s", ax[2]), yo[0] = '\0';
+    if (rc == WEFT_OK && tx < OW) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[3], (long long)tx);
+        snprintf(xo, sizeof xo, "%s.0", ax[3]), snprintf(xi, sizeof xi, "%s.1", ax[3]);
+    } else snprintf(xi, sizeof xi, "%s", ax[3]), xo[0] = '\0';
+    if (rc != WEFT_OK) return rc;
+    /* n c [y.0] [x.0] | [y.1] x.1: the outer loops fused and parallel, R computed there */
+    char outer[4][WEFT_SCHED_NAME + 4], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    int n_outer = 0;
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[1]);
+    if (yo[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", yo);
+    if (xo[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", xo);
+    int len = snprintf(line, sizeof line, "reorder %s", yname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    snprintf(line + len, sizeof line - (size_t)len, "%s%s %s", yi[0] ? " " : "", yi, xi);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    len = snprintf(line, sizeof line, "fuse %s", yname);
+    for (int i = 0; i < n_outer; i++) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+        strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
+        strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
+    }
+    if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "vectorize %s %s", yname, xi)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
+    if (pname[0] && (rc = weft_sched_stepf(s, "compute_at %s %s %s", pname, yname, fused)) != WEFT_OK) return rc;
+    r = weft_sched_find_stage(s, rname);
+    const weft_stage *rs = &s->stages[r];
+    char it[6][WEFT_SCHED_NAME];
+    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", rs->iters[d].name);
+    rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s", rname, it[4], it[5], it[0], it[1], it[2], it[3]);
+    if (rc == WEFT_OK && ty > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[2]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", rname, it[3]);
+    return rc;
+}
+
 weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done)
 {
     *done = false;
     int y, r = blocked_reduction(s, &y);
-    if (r < 0) return WEFT_OK;
+    if (r < 0) {
+        r = window_reduction(s, &y);
+        if (r < 0) return WEFT_OK;
+        *done = true;
+        return schedule_window(s, r, y, caps);
+    }
     *done = true;
     int p = pad_stage_of(s, r);
     char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
@@ -127,24 +254,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     if (rc != WEFT_OK) return rc;
 
-    /* The padding: at root, parallel over (n, c, h). */
-    if (p >= 0) {
-        p = weft_sched_find_stage(s, pname);
-        const weft_stage *ps = &s->stages[p];
-        char a0[WEFT_SCHED_NAME], a1[WEFT_SCHED_NAME], a2[WEFT_SCHED_NAME];
-        snprintf(a0, sizeof a0, "%s", ps->iters[0].name);
-        snprintf(a1, sizeof a1, "%s", ps->iters[1].name);
-        snprintf(a2, sizeof a2, "%s", ps->iters[2].name);
-        rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a0, a1, a2);
-        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s@%s", pname, a0, a1, a2);
-        if (rc == WEFT_OK && getenv("WEFT_PADVEC")) {
-            char a3[WEFT_SCHED_NAME];
-            snprintf(a3, sizeof a3, "%s", s->stages[p].iters[3].name);
-            rc = weft_sched_stepf(s, "split %s %s %d", pname, a3, atoi(getenv("WEFT_PADVEC")));
-            if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a3);
-        }
-        if (rc != WEFT_OK) return rc;
-    }
+    if (p >= 0 && (rc = schedule_pad(s, pname, caps, true)) != WEFT_OK) return rc;
 
     const weft_tensor *R = s->stages[r].op;
     int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
