@@ -20,7 +20,6 @@
  * (choose_tile); tf divides F/fb.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ir/pattern.h"
@@ -265,8 +264,6 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     const weft_tensor *R = s->stages[r].op;
     int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
     conv_tile t = choose_tile(R->shape, caps);
-    const char *ov = getenv("WEFT_CONV_TILE");
-    if (ov) sscanf(ov, "%lld,%lld,%lld,%lld", (long long *)&t.tf, (long long *)&t.tn, (long long *)&t.ty, (long long *)&t.tx);
 
     /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
      * n.0 f.0 y.0 x.0 | f.1 f.2 n.1 y.1 x.1, with f.2 innermost when there is no column tile
