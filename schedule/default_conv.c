@@ -300,9 +300,9 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     bool f_last = t.tx <= 1;
     char order[6][WEFT_SCHED_NAME + 4];
     int n_order = 0;
-    for (int i = 0; i < n_fin - (f_last ? 1 : 0); i++) snprintf(order[n_order++], sizeof order[0], "%s", fin[i]);
-    for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%s", inner[i]);
-    if (f_last) snprintf(order[n_order++], sizeof order[0], "%s", fin[n_fin - 1]);
+    for (int i = 0; i < n_fin - (f_last ? 1 : 0); i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[i]);
+    for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, inner[i]);
+    if (f_last) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[n_fin - 1]);
     n_inner = n_order;
     memcpy(inner, order, sizeof order);
     if (rc != WEFT_OK) return rc;
