@@ -183,11 +183,14 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
     }
     const weft_tensor *Y = s->stages[y].op;
     int64_t OH = Y->shape[2], OW = Y->shape[3];
-    /* Divisors only: a partial tile here (guards in the window loops, the padding's tile
-     * shifting) measured up to 10x slower. Columns: the fewest vectors, up to two per row. */
+    /* Divisors of the columns: a partial tile here (guards in the window loops, the padding's
+     * tile shifting) measured up to 10x slower. The fewest vectors per output row, up to two
+     * vectors per tile (three ran 3x slower with AVX2); a partial tile only when no divisor
+     * fills half a vector (17 columns with AVX2: a one-column tile ran 30x slower). */
     int64_t tx = 1, best = -1;
     for (int64_t t = 1; t <= 2 * lanes && t <= OW; t++)
         if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) <= best)) best = (OW / t) * ceil_div(t, lanes), tx = t;
+    if (2 * tx < lanes && tx < OW) tx = lanes;
     int64_t ty = 1;
     for (int64_t t = 1; t <= weft_sched_tile_rows(caps) / ceil_div(tx, lanes) / 2 && t <= OH; t++)
         if (OH % t == 0) ty = t;
