@@ -25,6 +25,11 @@
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 
+/* A reduction this short (input channels x taps) spends more time in the write-back of its
+ * tile than in the FMAs, so its tile may hold twice the accumulators (wider write-back
+ * vectors). */
+enum { SHORT_REDUCTION = 64 };
+
 typedef struct conv_tile {
     int64_t tf, tn, ty, tx;
 } conv_tile;
@@ -35,10 +40,10 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * with AVX-512, 6 with AVX2). Measured with AVX-512 on 3x3 convs (64 channels at 56x56, 512 at
  * 7x7) and ResNet's 7x7 stride-2 stem: 8 accumulators (1 filter vector x 8 columns) ran 5-20%
  * faster than 14-16 and 1.3-2x faster than 28; ties go to fewer filter vectors. */
-static conv_tile choose_tile(const int64_t *shape, const weft_target_caps *caps)
+static conv_tile choose_tile(const int64_t *shape, int64_t red, const weft_target_caps *caps)
 {
     int64_t N = shape[0], FO = shape[1], OH = shape[2], OW = shape[3];
-    int64_t max_acc = weft_sched_tile_rows(caps);
+    int64_t max_acc = weft_sched_tile_rows(caps) * (red <= SHORT_REDUCTION ? 2 : 1);
     conv_tile best = {1, 1, 1, 1};
     double best_score = -1;
     for (int64_t tf = 1; tf <= WEFT_SCHED_TILE_VECS && tf <= FO; tf++) {
@@ -266,7 +271,9 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 
     const weft_tensor *R = s->stages[r].op;
     int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
-    conv_tile t = choose_tile(R->shape, caps);
+    int64_t red = 1;
+    for (int k = 0; k < R->n_reduce; k++) red *= R->reduce_axis[k].extent;
+    conv_tile t = choose_tile(R->shape, red, caps);
 
     /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
      * n.0 f.0 y.0 x.0 | f.1 f.2 n.1 y.1 x.1, with f.2 innermost when there is no column tile
