@@ -4,6 +4,7 @@
  * Pattern (by structure, whatever the op's name): the kernel has one output, 4-D [N, F, OH,
  * OW]; one root reduction R with reuse is 5-D [N, F/fb, OH, OW, fb] (fb = the vector width)
  * and the output reads it through inlined stages (bias, ReLU, Clip, SiLU, a residual add).
+ * A reduction's taps that only ever read padding were already dropped by ops/nn_conv.c.
  *
  * Schedule (steps, so it prints and replays like any other):
  *   - stages between R and the output are inlined; the zero-padding stage, if any, is computed
@@ -11,7 +12,8 @@
  *     not a clamped select per tap);
  *   - the output is tiled [tf filter blocks x fb filters] x [ty rows x tx columns]; all tile
  *     loops are fused into one parallel loop (filter blocks outermost, so consecutive chunks
- *     reuse one block of weights from L2), and the tile's column loop is vectorized;
+ *     reuse one block of weights from L2); the write-back reads the accumulators a filter
+ *     vector at a time;
  *   - R is computed per tile: reduction loops (rc, ry, rx: the weights stream contiguously)
  *     around the register tile, whose filter and spatial loops are unrolled and whose fb loop
  *     is vectorized: tf*ty*tx accumulator vectors, tf weight vectors per tap and one broadcast
@@ -25,25 +27,21 @@
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 
-/* A reduction this short (input channels x taps) spends more time in the write-back of its
- * tile than in the FMAs, so its tile may hold twice the accumulators (wider write-back
- * vectors). */
-enum { SHORT_REDUCTION = 64 };
-
 typedef struct conv_tile {
     int64_t tf, tn, ty, tx;
 } conv_tile;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* The register tile for R [N, FO, OH, OW, fb]: at most weft_sched_tile_rows accumulators (8
- * with AVX-512, 6 with AVX2). Measured with AVX-512 on 3x3 convs (64 channels at 56x56, 512 at
- * 7x7) and ResNet's 7x7 stride-2 stem: 8 accumulators (1 filter vector x 8 columns) ran 5-20%
- * faster than 14-16 and 1.3-2x faster than 28; ties go to fewer filter vectors. */
-static conv_tile choose_tile(const int64_t *shape, int64_t red, const weft_target_caps *caps)
+/* The register tile for R [N, FO, OH, OW, fb]: at most 2 x weft_sched_tile_rows accumulators
+ * (16 with AVX-512, 12 with AVX2), like the matmul tile; ties go to more filter vectors (fewer
+ * broadcasts per FMA). Measured with AVX-512 (3x3 convs with 64 channels at 56x56 and 512 at
+ * 7x7): 2 filter vectors x 7-8 columns ran 10-20% faster than 1 x 8, and 28 accumulators
+ * 1.5-2x slower (spills). */
+static conv_tile choose_tile(const int64_t *shape, const weft_target_caps *caps)
 {
     int64_t N = shape[0], FO = shape[1], OH = shape[2], OW = shape[3];
-    int64_t max_acc = weft_sched_tile_rows(caps) * (red <= SHORT_REDUCTION ? 2 : 1);
+    int64_t max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
     conv_tile best = {1, 1, 1, 1};
     double best_score = -1;
     for (int64_t tf = 1; tf <= WEFT_SCHED_TILE_VECS && tf <= FO; tf++) {
@@ -56,7 +54,7 @@ static conv_tile choose_tile(const int64_t *shape, int64_t red, const weft_targe
         double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
                      (double)N / (double)(ceil_div(N, tn) * tn);
         double score = (double)(tf * tn * tx * ty) * eff;
-        if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf < best.tf)) {
+        if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
             best_score = score;
             best = (conv_tile){tf, tn, ty, tx};
         }
@@ -269,13 +267,10 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 
     const weft_tensor *R = s->stages[r].op;
     int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
-    int64_t red = 1;
-    for (int k = 0; k < R->n_reduce; k++) red *= R->reduce_axis[k].extent;
-    conv_tile t = choose_tile(R->shape, red, caps);
+    conv_tile t = choose_tile(R->shape, caps);
 
     /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
-     * n.0 f.0 y.0 x.0 | f.1 f.2 n.1 y.1 x.1, with f.2 innermost when there is no column tile
-     * (a 1x1 image: f is then the contiguous axis of the output). */
+     * n.0 f.0 y.0 x.0 | f.1 n.1 y.1 x.1 f.2. */
     const weft_stage *ys = &s->stages[y];
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", ys->iters[d].name);
@@ -304,13 +299,15 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         }
     }
     if (rc != WEFT_OK) return rc;
-    /* filter loops first, or around the last one (f.2 innermost) when there is no column tile */
-    bool f_last = t.tx <= 1;
+    /* The write-back reads the accumulators as they lie: f.1, then the spatial tile, then the
+     * fb filters of a vector innermost (stores strided by OH*OW). Reading them across columns
+     * instead (contiguous stores, a gather from the accumulators) kept LLVM from holding them
+     * in registers: every reduction step stored them to the stack, 1.2-1.7x slower. */
     char order[6][WEFT_SCHED_NAME + 4];
     int n_order = 0;
-    for (int i = 0; i < n_fin - (f_last ? 1 : 0); i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[i]);
+    for (int i = 0; i < n_fin - 1; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[i]);
     for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, inner[i]);
-    if (f_last) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[n_fin - 1]);
+    snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[n_fin - 1]);
     n_inner = n_order;
     memcpy(inner, order, sizeof order);
     if (rc != WEFT_OK) return rc;
@@ -328,7 +325,6 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     if (strlen(fused) >= WEFT_SCHED_NAME) snprintf(fused, sizeof fused, "%s", outer[0]);
     else if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
-    /* The write-back: columns innermost and vectorized (contiguous stores into NCHW). */
     rc = weft_sched_stepf(s, "vectorize %s %s", yname, inner[n_inner - 1]);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused);
     if (rc != WEFT_OK) return rc;
