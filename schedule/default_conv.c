@@ -106,29 +106,31 @@ static int pad_stage_of(const weft_schedule *s, int r)
 {
     for (int i = 0; i < r; i++) {
         const weft_stage *st = &s->stages[i];
-        if (!st->is_output && !st->op->n_reduce && st->op->ndim == 4 && weft_sched_reads(s, r, i) &&
+        if (!st->is_output && !st->op->n_reduce && st->op->ndim >= 4 && weft_sched_reads(s, r, i) &&
             weft_tensor_pattern(st->op) == WEFT_PATTERN_INJECTIVE)
             return i;
     }
     return -1;
 }
 
-/* The padding stage at root: parallel over (n, c, h), w in vectors (a clamped index: gathers). */
+/* The padding stage: at root parallel over (n, c, h), or where compute_at puts it; columns
+ * (the last axis) in vectors (a clamped index: gathers). */
 static weft_status schedule_pad(weft_schedule *s, const char *pname, const weft_target_caps *caps, bool root)
 {
     int p = weft_sched_find_stage(s, pname);
     if (p < 0) return WEFT_ERR_INTERNAL;
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     const weft_stage *ps = &s->stages[p];
-    char a[4][WEFT_SCHED_NAME];
-    for (int d = 0; d < 4; d++) snprintf(a[d], sizeof a[d], "%s", ps->iters[d].name);
+    int last = ps->op->ndim - 1; /* the columns (4-D, or 5-D split by phase) */
+    char a[5][WEFT_SCHED_NAME];
+    for (int d = 0; d <= last && d < 5; d++) snprintf(a[d], sizeof a[d], "%s", ps->iters[d].name);
     weft_status rc = WEFT_OK;
     if (root) rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a[0], a[1], a[2]);
     if (root && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s@%s", pname, a[0], a[1], a[2]);
-    if (rc == WEFT_OK && ps->op->shape[3] > lanes) {
-        rc = weft_sched_stepf(s, "split %s %s %lld", pname, a[3], (long long)lanes);
-        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a[3]);
-    } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", pname, a[3]);
+    if (rc == WEFT_OK && ps->op->shape[last] > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", pname, a[last], (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a[last]);
+    } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", pname, a[last]);
     return rc;
 }
 
