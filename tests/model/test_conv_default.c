@@ -14,8 +14,8 @@
  *   max |weft - ref| <= 1e-4 * max |ref|
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
- * blocked conv vectorizes its reduction over the filter block, and pooling and depthwise
- * kernels compute their padding per tile. */
+ * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
+ * compute their padding per channel, and a global pool reduces channel vectors. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -310,6 +310,9 @@ static void test_default_schedule_shapes(void **state)
         schedule_of(&cases[14], &caps, &p);
         assert_non_null(strstr(p.text, "cache_write"));
         assert_non_null(strstr(p.text, "compute_at maxpool0.pad"));
+        /* global pool: channels in vectors, the spatial reduction outside them */
+        schedule_of(&cases[18], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red c.1"));
     }
 }
 
