@@ -195,7 +195,10 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
      * fills half a vector (17 columns with AVX2: a one-column tile ran 30x slower). */
     int64_t tx = 1, best = -1;
     for (int64_t t = 1; t <= 2 * lanes && t <= OW; t++)
-        if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) <= best)) best = (OW / t) * ceil_div(t, lanes), tx = t;
+        if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) <= best)) {
+            best = (OW / t) * ceil_div(t, lanes);
+            tx = t;
+        }
     if (2 * tx < lanes && tx < OW) tx = lanes;
     int64_t ty = 1;
     for (int64_t t = 1; t <= weft_sched_tile_rows(caps) / ceil_div(tx, lanes) / 2 && t <= OH; t++)
@@ -347,9 +350,10 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
      * in registers: every reduction step stored them to the stack, 1.2-1.7x slower. */
     char order[6][WEFT_SCHED_NAME + 4];
     int n_order = 0;
-    for (int i = 0; i < n_fin - 1; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[i]);
-    for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, inner[i]);
-    snprintf(order[n_order++], sizeof order[0], "%.*s", (int)sizeof order[0] - 1, fin[n_fin - 1]);
+    const int w = (int)sizeof order[0] - 1;
+    for (int i = 0; i < n_fin - 1; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", w, fin[i]);
+    for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", w, inner[i]);
+    snprintf(order[n_order++], sizeof order[0], "%.*s", w, fin[n_fin - 1]);
     n_inner = n_order;
     memcpy(inner, order, sizeof order);
     if (rc != WEFT_OK) return rc;
@@ -375,7 +379,8 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     r = weft_sched_find_stage(s, rname);
     const weft_stage *rs = &s->stages[r];
     len = snprintf(line, sizeof line, "reorder %s", rname);
-    for (int k = 0; k < R->n_reduce; k++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", rs->iters[5 + k].name);
+    for (int k = 0; k < R->n_reduce; k++)
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", rs->iters[5 + k].name);
     for (int d = 0; d < 5; d++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", rs->iters[d].name);
     if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     const int64_t unroll[4] = {t.tn, t.tf, t.ty, t.tx};
