@@ -206,7 +206,7 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
-    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(g);
+    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(g, caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8);
     if (rc == WEFT_OK) {
         /* Weight blocks as wide as the default register tile (two vectors). */
         int64_t nb = caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16;

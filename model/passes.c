@@ -10,10 +10,12 @@
  * pretranspose_weights: a Gemm that reads a constant B transposed (transB=1, how PyTorch
  *   exports Linear) gets B^T as a new constant and transB=0, so its kernel streams the weight
  *   along the output axis with unit stride (vector loads, not gathers).
- * conv_weight_layout: a Conv (group 1) with constant weights [F, C, KH, KW] reads them laid out
- *   [C, KH, KW, F] instead (layout rewrite once at compile time), so the output-channel axis is
- *   contiguous in the weights and the default schedule vectorizes over it: NCHW nets with small
- *   spatial extents (a ResNet's late layers are 4x4 to 1x1) have no other wide vector axis.
+ * conv_weight_layout: a Conv with constant weights [F, C/group, KH, KW] (group 1, or groups of
+ *   whole filter blocks; not depthwise) reads them laid out in filter blocks
+ *   [ceil(F/fb), C/group, KH, KW, fb] (fb = the vector width; filters past F are zero), so a
+ *   block of output channels is one contiguous vector at every tap and the default schedule
+ *   (schedule/default_conv.c) vectorizes over it whatever the image size: NCHW nets with small
+ *   spatial extents (a ResNet's late layers are 7x7 to 1x1) have no other wide vector axis.
  * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
  *   [N/nb, K, nb] (nb = the register tile's width), so the panel a register tile streams is
  *   contiguous: no 4 KiB-strided rows fighting over L1 sets, no packing at run time.
@@ -274,22 +276,28 @@ static weft_status set_string_attr(weft_gnode *n, const char *name, const char *
     return rc == WEFT_OK && !at->s ? WEFT_ERR_NOMEM : rc;
 }
 
-weft_status weft_model_conv_weight_layout(weft_graph *g)
+static weft_status set_int_attr(weft_gnode *n, const char *name, int64_t value);
+
+weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)
 {
-    for (int i = 0; i < g->n_nodes; i++) {
+    for (int i = 0; i < g->n_nodes && fb > 1; i++) {
         weft_gnode *n = &g->nodes[i];
-        if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || weft_gnode_attr_int(n, "group", 1) != 1 ||
-            strcmp(weft_gnode_attr_string(n, "weft_weight_layout", "FCHW"), "FCHW"))
+        if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || weft_gnode_attr_string(n, "weft_weight_layout", NULL))
             continue;
         int w = n->inputs[1];
         const weft_gvalue *wv = &g->values[w];
         if (!wv->data || wv->ndim != 4 || !weft_dtype_eq(wv->dtype, WEFT_F32)) continue;
         int64_t F = wv->shape[0], C = wv->shape[1], KH = wv->shape[2], KW = wv->shape[3];
-        int64_t tshape[4] = {C, KH, KW, F}, per = C * KH * KW;
+        int64_t group = weft_gnode_attr_int(n, "group", 1);
+        /* Grouped: only when each group's filters fill whole blocks (a block then reads one
+         * group's input channels); depthwise convs keep their layout. */
+        if (group < 1 || F % group || (group > 1 && (C < 2 || (F / group) % fb))) continue;
+        int64_t FO = (F + fb - 1) / fb, per = C * KH * KW;
+        int64_t tshape[5] = {FO, C, KH, KW, fb};
         char name[200];
-        snprintf(name, sizeof name, "%.180s.chwf", wv->name);
-        int t = weft_graph_new_value(g, name, WEFT_F32, 4, tshape);
-        float *dst = malloc(sizeof(float) * (size_t)(F * per > 0 ? F * per : 1));
+        snprintf(name, sizeof name, "%.180s.blk", wv->name);
+        int t = weft_graph_new_value(g, name, WEFT_F32, 5, tshape);
+        float *dst = calloc((size_t)(FO * per * fb > 0 ? FO * per * fb : 1), sizeof(float));
         if (t < 0 || !dst) {
             free(dst);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);
@@ -297,9 +305,11 @@ weft_status weft_model_conv_weight_layout(weft_graph *g)
         n = &g->nodes[i];
         const float *src = g->values[w].data;
         for (int64_t f = 0; f < F; f++)
-            for (int64_t e = 0; e < per; e++) dst[e * F + f] = src[f * per + e];
+            for (int64_t e = 0; e < per; e++) dst[((f / fb) * per + e) * fb + f % fb] = src[f * per + e];
         g->values[t].data = dst;
-        if (set_string_attr(n, "weft_weight_layout", "CHWF") != WEFT_OK) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+        if (set_string_attr(n, "weft_weight_layout", "FCHWf") != WEFT_OK || set_int_attr(n, "weft_weight_block", fb) != WEFT_OK ||
+            set_int_attr(n, "weft_conv_filters", F) != WEFT_OK)
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory");
         n->inputs[1] = t;
     }
     return WEFT_OK;

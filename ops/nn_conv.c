@@ -6,7 +6,10 @@
  * interior reads X at clamped indices (SELECT evaluates both arms) and the border holds the
  * fill value (0 for Conv and AveragePool, the lowest float for MaxPool). Without padding the
  * window stage reads X directly. Conv's bias is a separate elementwise output stage `name`
- * after the reduction "<name>.red"; without a bias the reduction is `name`.
+ * after the reduction "<name>.red"; without a bias the reduction is `name`. With weights laid
+ * out in filter blocks by the model's layout pass (model/passes.c, "FCHWf"), the reduction
+ * "<name>.red" is [N, F/fb, OH, OW, fb] (filters innermost, the axis default_conv.c vectorizes)
+ * and `name` reads it back as NCHW, adding the bias if any.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -94,22 +97,29 @@ static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, cons
     return WEFT_OK;
 }
 
-/* pad[n,c,h,w] over the padded extent: X inside, `fill` outside; X itself when unpadded. */
+/* pad[n,c,h,w] over the padded extent: X inside, `fill` outside; X itself when unpadded.
+ * With ph > 1 phases (a window reduction with column stride ph that reads columns in vectors:
+ * pooling, depthwise convs) the columns are split by phase, pad[n,c,h,q,w'] holding padded
+ * column w'*ph + q, so window tap rx of output column x reads pad[.., rx % ph, x + rx / ph]:
+ * unit stride in x (no gather per tap; the stage is made even without padding). */
 static const weft_tensor *pad_stage(weft_arena *a, const char *name, const weft_tensor *X, const window *w,
-                                    const weft_expr *fill)
+                                    const weft_expr *fill, int64_t ph)
 {
-    if (!X || (w->pb[0] == 0 && w->pb[1] == 0 && w->pe[0] == 0 && w->pe[1] == 0)) return X;
-    int64_t shape[4] = {X->shape[0], X->shape[1], X->shape[2] + w->pb[0] + w->pe[0], X->shape[3] + w->pb[1] + w->pe[1]};
-    weft_tensor *P = weft_nn_compute(a, weft_nn_stage(a, name, ".pad"), 4, shape);
+    if (!X || (ph <= 1 && w->pb[0] == 0 && w->pb[1] == 0 && w->pe[0] == 0 && w->pe[1] == 0)) return X;
+    int64_t wp = X->shape[3] + w->pb[1] + w->pe[1];
+    int64_t shape[5] = {X->shape[0], X->shape[1], X->shape[2] + w->pb[0] + w->pe[0], wp, 0};
+    if (ph > 1) shape[3] = ph, shape[4] = (wp + ph - 1) / ph;
+    weft_tensor *P = weft_nn_compute(a, weft_nn_stage(a, name, ".pad"), ph > 1 ? 5 : 4, shape);
     if (!P) return NULL;
-    const weft_expr *idx[4], *x[4], *cond = NULL;
+    const weft_expr *idx[5], *x[4], *cond = NULL;
     weft_nn_axes(P, idx);
     x[0] = idx[0], x[1] = idx[1];
     for (int i = 0; i < 2; i++) {
         const weft_expr *v = idx[2 + i];
+        if (i == 1 && ph > 1) v = weft_add(a, weft_mul(a, idx[4], weft_i64(a, ph)), idx[3]);
         int64_t ext = X->shape[2 + i], pb = w->pb[i];
         x[2 + i] = v;
-        if (pb == 0 && w->pe[i] == 0) continue;
+        if (pb == 0 && w->pe[i] == 0 && !(i == 1 && ph > 1)) continue;
         const weft_expr *in = weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, pb + ext));
         if (pb > 0) in = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, v, weft_i64(a, pb)), in);
         cond = cond ? weft_and(a, cond, in) : in;
@@ -117,6 +127,19 @@ static const weft_tensor *pad_stage(weft_arena *a, const char *name, const weft_
     }
     weft_te_set_body(P, WEFT_REDUCE_NONE, weft_select(a, cond, weft_tload(a, X, 4, x), fill));
     return P;
+}
+
+/* P at row ih and padded column x*s + r (dilation 1 when P is split into s phases). */
+static const weft_expr *read_window(weft_arena *a, const weft_tensor *P, const weft_expr *n, const weft_expr *c,
+                                    const weft_expr *ih, const weft_expr *x, int64_t s, const weft_expr *r, int64_t d)
+{
+    if (P->ndim == 5) {
+        const weft_expr *ph = weft_i64(a, s);
+        const weft_expr *col = weft_add(a, x, weft_floordiv(a, r, ph));
+        return weft_tload(a, P, 5, (const weft_expr *[]){n, c, ih, weft_floormod(a, r, ph), col});
+    }
+    const weft_expr *base = s == 1 ? x : weft_mul(a, x, weft_i64(a, s));
+    return weft_te_at(a, P, n, c, ih, weft_add(a, base, d == 1 ? r : weft_mul(a, r, weft_i64(a, d))));
 }
 
 /* v * s + r * d, without multiplications by 1. */
@@ -162,6 +185,17 @@ weft_status weft_nn_conv_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], F, w.out[0], w.out[1]});
 }
 
+/* The filter block of a Conv whose constant weights the model's layout pass laid out
+ * [ceil(F/fb), C/group, KH, KW, fb] ("weft_weight_layout" = "FCHWf", block fb in
+ * "weft_weight_block", the true filter count in "weft_conv_filters"; filters past F are zero),
+ * else 0 (weights [F, C/group, KH, KW]). */
+static int64_t filter_block(const weft_gnode *n)
+{
+    return strcmp(weft_gnode_attr_string(n, "weft_weight_layout", ""), "FCHWf")
+               ? 0
+               : weft_gnode_attr_int(n, "weft_weight_block", 0);
+}
+
 weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -170,43 +204,78 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     bool has_b = weft_nn_has_in(n, 2);
     if (has_b && (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0], *Wt = ins[1];
-    /* Weights may have been laid out [C, KH, KW, F] by the model's layout pass (a constant
-     * weight, group 1) so the output-channel axis is contiguous and vectorizes. */
-    bool chwf = !strcmp(weft_gnode_attr_string(n, "weft_weight_layout", "FCHW"), "CHWF");
-    int64_t kern[2] = {Wt->shape[chwf ? 1 : 2], Wt->shape[chwf ? 2 : 3]};
+    int64_t fb = filter_block(n), group = weft_gnode_attr_int(n, "group", 1);
+    if (fb && (Wt->ndim != 5 || Wt->shape[4] != fb))
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not match the block %" PRId64,
+                            weft_nn_shape_str(Wt->ndim, Wt->shape).s, fb);
+    int64_t kern[2] = {Wt->shape[2], Wt->shape[3]};
     window w;
     if ((st = window_params(n, X->shape + 2, kern, true, &w)) != WEFT_OK) return st;
-    int64_t group = weft_gnode_attr_int(n, "group", 1), F = Wt->shape[chwf ? 3 : 0];
-    int64_t cpg = Wt->shape[chwf ? 0 : 1], fpg = F / group; /* input channels and filters per group */
-    const weft_tensor *P = pad_stage(a, name, X, &w, weft_f32(a, 0.0));
+    int64_t F = fb ? weft_gnode_attr_int(n, "weft_conv_filters", 0) : Wt->shape[0];
+    int64_t cpg = Wt->shape[1], fpg = F / group; /* input channels and filters per group */
+    if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && fpg % fb)))
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
+                            " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
+    /* Taps that only ever read the zero padding (small images: a 3x3 kernel over a 1x1 image
+     * reads one tap) are dropped, and padding no remaining tap reads is not materialized:
+     * along each dim (dilation 1) taps [t0, t0 + nt) remain and P is padded by pw.pb/pw.pe. */
+    window pw = w;
+    int64_t t0[2] = {0, 0}, nt[2] = {w.k[0], w.k[1]};
+    for (int i = 0; i < 2; i++) {
+        if (w.d[i] != 1) continue;
+        int64_t last = (w.out[i] - 1) * w.s[i]; /* the last window's start, in padded coordinates */
+        int64_t lo = w.pb[i] - last > 0 ? w.pb[i] - last : 0;
+        int64_t hi = w.in[i] - 1 + w.pb[i] < w.k[i] - 1 ? w.in[i] - 1 + w.pb[i] : w.k[i] - 1;
+        int64_t end = last + hi - w.pb[i] - (w.in[i] - 1); /* past the input's end */
+        t0[i] = lo, nt[i] = hi - lo + 1;
+        pw.pb[i] = w.pb[i] - lo;
+        pw.pe[i] = end > 0 ? end : 0;
+    }
+    /* depthwise: columns in vectors, so a column stride splits the padded input by phase */
+    bool dw = !fb && cpg == 1 && group > 1 && w.d[1] == 1;
+    const weft_tensor *P = pad_stage(a, name, X, &pw, weft_f32(a, 0.0), dw ? w.s[1] : 1);
 
+    /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
+     * and an injective stage reads it back as NCHW (plus the bias). */
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
-    weft_tensor *R = weft_te_compute(a, has_b ? weft_nn_stage(a, name, ".red") : name, 4, shape,
-                                     (const char *const[]){"n", "f", "y", "x"});
+    int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
+    bool own_out = has_b || fb;
+    weft_tensor *R = weft_te_compute(a, own_out ? weft_nn_stage(a, name, ".red") : name, fb ? 5 : 4, rshape,
+                                     (const char *const[]){"n", fb ? "fo" : "f", "y", "x", "fi"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
         const weft_expr *y = weft_te_axis(R, 2), *x = weft_te_axis(R, 3);
         const weft_expr *rc = cpg > 1 ? weft_te_reduce_axis(a, R, "rc", cpg) : weft_i64(a, 0);
-        const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", w.k[0]);
-        const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", w.k[1]);
-        /* input channel: rc, or (f / fpg) * cpg + rc with groups */
+        const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", nt[0]);
+        const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", nt[1]);
+        /* input channel: rc, or (f / fpg) * cpg + rc with groups (blocked: fo / (fpg / fb)) */
         const weft_expr *cin = rc;
         if (group > 1) {
-            const weft_expr *grp = fpg == 1 ? f : weft_floordiv(a, f, weft_i64(a, fpg));
+            int64_t per = fb ? fpg / fb : fpg;
+            const weft_expr *grp = per == 1 ? f : weft_floordiv(a, f, weft_i64(a, per));
             cin = cpg == 1 ? grp : weft_add(a, weft_mul(a, grp, weft_i64(a, cpg)), rc);
         }
-        const weft_expr *ih = window_index(a, y, w.s[0], ry, w.d[0]), *iw = window_index(a, x, w.s[1], rx, w.d[1]);
-        weft_te_set_body(R, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, P, nv, cin, ih, iw),
-                                  chwf ? weft_te_at(a, Wt, rc, ry, rx, f) : weft_te_at(a, Wt, f, rc, ry, rx)));
+        const weft_expr *ih = window_index(a, y, w.s[0], ry, w.d[0]);
+        const weft_expr *ky = t0[0] ? weft_add(a, ry, weft_i64(a, t0[0])) : ry;
+        const weft_expr *kx = t0[1] ? weft_add(a, rx, weft_i64(a, t0[1])) : rx;
+        const weft_expr *wv = fb ? weft_tload(a, Wt, 5, (const weft_expr *[]){f, rc, ky, kx, weft_te_axis(R, 4)})
+                                 : weft_te_at(a, Wt, f, rc, ky, kx);
+        weft_te_set_body(R, WEFT_REDUCE_SUM, weft_mul(a, read_window(a, P, nv, cin, ih, x, w.s[1], rx, w.d[1]), wv));
     }
     weft_tensor *Y = R;
-    if (has_b) {
+    if (own_out) {
         Y = weft_te_compute(a, name, 4, shape, (const char *const[]){"n", "f", "y", "x"});
-        if (Y) {
+        if (Y && R) {
             const weft_expr *idx[4];
             weft_nn_axes(Y, idx);
-            weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, weft_tload(a, R, 4, idx), weft_te_at(a, ins[2], idx[1])));
+            const weft_expr *v;
+            if (fb) {
+                const weft_expr *blk = weft_i64(a, fb);
+                v = weft_tload(a, R, 5,
+                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), idx[2], idx[3],
+                                                     weft_floormod(a, idx[1], blk)});
+            } else v = weft_tload(a, R, 4, idx);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, ins[2], idx[1])) : v);
         }
     }
     outs[0] = Y;
@@ -302,7 +371,8 @@ weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_
     window w;
     if ((st = window_params(n, X->shape + 2, NULL, is_max, &w)) != WEFT_OK) return st;
     weft_reduce_kind rk = is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_SUM;
-    const weft_tensor *P = pad_stage(a, name, X, &w, weft_te_reduce_identity(a, rk, WEFT_F32));
+    const weft_tensor *P =
+        pad_stage(a, name, X, &w, weft_te_reduce_identity(a, rk, WEFT_F32), w.d[1] == 1 ? w.s[1] : 1);
     int64_t shape[4] = {X->shape[0], X->shape[1], w.out[0], w.out[1]};
     const char *const axes[4] = {"n", "c", "y", "x"};
     weft_tensor *R = weft_te_compute(a, is_max ? name : weft_nn_stage(a, name, ".sum"), 4, shape, axes);
@@ -312,8 +382,8 @@ weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_
         const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", w.k[0]);
         const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", w.k[1]);
         weft_te_set_body(R, rk,
-                         weft_te_at(a, P, idx[0], idx[1], window_index(a, idx[2], w.s[0], ry, w.d[0]),
-                                    window_index(a, idx[3], w.s[1], rx, w.d[1])));
+                         read_window(a, P, idx[0], idx[1], window_index(a, idx[2], w.s[0], ry, w.d[0]), idx[3],
+                                     w.s[1], rx, w.d[1]));
     }
     weft_tensor *Y = R;
     if (!is_max) {

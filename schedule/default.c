@@ -90,6 +90,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);
+    bool conv_done = false;
+    if ((rc = weft_schedule_default_conv(s, caps, &conv_done)) != WEFT_OK || conv_done) return rc;
     /* 0. Operands a matmul-like stage reads transposed (attention's K^T): packed, not inlined. */
     char pack[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME], pack_reader[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
     int n_pack = 0;

@@ -43,6 +43,10 @@ weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */
 /* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps);
+/* The default schedule's rule for a convolution in filter blocks, its pooling and depthwise
+ * rules (schedule/default_conv.c): *done tells whether the kernel had one of these patterns
+ * (and got the schedule); otherwise s is unchanged. */
+weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done);
 /* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);
 

@@ -1,0 +1,391 @@
+/* Default schedule of a convolution in filter blocks (the kernel of a Conv whose weights the
+ * model's layout pass laid out [F/fb, C, KH, KW, fb], ops/nn_conv.c), with its fused epilogue.
+ *
+ * Pattern (by structure, whatever the op's name): the kernel has one output, 4-D [N, F, OH,
+ * OW]; one root reduction R with reuse is 5-D [N, F/fb, OH, OW, fb] (fb = the vector width)
+ * and the output reads it through inlined stages (bias, ReLU, Clip, SiLU, a residual add).
+ * A reduction's taps that only ever read padding were already dropped by ops/nn_conv.c.
+ *
+ * Schedule (steps, so it prints and replays like any other):
+ *   - stages between R and the output are inlined; the zero-padding stage, if any, is computed
+ *     once at root, in parallel over its rows (the reduction then reads plain strided indices,
+ *     not a clamped select per tap);
+ *   - the output is tiled [tf filter blocks x fb filters] x [ty rows x tx columns]; all tile
+ *     loops are fused into one parallel loop (filter blocks outermost, so consecutive chunks
+ *     reuse one block of weights from L2); the write-back reads the accumulators a filter
+ *     vector at a time;
+ *   - R is computed per tile: reduction loops (rc, ry, rx: the weights stream contiguously)
+ *     around the register tile, whose filter and spatial loops are unrolled and whose fb loop
+ *     is vectorized: tf*ty*tx accumulator vectors, tf weight vectors per tap and one broadcast
+ *     of an input element, which must fit the vector register file (caps->vector_regs).
+ * The tile maximizes accumulators (times the useful fraction of imperfect tiles) up to a cap
+ * (choose_tile); tf divides F/fb.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/pattern.h"
+#include "schedule/sched_util.h"
+
+typedef struct conv_tile {
+    int64_t tf, tn, ty, tx;
+} conv_tile;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The register tile for R [N, FO, OH, OW, fb]: at most 2 x weft_sched_tile_rows accumulators
+ * (16 with AVX-512, 12 with AVX2), like the matmul tile; ties go to more filter vectors (fewer
+ * broadcasts per FMA). Measured with AVX-512 (3x3 convs with 64 channels at 56x56 and 512 at
+ * 7x7): 2 filter vectors x 7-8 columns ran 10-20% faster than 1 x 8, and 28 accumulators
+ * 1.5-2x slower (spills). */
+static conv_tile choose_tile(const int64_t *shape, const weft_target_caps *caps)
+{
+    int64_t N = shape[0], FO = shape[1], OH = shape[2], OW = shape[3];
+    int64_t max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
+    conv_tile best = {1, 1, 1, 1};
+    double best_score = -1;
+    for (int64_t tf = 1; tf <= WEFT_SCHED_TILE_VECS && tf <= FO; tf++) {
+        if (FO % tf) continue;
+        int64_t rows = max_acc / tf;
+        /* rows from columns, then whole rows, then whole images (tiny images, batches) */
+        int64_t tx = weft_sched_fit_tile(OW, rows, 1), ty = 1, tn = 1;
+        if (tx == OW && rows / tx >= 2) ty = weft_sched_fit_tile(OH, rows / tx, 1);
+        if (tx == OW && ty == OH && rows / (tx * ty) >= 2) tn = weft_sched_fit_tile(N, rows / (tx * ty), 1);
+        double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
+                     (double)N / (double)(ceil_div(N, tn) * tn);
+        double score = (double)(tf * tn * tx * ty) * eff;
+        if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
+            best_score = score;
+            best = (conv_tile){tf, tn, ty, tx};
+        }
+    }
+    return best;
+}
+
+/* Stage c reads stage p's result through any chain of stages. */
+static bool reads_through(const weft_schedule *s, int c, int p)
+{
+    if (weft_sched_reads(s, c, p)) return true;
+    for (int q = p + 1; q < c; q++)
+        if (weft_sched_reads(s, q, p) && reads_through(s, c, q)) return true;
+    return false;
+}
+
+/* The blocked reduction of the kernel's one 4-D output, or -1 when the kernel does not have
+ * this pattern. */
+static int blocked_reduction(const weft_schedule *s, int *out)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        } else if (st->op->n_reduce) {
+            if (r >= 0 || weft_tensor_pattern(st->op) != WEFT_PATTERN_OUT_REDUCTION_REUSE) return -1;
+            r = i;
+        }
+    }
+    if (y < 0 || r < 0 || s->stages[y].op->n_reduce) return -1;
+    const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
+    if (R->ndim != 5 || Y->ndim != 4 || R->shape[0] != Y->shape[0] || R->shape[2] != Y->shape[2] ||
+        R->shape[3] != Y->shape[3] || R->shape[4] < 2 || R->shape[1] * R->shape[4] < Y->shape[1] ||
+        (R->shape[1] - 1) * R->shape[4] >= Y->shape[1] || !reads_through(s, y, r))
+        return -1;
+    /* Every other stage is elementwise or injective (padding, bias, epilogue). */
+    for (int i = 0; i < s->n_stages; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (i != r && i != y && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
+    }
+    *out = y;
+    return r;
+}
+
+/* The compute stage R reads (the zero padding), or -1. */
+static int pad_stage_of(const weft_schedule *s, int r)
+{
+    for (int i = 0; i < r; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (!st->is_output && !st->op->n_reduce && st->op->ndim >= 4 && weft_sched_reads(s, r, i) &&
+            weft_tensor_pattern(st->op) == WEFT_PATTERN_INJECTIVE)
+            return i;
+    }
+    return -1;
+}
+
+/* The padding stage: at root parallel over (n, c, h), or where compute_at puts it; columns
+ * (the last axis) in vectors (a clamped index: gathers). */
+static weft_status schedule_pad(weft_schedule *s, const char *pname, const weft_target_caps *caps, bool root)
+{
+    int p = weft_sched_find_stage(s, pname);
+    if (p < 0) return WEFT_ERR_INTERNAL;
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    const weft_stage *ps = &s->stages[p];
+    int last = ps->op->ndim - 1; /* the columns (4-D, or 5-D split by phase) */
+    char a[5][WEFT_SCHED_NAME];
+    for (int d = 0; d <= last && d < 5; d++) snprintf(a[d], sizeof a[d], "%s", ps->iters[d].name);
+    weft_status rc = WEFT_OK;
+    if (root) rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a[0], a[1], a[2]);
+    if (root && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s@%s", pname, a[0], a[1], a[2]);
+    if (rc == WEFT_OK && ps->op->shape[last] > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", pname, a[last], (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a[last]);
+    } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", pname, a[last]);
+    return rc;
+}
+
+/* A window reduction that mixes no channels (pooling, depthwise conv): one 4-D output; one
+ * 4-D reduction R of the output's shape over exactly two axes (the window), which is the output
+ * or is read by it through elementwise/injective stages; -1 otherwise. */
+static int window_reduction(const weft_schedule *s, int *out)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->op->n_reduce) {
+            if (r >= 0) return -1;
+            r = i;
+        }
+        if (st->is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        }
+    }
+    if (y < 0 || r < 0) return -1;
+    const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
+    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 2 || (r != y && !reads_through(s, y, r))) return -1;
+    for (int d = 0; d < 4; d++)
+        if (R->shape[d] != Y->shape[d]) return -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
+    }
+    *out = y;
+    return r;
+}
+
+/* Pooling and depthwise convs: the padding per channel (in vectors, into a buffer that stays
+ * in L1/L2; per row tile it was recomputed KH/ty times: 1.7-3x slower); the output parallel
+ * over (n, c), row and column tiles inside, columns in vectors; the window reduced per tile
+ * into a local accumulator of ty rows x one or two vectors (window loops outside, rows
+ * unrolled, columns vectorized). */
+static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_target_caps *caps)
+{
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    int p = pad_stage_of(s, r);
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, false);
+    if (rc != WEFT_OK) return rc;
+    if (r == y) { /* the reduction is the output: accumulate in a local copy */
+        if ((rc = weft_sched_stepf(s, "cache_write %s local", yname)) != WEFT_OK) return rc;
+        y = weft_sched_find_stage(s, yname);
+        snprintf(rname, sizeof rname, "%s", s->stages[y - 1].name);
+    }
+    const weft_tensor *Y = s->stages[y].op;
+    int64_t OH = Y->shape[2], OW = Y->shape[3];
+    /* Divisors of the columns: a partial tile here (guards in the window loops, the padding's
+     * tile shifting) measured up to 10x slower. The fewest vectors per output row, up to two
+     * vectors per tile (three ran 3x slower with AVX2); a partial tile only when no divisor
+     * fills half a vector (17 columns with AVX2: a one-column tile ran 30x slower). */
+    int64_t tx = 1, best = -1;
+    for (int64_t t = 1; t <= 2 * lanes && t <= OW; t++)
+        if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) <= best)) {
+            best = (OW / t) * ceil_div(t, lanes);
+            tx = t;
+        }
+    if (2 * tx < lanes && tx < OW) tx = lanes;
+    int64_t ty = 1;
+    for (int64_t t = 1; t <= weft_sched_tile_rows(caps) / ceil_div(tx, lanes) / 2 && t <= OH; t++)
+        if (OH % t == 0) ty = t;
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
+    char yo[WEFT_SCHED_NAME + 4], yi[WEFT_SCHED_NAME + 4], xo[WEFT_SCHED_NAME + 4], xi[WEFT_SCHED_NAME + 4];
+    snprintf(yo, sizeof yo, "%s", ax[2]), yi[0] = '\0';
+    snprintf(xo, sizeof xo, "%s", ax[3]), xi[0] = '\0';
+    if (ty > 1 && ty < OH) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[2], (long long)ty);
+        snprintf(yo, sizeof yo, "%s.0", ax[2]), snprintf(yi, sizeof yi, "%s.1", ax[2]);
+    } else if (ty > 1) snprintf(yi, sizeof yi, "%s", ax[2]), yo[0] = '\0';
+    if (rc == WEFT_OK && tx < OW) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[3], (long long)tx);
+        snprintf(xo, sizeof xo, "%s.0", ax[3]), snprintf(xi, sizeof xi, "%s.1", ax[3]);
+    } else snprintf(xi, sizeof xi, "%s", ax[3]), xo[0] = '\0';
+    if (rc != WEFT_OK) return rc;
+    /* n c [y.0] [x.0] | [y.1] x.1: (n, c) fused and parallel, the padded plane of a channel
+     * computed there (once per channel, not once per row tile), R at the innermost outer loop */
+    char outer[4][WEFT_SCHED_NAME + 4], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    int n_outer = 0;
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[1]);
+    if (yo[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", yo);
+    if (xo[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", xo);
+    int len = snprintf(line, sizeof line, "reorder %s", yname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    snprintf(line + len, sizeof line - (size_t)len, "%s%s %s", yi[0] ? " " : "", yi, xi);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    snprintf(fused, sizeof fused, "%.60s@%.60s", outer[0], outer[1]);
+    if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+    if ((rc = weft_sched_stepf(s, "fuse %s %s %s", yname, outer[0], outer[1])) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "vectorize %s %s", yname, xi)) != WEFT_OK) return rc;
+    const char *at = n_outer > 2 ? outer[n_outer - 1] : fused;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, at)) != WEFT_OK) return rc;
+    if (pname[0] && (rc = weft_sched_stepf(s, "compute_at %s %s %s", pname, yname, fused)) != WEFT_OK) return rc;
+    r = weft_sched_find_stage(s, rname);
+    const weft_stage *rs = &s->stages[r];
+    char it[6][WEFT_SCHED_NAME];
+    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", rs->iters[d].name);
+    rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s", rname, it[4], it[5], it[0], it[1], it[2], it[3]);
+    if (rc == WEFT_OK && ty > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[2]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", rname, it[3]);
+    return rc;
+}
+
+/* A global pool: the one reduction R is 2-D [N, C] over the two spatial dims of a 4-D input
+ * (GlobalAveragePool, GlobalMaxPool). A scalar sum of one channel is a chain of dependent adds;
+ * instead R is parallel over (n, channel vectors) with the window loops outside a vector of
+ * channels (gathers across channel planes, independent lanes). Measured: 2.3x faster on
+ * 1280 channels of 10x10. Other stages (N x C elements) keep their naive schedule. */
+static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_status *rc)
+{
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    int r = -1;
+    for (int i = 0; i < s->n_stages; i++)
+        if (s->stages[i].op->n_reduce) {
+            if (r >= 0) return false;
+            r = i;
+        }
+    if (r < 0 || s->stages[r].is_output) return false;
+    const weft_tensor *R = s->stages[r].op;
+    if (R->ndim != 2 || R->n_reduce != 2 || R->shape[1] < lanes || !R->body || R->body->kind != WEFT_EXPR_TLOAD ||
+        weft_expr_tload_n(R->body) != 4)
+        return false;
+    for (int i = 0; i < s->n_stages; i++) { /* the rest: elementwise over N x C at most */
+        const weft_tensor *op = s->stages[i].op;
+        int64_t n = 1;
+        for (int d = 0; d < op->ndim; d++) n *= op->shape[d];
+        if (i != r && (op->n_reduce || n > R->shape[0] * R->shape[1])) return false;
+    }
+    const weft_stage *rs = &s->stages[r];
+    char rname[WEFT_SCHED_NAME], it[4][WEFT_SCHED_NAME];
+    snprintf(rname, sizeof rname, "%s", rs->name);
+    for (int d = 0; d < 4; d++) snprintf(it[d], sizeof it[d], "%s", rs->iters[d].name);
+    *rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[1], (long long)lanes);
+    if (*rc == WEFT_OK)
+        *rc = weft_sched_stepf(s, "reorder %s %s %s.0 %s %s %s.1", rname, it[0], it[1], it[2], it[3], it[1]);
+    if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "fuse %s %s %s.0", rname, it[0], it[1]);
+    if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "parallel %s %s@%s.0", rname, it[0], it[1]);
+    if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[1]);
+    return true;
+}
+
+weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done)
+{
+    weft_status grc = WEFT_OK;
+    if ((*done = global_pool(s, caps, &grc))) return grc;
+    *done = false;
+    int y, r = blocked_reduction(s, &y);
+    if (r < 0) {
+        r = window_reduction(s, &y);
+        if (r < 0) return WEFT_OK;
+        *done = true;
+        return schedule_window(s, r, y, caps);
+    }
+    *done = true;
+    int p = pad_stage_of(s, r);
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    if (rc != WEFT_OK) return rc;
+
+    if (p >= 0 && (rc = schedule_pad(s, pname, caps, true)) != WEFT_OK) return rc;
+
+    const weft_tensor *R = s->stages[r].op;
+    int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
+    conv_tile t = choose_tile(R->shape, caps);
+
+    /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
+     * n.0 f.0 y.0 x.0 | f.1 n.1 y.1 x.1 f.2. */
+    const weft_stage *ys = &s->stages[y];
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", ys->iters[d].name);
+    char outer[4][WEFT_SCHED_NAME + 4], inner[6][WEFT_SCHED_NAME + 4], fin[2][WEFT_SCHED_NAME + 4];
+    int n_outer = 0, n_inner = 0, n_fin = 0;
+    const int64_t tile[4] = {t.tn, 0, t.ty, t.tx}, ext[4] = {R->shape[0], 0, OH, OW};
+    for (int d = 0; d < 4 && rc == WEFT_OK; d++) {
+        if (d == 1) {
+            if (t.tf > 1) {
+                rc = weft_sched_stepf(s, "split %s %s %lld %lld", yname, ax[1], (long long)t.tf, (long long)fb);
+                snprintf(fin[n_fin++], sizeof fin[0], "%s.1", ax[1]);
+                snprintf(fin[n_fin++], sizeof fin[0], "%s.2", ax[1]);
+            } else {
+                rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[1], (long long)fb);
+                snprintf(fin[n_fin++], sizeof fin[0], "%s.1", ax[1]);
+            }
+            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[1]);
+        } else if (tile[d] >= ext[d] && ext[d] > 1) {
+            snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
+        } else if (tile[d] <= 1) {
+            snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[d]);
+        } else {
+            rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tile[d]);
+            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
+            snprintf(inner[n_inner++], sizeof inner[0], "%s.1", ax[d]);
+        }
+    }
+    if (rc != WEFT_OK) return rc;
+    /* The write-back reads the accumulators as they lie: f.1, then the spatial tile, then the
+     * fb filters of a vector innermost (stores strided by OH*OW). Reading them across columns
+     * instead (contiguous stores, a gather from the accumulators) kept LLVM from holding them
+     * in registers: every reduction step stored them to the stack, 1.2-1.7x slower. */
+    char order[6][WEFT_SCHED_NAME + 4];
+    int n_order = 0;
+    const int w = (int)sizeof order[0] - 1;
+    for (int i = 0; i < n_fin - 1; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", w, fin[i]);
+    for (int i = 0; i < n_inner; i++) snprintf(order[n_order++], sizeof order[0], "%.*s", w, inner[i]);
+    snprintf(order[n_order++], sizeof order[0], "%.*s", w, fin[n_fin - 1]);
+    n_inner = n_order;
+    memcpy(inner, order, sizeof order);
+    if (rc != WEFT_OK) return rc;
+    char line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    int len = snprintf(line, sizeof line, "reorder %s", yname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    for (int i = 0; i < n_inner; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", inner[i]);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    len = snprintf(line, sizeof line, "fuse %s", yname);
+    for (int i = 0; i < n_outer; i++) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+        strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
+        strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
+    }
+    if (strlen(fused) >= WEFT_SCHED_NAME) snprintf(fused, sizeof fused, "%s", outer[0]);
+    else if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
+    rc = weft_sched_stepf(s, "vectorize %s %s", yname, inner[n_inner - 1]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused);
+    if (rc != WEFT_OK) return rc;
+
+    /* The register tile: reduction loops outside, then fo, y, x unrolled, fi vectorized. */
+    r = weft_sched_find_stage(s, rname);
+    const weft_stage *rs = &s->stages[r];
+    len = snprintf(line, sizeof line, "reorder %s", rname);
+    for (int k = 0; k < R->n_reduce; k++)
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", rs->iters[5 + k].name);
+    for (int d = 0; d < 5; d++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", rs->iters[d].name);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    const int64_t unroll[4] = {t.tn, t.tf, t.ty, t.tx};
+    for (int i = 0; i < 4 && rc == WEFT_OK; i++)
+        if (unroll[i] > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, s->stages[r].iters[i].name);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", rname, s->stages[r].iters[4].name);
+    return rc;
+}

@@ -1,0 +1,327 @@
+/* Default schedules of convolutions and pooling (schedule/default_conv.c) against an
+ * independent reference: plain C loops in double precision written here, not weft's TE.
+ *
+ * Each case is a one- or two-node graph (Conv with constant weights and bias, so the layout
+ * pass lays the weights out in filter blocks, plus an epilogue: ReLU, Clip, SiLU or a residual
+ * Add; or a pooling op), compiled with default schedules and run:
+ *   - with the LLVM target at 1 and 2 threads, for the host's CPU and for haswell (AVX2: other
+ *     filter blocks and register tiles) when the host can run it;
+ *   - with the loop-IR interpreter (bounds-checked) for the smaller cases.
+ * Shapes cover odd sizes, stride 2, padding, batch > 1, filters that do not fill a vector,
+ * 1x1 kernels, 7x7 and 1x1 images (where taps that only read padding are dropped), depthwise,
+ * grouped (in whole filter blocks or not), 5x5 and 7x7 kernels.
+ *
+ *   max |weft - ref| <= 1e-4 * max |ref|
+ *
+ * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
+ * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
+ * compute their padding per channel, and a global pool reduces channel vectors. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/caps.h"
+#include "model/model_internal.h"
+#include "schedule/schedule.h"
+#include "weft/graph.h"
+
+#define REL_TOL 1e-4
+
+typedef enum epi { EPI_NONE, EPI_RELU, EPI_CLIP, EPI_SILU, EPI_ADD } epi;
+typedef enum kind { K_CONV, K_MAXPOOL, K_AVGPOOL, K_GAP } kind;
+
+typedef struct conv_case {
+    kind k;
+    int64_t n, c, h, w, f, kh, kw, stride, pad, group;
+    epi e;
+    bool bias;
+} conv_case;
+
+static const conv_case cases[] = {
+    {K_CONV, 1, 3, 17, 19, 10, 3, 3, 1, 1, 1, EPI_RELU, true},   /* odd sizes, F < one vector */
+    {K_CONV, 2, 8, 15, 15, 20, 3, 3, 2, 1, 1, EPI_NONE, false},  /* stride 2, batch, no bias */
+    {K_CONV, 1, 16, 7, 7, 48, 3, 3, 1, 1, 1, EPI_ADD, true},     /* 7x7 image, residual add */
+    {K_CONV, 1, 24, 9, 9, 33, 1, 1, 1, 0, 1, EPI_CLIP, true},    /* 1x1 kernel, odd F */
+    {K_CONV, 1, 32, 1, 1, 32, 3, 3, 1, 1, 1, EPI_RELU, true},    /* 1x1 image: one tap */
+    {K_CONV, 1, 16, 2, 2, 16, 3, 3, 2, 1, 1, EPI_NONE, true},    /* 2x2 -> 1x1, two taps */
+    {K_CONV, 4, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_RELU, true},    /* batch tile */
+    {K_CONV, 1, 3, 30, 30, 16, 7, 7, 2, 3, 1, EPI_RELU, true},   /* stem-like 7x7 stride 2 */
+    {K_CONV, 1, 3, 9, 9, 8, 2, 2, 2, 0, 1, EPI_NONE, true},      /* stride = kernel */
+    {K_CONV, 1, 12, 13, 11, 12, 3, 3, 1, 1, 12, EPI_RELU, true}, /* depthwise */
+    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* depthwise 5x5 stride 2 */
+    {K_CONV, 1, 40, 20, 20, 40, 3, 3, 1, 1, 40, EPI_CLIP, true}, /* depthwise, 20 columns */
+    {K_CONV, 1, 32, 10, 10, 64, 3, 3, 1, 1, 2, EPI_RELU, true},  /* grouped, whole blocks */
+    {K_CONV, 1, 12, 9, 9, 18, 3, 3, 1, 1, 3, EPI_NONE, true},    /* grouped, partial blocks */
+    {K_MAXPOOL, 1, 8, 17, 17, 0, 3, 3, 2, 1, 0, EPI_NONE, false},
+    {K_MAXPOOL, 2, 3, 12, 12, 0, 2, 2, 2, 0, 0, EPI_RELU, false},
+    {K_AVGPOOL, 1, 5, 9, 12, 0, 3, 3, 1, 1, 0, EPI_NONE, false}, /* count_include_pad = 0 */
+    {K_AVGPOOL, 2, 4, 8, 8, 0, 2, 2, 2, 0, 0, EPI_NONE, false},
+    {K_GAP, 1, 20, 7, 7, 0, 0, 0, 0, 0, 0, EPI_NONE, false},
+};
+
+static uint64_t rng_state;
+static float frand(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(rng_state >> 40) / (double)(1ULL << 24) * 2.0 - 1.0);
+}
+
+static float *random_buf(size_t n)
+{
+    float *p = malloc(n * sizeof(float) + 4);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = frand();
+    return p;
+}
+
+static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
+
+static double apply_epi(epi e, double v, double res)
+{
+    switch (e) {
+    case EPI_RELU: return v > 0 ? v : 0;
+    case EPI_CLIP: return v < 0 ? 0 : v > 6 ? 6 : v;
+    case EPI_SILU: return v / (1 + exp(-v));
+    case EPI_ADD: return v + res;
+    default: return v;
+    }
+}
+
+/* The reference output of case t (y has the output's shape). */
+static void reference(const conv_case *t, const float *x, const float *wt, const float *b, const float *res,
+                      int64_t oh, int64_t ow, double *y)
+{
+    int64_t oc = t->k == K_CONV ? t->f : t->c;
+    for (int64_t n = 0; n < t->n; n++)
+        for (int64_t f = 0; f < oc; f++)
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double acc = t->k == K_MAXPOOL ? -INFINITY : 0;
+                    int64_t cnt = 0, cpg = t->k == K_CONV ? t->c / t->group : 1, fpg = t->k == K_CONV ? t->f / t->group : 1;
+                    int64_t kh = t->k == K_GAP ? t->h : t->kh, kw = t->k == K_GAP ? t->w : t->kw;
+                    for (int64_t rc = 0; rc < cpg; rc++)
+                        for (int64_t ry = 0; ry < kh; ry++)
+                            for (int64_t rx = 0; rx < kw; rx++) {
+                                int64_t iy = oy * t->stride + ry - t->pad, ix = ox * t->stride + rx - t->pad;
+                                if (t->k == K_GAP) iy = ry, ix = rx;
+                                if (iy < 0 || iy >= t->h || ix < 0 || ix >= t->w) continue;
+                                int64_t c = t->k == K_CONV ? (f / fpg) * cpg + rc : f;
+                                double v = x[((n * t->c + c) * t->h + iy) * t->w + ix];
+                                if (t->k == K_CONV) acc += v * wt[((f * cpg + rc) * kh + ry) * kw + rx];
+                                else if (t->k == K_MAXPOOL) acc = v > acc ? v : acc;
+                                else acc += v, cnt++;
+                            }
+                    if (t->k == K_CONV && t->bias) acc += b[f];
+                    if (t->k == K_AVGPOOL || t->k == K_GAP) acc /= (double)cnt;
+                    size_t o = (size_t)(((n * oc + f) * oh + oy) * ow + ox);
+                    y[o] = apply_epi(t->e, acc, res ? res[o] : 0);
+                }
+}
+
+/* Builds the graph of case t; *out_shape receives the output's shape. */
+static weft_graph *build(const conv_case *t, const float *wt, const float *b, int64_t *out_shape)
+{
+    weft_graph *g = NULL;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    weft_value x, y, w = -1, bias = -1, res = -1;
+    int64_t xs[4] = {t->n, t->c, t->h, t->w};
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, xs, &x), WEFT_OK);
+    int64_t strides[2] = {t->stride, t->stride}, pads[4] = {t->pad, t->pad, t->pad, t->pad}, ks[2] = {t->kh, t->kw};
+    weft_attr attrs[4] = {
+        {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = strides},
+        {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = pads},
+        {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = ks},
+        {.name = "group", .kind = WEFT_ATTR_INT, .i = t->group},
+    };
+    weft_status rc;
+    if (t->k == K_CONV) {
+        int64_t ws[4] = {t->f, t->c / t->group, t->kh, t->kw};
+        assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, ws, wt, &w), WEFT_OK);
+        if (t->bias) assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, &t->f, b, &bias), WEFT_OK);
+        rc = weft_graph_add_op(g, "Conv", "conv", 3, (weft_value[]){x, w, bias}, 4, attrs, 1, &y);
+    } else if (t->k == K_GAP) {
+        rc = weft_graph_add_op(g, "GlobalAveragePool", "gap", 1, &x, 0, NULL, 1, &y);
+    } else {
+        rc = weft_graph_add_op(g, t->k == K_MAXPOOL ? "MaxPool" : "AveragePool", "pool", 1, &x, 3, attrs, 1, &y);
+    }
+    assert_int_equal(rc, WEFT_OK);
+    assert_int_equal(weft_graph_value_shape(g, y, out_shape), 4);
+    if (t->e == EPI_ADD) {
+        assert_int_equal(weft_graph_add_input(g, "res", WEFT_TYPE_FLOAT32, 4, out_shape, &res), WEFT_OK);
+        assert_int_equal(weft_graph_binary(g, "Add", y, res, &y), WEFT_OK);
+    } else if (t->e == EPI_RELU) {
+        assert_int_equal(weft_graph_unary(g, "Relu", y, &y), WEFT_OK);
+    } else if (t->e == EPI_SILU) {
+        weft_value s;
+        assert_int_equal(weft_graph_unary(g, "Sigmoid", y, &s), WEFT_OK);
+        assert_int_equal(weft_graph_binary(g, "Mul", y, s, &y), WEFT_OK);
+    } else if (t->e == EPI_CLIP) {
+        float lo = 0, hi = 6;
+        weft_value vlo, vhi;
+        assert_int_equal(weft_graph_add_constant(g, "lo", WEFT_TYPE_FLOAT32, 0, NULL, &lo, &vlo), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "hi", WEFT_TYPE_FLOAT32, 0, NULL, &hi, &vhi), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Clip", "clip", 3, (weft_value[]){y, vlo, vhi}, 0, NULL, 1, &y), WEFT_OK);
+    }
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    return g;
+}
+
+static void run_case(const conv_case *t, const char *target, int threads)
+{
+    rng_state = 12345 + (uint64_t)(t - cases);
+    size_t nx = (size_t)(t->n * t->c * t->h * t->w);
+    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : 1;
+    float *x = random_buf(nx), *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : 1);
+    int64_t os[8];
+    weft_graph *g = build(t, wt, b, os);
+    int64_t oh = t->k == K_GAP ? 1 : out_extent(t->h, t->kh, t->stride, t->pad);
+    int64_t ow = t->k == K_GAP ? 1 : out_extent(t->w, t->kw, t->stride, t->pad);
+    assert_int_equal(os[2], oh);
+    assert_int_equal(os[3], ow);
+    size_t ny = (size_t)(os[0] * os[1] * os[2] * os[3]);
+    float *res = t->e == EPI_ADD ? random_buf(ny) : NULL, *y = malloc(ny * sizeof(float) + 4);
+    double *ref = malloc(ny * sizeof(double) + 8);
+    assert_non_null(y);
+    assert_non_null(ref);
+    reference(t, x, wt, b, res, oh, ow, ref);
+    double mx = 0;
+    for (size_t i = 0; i < ny; i++) mx = fmax(mx, fabs(ref[i]));
+    assert_true(mx > 0);
+
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    o.target = target;
+    weft_status rc = weft_model_compile(g, &o, &m);
+    if (rc != WEFT_OK) print_error("case %d (%s): %s\n", (int)(t - cases), target, weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    const void *ins[2] = {x, res};
+    assert_int_equal(weft_model_run(m, ins, (void *[]){y}), WEFT_OK);
+    double err = 0;
+    for (size_t i = 0; i < ny; i++) err = fmax(err, fabs(y[i] - ref[i]));
+    if (err > REL_TOL * mx)
+        print_error("case %d (%s, %d threads, WEFT_CPU=%s): max err %g, max |ref| %g\n", (int)(t - cases), target,
+                    threads, getenv("WEFT_CPU") ? getenv("WEFT_CPU") : "host", err, mx);
+    assert_true(err <= REL_TOL * mx);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+    free(x), free(wt), free(b), free(res), free(y), free(ref);
+}
+
+static bool host_has(const char *feat)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return false;
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) found = strstr(line, feat) != NULL;
+    fclose(f);
+    return found;
+}
+
+static void test_conv_and_pool_default_schedules_match_reference(void **state)
+{
+    (void)state;
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n; i++)
+        for (int threads = 1; threads <= 2; threads++) run_case(&cases[i], "llvm", threads);
+    if (host_has(" avx2") && host_has(" fma")) {
+        const char *prev = getenv("WEFT_CPU");
+        char *saved = prev ? strdup(prev) : NULL;
+        setenv("WEFT_CPU", "haswell", 1);
+        for (size_t i = 0; i < n; i++) run_case(&cases[i], "llvm", 2);
+        if (saved) setenv("WEFT_CPU", saved, 1);
+        else unsetenv("WEFT_CPU");
+        free(saved);
+    }
+}
+
+static void test_conv_and_pool_default_schedules_match_reference_interp(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (cases[i].n * cases[i].c * cases[i].h * cases[i].w * (cases[i].k == K_CONV ? cases[i].f / cases[i].group : 1) <=
+            40000)
+            run_case(&cases[i], "interp", 1);
+}
+
+/* ---- the schedule's shape ---------------------------------------------------------------- */
+
+typedef struct sched_probe {
+    const weft_target_caps *caps;
+    char text[8192];
+    int kernels;
+} sched_probe;
+
+static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const char *name)
+{
+    (void)name;
+    sched_probe *p = ud;
+    weft_schedule *s = NULL;
+    weft_status rc = weft_schedule_create(f, &s);
+    if (rc == WEFT_OK) rc = weft_schedule_default(s, p->caps);
+    char *text = rc == WEFT_OK ? weft_schedule_text(s) : NULL;
+    if (text) snprintf(p->text, sizeof p->text, "%s", text);
+    free(text);
+    p->kernels++;
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return rc;
+}
+
+static void schedule_of(const conv_case *t, const weft_target_caps *caps, sched_probe *p)
+{
+    rng_state = 7;
+    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : 1;
+    float *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : 1);
+    int64_t os[8];
+    weft_graph *g = build(t, wt, b, os);
+    memset(p, 0, sizeof *p);
+    p->caps = caps;
+    assert_int_equal(weft_model_each_kernel(g, caps, probe_kernel, p), WEFT_OK);
+    assert_int_equal(p->kernels, 1);
+    weft_graph_destroy(g);
+    free(wt), free(b);
+}
+
+static void test_default_schedule_shapes(void **state)
+{
+    (void)state;
+    const int bits[2] = {512, 256};
+    for (int k = 0; k < 2; k++) {
+        weft_target_caps caps = weft_caps_cpu(bits[k], 2);
+        sched_probe p;
+        /* blocked conv: the reduction vectorized over the filter block, the padding at root */
+        schedule_of(&cases[0], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        assert_non_null(strstr(p.text, "parallel conv0.pad"));
+        assert_null(strstr(p.text, "compute_inline conv0.pad"));
+        /* depthwise and pooling: the padding computed per tile, columns vectorized */
+        schedule_of(&cases[9], &caps, &p);
+        assert_non_null(strstr(p.text, "compute_at conv0.pad"));
+        assert_non_null(strstr(p.text, "compute_at conv0.red"));
+        schedule_of(&cases[14], &caps, &p);
+        assert_non_null(strstr(p.text, "cache_write"));
+        assert_non_null(strstr(p.text, "compute_at maxpool0.pad"));
+        /* global pool: channels in vectors, the spatial reduction outside them */
+        schedule_of(&cases[18], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red c.1"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference),
+        cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference_interp),
+        cmocka_unit_test(test_default_schedule_shapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
