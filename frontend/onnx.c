@@ -188,8 +188,10 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
         if (!tt->has_elem_type)
             return weft_fail(WEFT_ERR_PARSE, "%s: input '%s' has no element type", src, name);
-        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT",
+        /* FLOAT, or INT64 (token ids for Gather on an embedding) */
+        weft_type in_type = tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? WEFT_TYPE_INT64 : WEFT_TYPE_FLOAT32;
+        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
+            return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has element type %s (%d); inputs must be FLOAT or INT64",
                              src, name, weft_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
         if (tt->shape == NULL)
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: input '%s' has no shape (unknown rank)", src, name);
@@ -221,8 +223,8 @@ static weft_status add_inputs(loader *ld, const Onnx__GraphProto *gp)
         int64_t numel;
         weft_status st = weft_onnx_check_shape(&ld->cx, what, sh->n_dim, sized, &numel);
         if (st != WEFT_OK) return st;
-        st = symbolic ? weft_graph_add_input_symbolic(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, dim_names, &v)
-                      : weft_graph_add_input(ld->g, name, WEFT_TYPE_FLOAT32, (int)sh->n_dim, shape, &v);
+        st = symbolic ? weft_graph_add_input_symbolic(ld->g, name, in_type, (int)sh->n_dim, shape, dim_names, &v)
+                      : weft_graph_add_input(ld->g, name, in_type, (int)sh->n_dim, shape, &v);
         if (st != WEFT_OK) return graph_error(ld, st, what, NULL);
         st = define(ld, name, v, what);
         if (st != WEFT_OK) return st;
@@ -338,6 +340,24 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
             if (s == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
             if (len) memcpy(s, a->s.data, len);
             s[len] = '\0';
+            strs[i] = s;
+            w->kind = WEFT_ATTR_STRING;
+            w->s = s;
+            break;
+        }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+            /* a list of strings becomes one string, comma-separated (GRU/LSTM/RNN activations) */
+            size_t len = 1;
+            for (size_t k = 0; k < a->n_strings; k++) len += a->strings[k].len + 1;
+            char *s = malloc(len);
+            if (s == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
+            size_t at = 0;
+            for (size_t k = 0; k < a->n_strings; k++) {
+                if (k) s[at++] = ',';
+                if (a->strings[k].len) memcpy(s + at, a->strings[k].data, a->strings[k].len);
+                at += a->strings[k].len;
+            }
+            s[at] = '\0';
             strs[i] = s;
             w->kind = WEFT_ATTR_STRING;
             w->s = s;

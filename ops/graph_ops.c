@@ -59,6 +59,10 @@ static const weft_op_def op_table[] = {
     {"Split", INJECTIVE, false, weft_nn_split_infer, weft_nn_split_compute, NULL},
     {"Slice", INJECTIVE, false, weft_nn_slice_infer, weft_nn_slice_compute, NULL},
     {"Gather", INJECTIVE, false, weft_nn_gather_infer, weft_nn_gather_compute, NULL},
+    /* recurrences (nn_rnn.c; expanded by model/recur.c) */
+    {"GRU", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
+    {"LSTM", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
+    {"RNN", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
 };
 
 #define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))

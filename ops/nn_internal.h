@@ -177,4 +177,10 @@ WEFT_NN_COMPUTE(weft_nn_slice_compute);
 WEFT_NN_INFER(weft_nn_gather_infer);
 WEFT_NN_COMPUTE(weft_nn_gather_compute);
 
+/* nn_rnn.c: ONNX GRU, LSTM, RNN (expanded by model/recur.c into a projection GEMM and a step
+ * kernel; weft_nn_rnn_step_def is the definition an expanded node takes) */
+WEFT_NN_INFER(weft_nn_rnn_infer);
+WEFT_NN_COMPUTE(weft_nn_rnn_compute);
+const weft_op_def *weft_nn_rnn_step_def(const weft_gnode *n);
+
 #endif
