@@ -14,7 +14,8 @@
  *                                  step's product reads contiguous rows of gates), rb [D, G*H]
  *                                  (R's bias), H0 [D, B, H] (initial_h or zeros) and for LSTM
  *                                  C0; outputs Y [T, D, B, H], Y_h, and for LSTM Y_c and the
- *                                  cell-state sequence [T, D, B, H] (the step's state storage).
+ *                                  cell-state sequence [T, D, B, H] (the step's state storage),
+ *                                  and last a scratch [D, B, G*H] for the recurrent product.
  * Outputs the model did not ask for are created (they are the recurrence's storage).
  * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
  */
@@ -96,6 +97,7 @@ static weft_status expand(weft_graph *g, int ni)
     for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
     if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
+    if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 3, (int64_t[]){D, B, GH}); /* the product's scratch */
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;
 }

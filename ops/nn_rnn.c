@@ -22,7 +22,9 @@
  *        n = tanh(xw_n + r * (rec_n + rb_n))
  *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')
  *   RNN: h' = tanh(xw + rec + rb)
- * The gate math is the epilogue stage of the recurrent product (one output stage per state);
+ * The recurrent product is a kernel output of its own (a per-node scratch buffer, so the default
+ * schedule register-tiles, vectorizes and parallelizes it like a matmul output); the gate math
+ * and state update are the stage after it in the same kernel (one loop nest per state);
  * Y_h / Y_c are written at every step (B x H floats) so the last step leaves them final.
  */
 #include <inttypes.h>
@@ -172,7 +174,7 @@ static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, i
 
 /* Node inputs after expansion: 0 XW [T, B, D*G*H], 1 Rt [D, H, G*H], 2 rb [D, G*H], 3 H0 [D, B, H],
  * 4 C0 [D, B, H] (LSTM). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
- * [T, D, B, H]. */
+ * [T, D, B, H]; last, the recurrent product's scratch [D, B, G*H]. */
 static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
                             weft_op_step_param *params, int *n_params, int64_t *n_steps)
 {
@@ -180,7 +182,7 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     const char *name = c == CELL_GRU ? "gru" : c == CELL_LSTM ? "lstm" : "rnn";
     bool rev_only;
     int D = directions(n, &rev_only);
-    int need_out = c == CELL_LSTM ? 4 : 2;
+    int need_out = c == CELL_LSTM ? 5 : 3, rec_out = need_out - 1;
     if (D < 0 || n->n_inputs < (c == CELL_LSTM ? 5 : 4) || n->n_outputs < need_out)
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "step kernel of a node that was not expanded");
     const weft_gvalue *Y = &g->values[n->outputs[0]];
@@ -189,9 +191,9 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 3, (int64_t[]){D, H, GH});
     const weft_tensor *rb = weft_te_placeholder(a, "rb", WEFT_F32, 2, (int64_t[]){D, GH});
     const weft_tensor *ins[2 + 3 * 2];
-    const weft_tensor *outs[4 * 2];
+    const weft_tensor *outs[5 * 2];
     int n_in = 0, n_out = 0;
-    weft_op_step_param pin[8], pout[8];
+    weft_op_step_param pin[2 + 3 * 2], pout[5 * 2];
     ins[n_in] = Rt, pin[n_in++] = (weft_op_step_param){n->inputs[1], 0, 0, -1, 0};
     ins[n_in] = rb, pin[n_in++] = (weft_op_step_param){n->inputs[2], 0, 0, -1, 0};
     for (int64_t d = 0; d < D; d++) {
@@ -250,6 +252,9 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             const weft_expr *og = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
             weft_te_set_body(y, WEFT_REDUCE_NONE, weft_mul(a, og, th(a, weft_te_at(a, cs, b, j))));
         }
+        /* the product is a kernel output (a scratch buffer of the node): the default schedules
+         * then give it the register-tiled, vectorized and parallel nest of a matmul output */
+        outs[n_out] = io.rec, pout[n_out++] = (weft_op_step_param){n->outputs[rec_out], d * B * GH * fb, 0, -1, 0};
         weft_tensor *yh = stage(a, name, "yh", d, B, H);
         if (!yh) return weft_nn_done(a, n);
         weft_te_set_body(yh, WEFT_REDUCE_NONE, weft_te_at(a, y, weft_te_axis(yh, 0), weft_te_axis(yh, 1)));
