@@ -32,7 +32,7 @@ weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb);
 void weft_model_dead_code(weft_graph *g);
 /* recur.c: each GRU / LSTM / RNN node becomes its input projection (a MatMul + bias) and a
  * step kernel the executor runs once per time step (see the top of ops/nn_rnn.c). */
-weft_status weft_model_expand_recurrent(weft_graph *g);
+weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb);
 /* Storage root of value v: follows alias ops (Reshape, Flatten, ...) back to the value that
  * owns the bytes. */
 int weft_model_storage_root(const weft_graph *g, int v);

@@ -10,12 +10,15 @@
  *   XW = MatMul(X, Wt) + bx        Wt [I, D*G*H] (W of every direction, transposed), bx = W's
  *                                  bias: the input projection of all steps in one GEMM, an
  *                                  ordinary node the matmul passes and schedules handle;
- *   n (rewired, def = weft_nn_rnn_step_def): inputs XW, Rt [D, H, G*H] (R transposed, so the
- *                                  step's product reads contiguous rows of gates), rb [D, G*H]
+ *   n (rewired, def = weft_nn_rnn_step_def): inputs XW, Rt [D, G*H/blk, H, blk] (R transposed
+ *                                  in column blocks: each block of the step's product reads one
+ *                                  contiguous panel, packed once, cache-resident across steps;
+ *                                  blk = the register tile's width nb when it divides G*H),
+ *                                  rb [D, G*H]
  *                                  (R's bias), H0 [D, B, H] (initial_h or zeros) and for LSTM
  *                                  C0; outputs Y [T, D, B, H], Y_h, and for LSTM Y_c and the
  *                                  cell-state sequence [T, D, B, H] (the step's state storage),
- *                                  and last a scratch [D, B, G*H] for the recurrent product.
+ *                                  and last a scratch [D, G*H/blk, B, blk] for the product.
  * Outputs the model did not ask for are created (they are the recurrence's storage).
  * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
  */
@@ -50,7 +53,7 @@ static weft_status add_output(weft_graph *g, int ni, int k, int ndim, const int6
     return WEFT_OK;
 }
 
-static weft_status expand(weft_graph *g, int ni)
+static weft_status expand(weft_graph *g, int ni, int64_t nb)
 {
     weft_gnode *n = &g->nodes[ni];
     bool lstm = !strcmp(n->op_type, "LSTM"), gru = !strcmp(n->op_type, "GRU");
@@ -61,6 +64,9 @@ static weft_status expand(weft_graph *g, int ni)
     if (!W->data || !R->data || (Bv && !Bv->data) || !weft_dtype_eq(W->dtype, WEFT_F32) || !weft_dtype_eq(R->dtype, WEFT_F32))
         return weft_fail(WEFT_ERR_UNSUPPORTED, "%s node '%s': W, R and B must be float constants", n->op_type, n->name);
     const float *w = W->data, *r = R->data, *bias = Bv ? Bv->data : NULL;
+    /* Rt in column blocks of blk (nb when it divides G*H): one block's [H, blk] panel is
+     * contiguous, the register tile of the step's product reads it as one stream */
+    int64_t blk = GH % nb == 0 ? nb : GH % 16 == 0 ? 16 : GH % 8 == 0 ? 8 : GH, NB = GH / blk;
     size_t n_wt = (size_t)(I * D * GH), n_rt = (size_t)(D * H * GH), n_state = (size_t)(D * B * H);
     float *wt = malloc(sizeof(float) * n_wt), *rt = malloc(sizeof(float) * n_rt);
     float *bx = calloc((size_t)(D * GH), sizeof(float)), *rb = calloc((size_t)(D * GH), sizeof(float));
@@ -70,7 +76,7 @@ static weft_status expand(weft_graph *g, int ni)
     for (int64_t d = 0; rc == WEFT_OK && d < D; d++)
         for (int64_t j = 0; j < GH; j++) {
             for (int64_t i = 0; i < I; i++) wt[i * D * GH + d * GH + j] = w[(d * GH + j) * I + i];
-            for (int64_t k = 0; k < H; k++) rt[(d * H + k) * GH + j] = r[(d * GH + j) * H + k];
+            for (int64_t k = 0; k < H; k++) rt[((d * NB + j / blk) * H + k) * blk + j % blk] = r[(d * GH + j) * H + k];
             if (bias) bx[d * GH + j] = bias[d * 2 * GH + j], rb[d * GH + j] = bias[d * 2 * GH + GH + j];
         }
     char base[160];
@@ -79,7 +85,7 @@ static weft_status expand(weft_graph *g, int ni)
     int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1;
     if (rc == WEFT_OK) rc = add_const(g, base, "Wt", 2, (int64_t[]){I, D * GH}, wt, &v_wt);
     if (rc == WEFT_OK) rc = add_const(g, base, "bx", 1, (int64_t[]){D * GH}, bx, &v_bx);
-    if (rc == WEFT_OK) rc = add_const(g, base, "Rt", 3, (int64_t[]){D, H, GH}, rt, &v_rt);
+    if (rc == WEFT_OK) rc = add_const(g, base, "Rt", 4, (int64_t[]){D, NB, H, blk}, rt, &v_rt);
     if (rc == WEFT_OK) rc = add_const(g, base, "rb", 2, (int64_t[]){D, GH}, rb, &v_rb);
     if (rc == WEFT_OK && h0 < 0) rc = add_const(g, base, "h0", 3, (int64_t[]){D, B, H}, zeros, &h0);
     if (rc == WEFT_OK && lstm && c0 < 0) rc = add_const(g, base, "c0", 3, (int64_t[]){D, B, H}, zeros, &c0);
@@ -97,18 +103,18 @@ static weft_status expand(weft_graph *g, int ni)
     for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
     if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
-    if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 3, (int64_t[]){D, B, GH}); /* the product's scratch */
+    if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 4, (int64_t[]){D, NB, B, blk}); /* the product's scratch */
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;
 }
 
-weft_status weft_model_expand_recurrent(weft_graph *g)
+weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
 {
     int n_nodes = g->n_nodes; /* nodes added here are not recurrent */
     for (int i = 0; i < n_nodes; i++) {
         const weft_gnode *n = &g->nodes[i];
         if (n->dead || !n->def || n->def->infer != weft_nn_rnn_infer) continue;
-        weft_status rc = expand(g, i);
+        weft_status rc = expand(g, i, nb > 0 ? nb : 16);
         if (rc != WEFT_OK) return rc;
     }
     return WEFT_OK;

@@ -16,7 +16,8 @@
  * The price: one kernel call (and one fork-join when parallel) per step.
  *
  * The step kernel, per direction d (reverse directions walk t from seq_len-1 down):
- *   rec_d[b, n] = sum_k h_d[b, k] * Rt[d, k, n]         (recurrent product, Rt = R transposed)
+ *   rec_d[b, n] = sum_k h_d[b, k] * Rt[d, k, n]         (recurrent product, Rt = R transposed,
+ *                                                        stored in column blocks, see recur.c)
  *   gates from xw_d[b, d*G*H + n] (the hoisted projection incl. W's bias), rec_d and rb[d, n]
  *   GRU (z, r, n; linear_before_reset=1):  h' = n + z * (h - n),
  *        n = tanh(xw_n + r * (rec_n + rb_n))
@@ -152,8 +153,16 @@ static const weft_expr *th(weft_arena *a, const weft_expr *x) { return weft_call
 
 typedef struct dir_io {
     const weft_tensor *xw, *h, *c;  /* placeholders */
-    weft_tensor *rec;
+    weft_tensor *rec;               /* [G*H / blk, B, blk] */
+    int64_t blk;
 } dir_io;
+
+/* rec[b, col] of the blocked product. */
+static const weft_expr *rec_at(weft_arena *a, const dir_io *io, const weft_expr *b, const weft_expr *col)
+{
+    const weft_expr *c = weft_i64(a, io->blk);
+    return weft_te_at(a, io->rec, weft_floordiv(a, col, c), b, weft_floormod(a, col, c));
+}
 
 /* xw[b, d*G*H + col] + rec[b, col] + rb[d, col] (rec part optional). */
 static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *rb, int64_t d, int64_t GH,
@@ -162,7 +171,7 @@ static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *
     const weft_expr *col = weft_add(a, j, weft_i64(a, col0));
     const weft_expr *x = weft_te_at(a, io->xw, b, weft_add(a, col, weft_i64(a, d * GH)));
     if (!with_rec) return x;
-    return weft_add(a, x, weft_add(a, weft_te_at(a, io->rec, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
+    return weft_add(a, x, weft_add(a, rec_at(a, io, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
 }
 
 static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, int64_t d, int64_t B, int64_t H)
@@ -188,7 +197,10 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     const weft_gvalue *Y = &g->values[n->outputs[0]];
     int64_t T = Y->shape[0], B = Y->shape[2], H = Y->shape[3], G = gates_of(c), GH = G * H;
     int64_t fb = 4; /* bytes per float */
-    const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 3, (int64_t[]){D, H, GH});
+    const weft_gvalue *Rv = &g->values[n->inputs[1]];
+    int64_t NB = Rv->shape[1], blk = Rv->shape[3];
+    if (Rv->ndim != 4 || NB * blk != GH) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "recurrent weights not in blocks");
+    const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 4, (int64_t[]){D, NB, H, blk});
     const weft_tensor *rb = weft_te_placeholder(a, "rb", WEFT_F32, 2, (int64_t[]){D, GH});
     const weft_tensor *ins[2 + 3 * 2];
     const weft_tensor *outs[5 * 2];
@@ -218,12 +230,16 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         /* the recurrent product */
         char rs[16];
         snprintf(rs, sizeof rs, ".rec%" PRId64, d);
-        io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 2, (int64_t[]){B, GH}, (const char *[]){"b", "n"});
+        /* [blocks, B, blk], blocks outermost: the default schedule's parallel loop runs over
+         * column blocks (the hidden dimension), not only over the batch */
+        io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
+                                 (const char *[]){"n0", "b", "n1"});
         if (!io.rec) return weft_nn_done(a, n);
-        const weft_expr *b = weft_te_axis(io.rec, 0), *nn = weft_te_axis(io.rec, 1);
+        io.blk = blk;
+        const weft_expr *n0 = weft_te_axis(io.rec, 0), *b = weft_te_axis(io.rec, 1), *n1 = weft_te_axis(io.rec, 2);
         const weft_expr *k = weft_te_reduce_axis(a, io.rec, "k", H);
         weft_te_set_body(io.rec, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, io.h, b, k), weft_te_at(a, Rt, weft_i64(a, d), k, nn)));
+                         weft_mul(a, weft_te_at(a, io.h, b, k), weft_te_at(a, Rt, weft_i64(a, d), n0, k, n1)));
         /* the gates and the state update */
         weft_tensor *y = stage(a, name, "y", d, B, H);
         if (!y) return weft_nn_done(a, n);
@@ -237,7 +253,7 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
             const weft_expr *r = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
             const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
-            const weft_expr *rn = weft_add(a, weft_te_at(a, io.rec, b, col), weft_te_at(a, rb, weft_i64(a, d), col));
+            const weft_expr *rn = weft_add(a, rec_at(a, &io, b, col), weft_te_at(a, rb, weft_i64(a, d), col));
             const weft_expr *cand = th(a, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), weft_mul(a, r, rn)));
             weft_te_set_body(y, WEFT_REDUCE_NONE, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))));
         } else {
