@@ -242,17 +242,26 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     weft_status rc = weft_graph_clone(graph, &g);
     if (rc == WEFT_OK) rc = optimize_graph(g, caps);
     if (rc == WEFT_OK) rc = weft_model_fuse(g, &groups, &n_groups);
-    for (int gi = 0; rc == WEFT_OK && gi < n_groups; gi++) {
-        weft_arena *a = weft_arena_create();
-        int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
-        weft_te_func *f = NULL;
-        int n_params = 0;
-        char name[64];
-        if (!a || !params) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
-        if (rc == WEFT_OK) rc = weft_model_group_kernel(a, g, &groups[gi], &f, params, &n_params, name, sizeof name, NULL, NULL);
-        free(params);
-        if (rc == WEFT_OK) rc = fn(ud, a, f, name);
-        else weft_arena_destroy(a);
+    /* a recurrence's step kernel is given once per step (n_steps), so tasks weigh it by the
+     * times it runs */
+    for (int gi = 0, rep = 0; rc == WEFT_OK && gi < n_groups; rep = 0, gi++) {
+        for (int64_t n_steps = 1; rc == WEFT_OK && rep < n_steps; rep++) {
+            weft_arena *a = weft_arena_create();
+            int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
+            weft_op_step_param *step = malloc(sizeof *step * WEFT_MODEL_MAX_STEP_PARAMS);
+            weft_te_func *f = NULL;
+            int n_params = 0;
+            int64_t steps = 0;
+            char name[64];
+            if (!a || !params || !step) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            if (rc == WEFT_OK)
+                rc = weft_model_group_kernel(a, g, &groups[gi], &f, params, &n_params, name, sizeof name, step, &steps);
+            free(params);
+            free(step);
+            if (steps > 1) n_steps = steps;
+            if (rc == WEFT_OK) rc = fn(ud, a, f, name);
+            else weft_arena_destroy(a);
+        }
     }
     weft_model_groups_free(groups, n_groups);
     weft_graph_destroy(g);
