@@ -37,6 +37,9 @@
 
 typedef enum cell { CELL_RNN, CELL_GRU, CELL_LSTM } cell;
 
+/* Batch from which the step's product tiles batch rows (see rnn_step). */
+#define ROWS_FROM 4
+
 static cell cell_of(const weft_gnode *n)
 {
     if (!strcmp(n->op_type, "GRU")) return CELL_GRU;
@@ -153,14 +156,16 @@ static const weft_expr *th(weft_arena *a, const weft_expr *x) { return weft_call
 
 typedef struct dir_io {
     const weft_tensor *xw, *h, *c;  /* placeholders */
-    weft_tensor *rec;               /* [G*H / blk, B, blk] */
+    weft_tensor *rec;               /* [G*H / blk, B, blk], or [B, G*H] when rows */
     int64_t blk;
+    bool rows;
 } dir_io;
 
 /* rec[b, col] of the blocked product. */
 static const weft_expr *rec_at(weft_arena *a, const dir_io *io, const weft_expr *b, const weft_expr *col)
 {
     const weft_expr *c = weft_i64(a, io->blk);
+    if (io->rows) return weft_te_at(a, io->rec, b, col);
     return weft_te_at(a, io->rec, weft_floordiv(a, col, c), b, weft_floormod(a, col, c));
 }
 
@@ -230,16 +235,29 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         /* the recurrent product */
         char rs[16];
         snprintf(rs, sizeof rs, ".rec%" PRId64, d);
-        /* [blocks, B, blk], blocks outermost: the default schedule's parallel loop runs over
-         * column blocks (the hidden dimension), not only over the batch */
-        io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
-                                 (const char *[]){"n0", "b", "n1"});
-        if (!io.rec) return weft_nn_done(a, n);
+        /* A small batch (a GEMV): [blocks, B, blk], blocks outermost, so the default schedule
+         * tiles several column blocks and its parallel loop runs over them (the hidden
+         * dimension), not over the batch. A batch of ROWS_FROM or more: [B, G*H], so the
+         * register tile spans batch rows and reuses each weight panel across them. */
         io.blk = blk;
-        const weft_expr *n0 = weft_te_axis(io.rec, 0), *b = weft_te_axis(io.rec, 1), *n1 = weft_te_axis(io.rec, 2);
-        const weft_expr *k = weft_te_reduce_axis(a, io.rec, "k", H);
-        weft_te_set_body(io.rec, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, io.h, b, k), weft_te_at(a, Rt, weft_i64(a, d), n0, k, n1)));
+        io.rows = B >= ROWS_FROM;
+        const weft_expr *b, *k, *wr;
+        if (io.rows) {
+            io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 2, (int64_t[]){B, GH}, (const char *[]){"b", "n"});
+            if (!io.rec) return weft_nn_done(a, n);
+            b = weft_te_axis(io.rec, 0);
+            const weft_expr *nn = weft_te_axis(io.rec, 1), *bw = weft_i64(a, blk);
+            k = weft_te_reduce_axis(a, io.rec, "k", H);
+            wr = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, nn, bw), k, weft_floormod(a, nn, bw));
+        } else {
+            io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
+                                     (const char *[]){"n0", "b", "n1"});
+            if (!io.rec) return weft_nn_done(a, n);
+            b = weft_te_axis(io.rec, 1);
+            k = weft_te_reduce_axis(a, io.rec, "k", H);
+            wr = weft_te_at(a, Rt, weft_i64(a, d), weft_te_axis(io.rec, 0), k, weft_te_axis(io.rec, 2));
+        }
+        weft_te_set_body(io.rec, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, io.h, b, k), wr));
         /* the gates and the state update */
         weft_tensor *y = stage(a, name, "y", d, B, H);
         if (!y) return weft_nn_done(a, n);

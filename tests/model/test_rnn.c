@@ -273,6 +273,10 @@ static void test_nodes_vs_naive(void **state)
         {"RNN", "forward", 6, 2, 5, 16, true, false, false, false},
         {"RNN", "reverse", 5, 1, 3, 4, false, true, false, false},
         {"RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true},
+        /* batches from 4: the product tiles batch rows (ops/nn_rnn.c) */
+        {"GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false},
+        {"LSTM", "reverse", 4, 4, 5, 16, true, true, true, false},
+        {"RNN", "forward", 3, 17, 8, 33, false, false, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_node(&cases[i]);
 }
