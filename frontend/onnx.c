@@ -383,6 +383,24 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
             if (st != WEFT_OK) return st;
             break;
         }
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+            /* a list of strings becomes one string, comma-separated (GRU/LSTM/RNN activations) */
+            size_t len = 1;
+            for (size_t k = 0; k < a->n_strings; k++) len += a->strings[k].len + 1;
+            char *s = malloc(len);
+            if (s == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
+            size_t at = 0;
+            for (size_t k = 0; k < a->n_strings; k++) {
+                if (k) s[at++] = ',';
+                if (a->strings[k].len) memcpy(s + at, a->strings[k].data, a->strings[k].len);
+                at += a->strings[k].len;
+            }
+            s[at] = '\0';
+            strs[i] = s;
+            w->kind = WEFT_ATTR_STRING;
+            w->s = s;
+            break;
+        }
         default:
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: node '%s' (%s): attribute '%s' of type %s is not supported",
                              src, nname, n->op_type, a->name, attr_type_name(t));

@@ -82,8 +82,11 @@ static weft_status plan_memory(weft_model *m, size_t *offsets, bool *planned)
     for (int v = 0; v < nv; v++) slot[v] = -1;
     for (int k = 0; k < m->n_kernels; k++) {
         const weft_model_kernel *mk = &m->kernels[k];
-        for (int p = 0; p < mk->n_params; p++) {
-            int root = weft_model_storage_root(g, mk->params[p]);
+        /* a step kernel's initial states (step[p].value0) are read too */
+        for (int q = 0; q < mk->n_params + (mk->n_steps > 0 ? mk->n_params : 0); q++) {
+            int v = q < mk->n_params ? mk->params[q] : mk->step[q - mk->n_params].value0;
+            if (v < 0) continue;
+            int root = weft_model_storage_root(g, v);
             if (g->values[root].is_input || g->values[root].data) continue;
             if (slot[root] < 0) {
                 slot[root] = n_lv;
@@ -146,13 +149,15 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
         weft_arena *a = weft_arena_create();
         weft_schedule *s = NULL;
         weft_te_func *f = NULL;
-        mk->params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + 1));
-        if (!a || !mk->params) {
+        mk->params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
+        mk->step = malloc(sizeof *mk->step * WEFT_MODEL_MAX_STEP_PARAMS);
+        if (!a || !mk->params || !mk->step) {
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
         }
         char base[64];
-        weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base);
+        weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base,
+                                                 mk->step, &mk->n_steps);
         if (rc == WEFT_OK) {
             weft_strbuf sb = {0};
             for (int i = 0; i < groups[gi].n_nodes; i++) {
@@ -162,6 +167,13 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             mk->ops = weft_strbuf_take(&sb);
             mk->flops = weft_te_func_flops(f);
             mk->est_us = estimate_us(m, mk);
+            if (mk->n_steps > 0) { /* a step kernel: one step's estimate, all steps' flops */
+                double bytes = 0;
+                for (int i = 0; i < f->n_inputs; i++) bytes += (double)weft_te_numel(f->inputs[i]) * 4;
+                for (int i = 0; i < f->n_outputs; i++) bytes += (double)weft_te_numel(f->outputs[i]) * 4;
+                mk->est_us = (mk->flops / EST_FLOPS + bytes / EST_BYTES_PER_S) * 1e6;
+                mk->flops *= (double)mk->n_steps;
+            }
             mk->serial = mk->est_us < serial_us;
             snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
         }
@@ -203,6 +215,8 @@ weft_status weft_model_compile(const weft_graph *graph, const weft_model_options
 static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
 {
     weft_status rc = weft_model_fold_constants(g);
+    /* recurrences: their weights in column blocks as wide as the default register tile */
+    if (rc == WEFT_OK) rc = weft_model_expand_recurrent(g, caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16);
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
@@ -228,17 +242,26 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     weft_status rc = weft_graph_clone(graph, &g);
     if (rc == WEFT_OK) rc = optimize_graph(g, caps);
     if (rc == WEFT_OK) rc = weft_model_fuse(g, &groups, &n_groups);
-    for (int gi = 0; rc == WEFT_OK && gi < n_groups; gi++) {
-        weft_arena *a = weft_arena_create();
-        int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + 1));
-        weft_te_func *f = NULL;
-        int n_params = 0;
-        char name[64];
-        if (!a || !params) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
-        if (rc == WEFT_OK) rc = weft_model_group_kernel(a, g, &groups[gi], &f, params, &n_params, name, sizeof name);
-        free(params);
-        if (rc == WEFT_OK) rc = fn(ud, a, f, name);
-        else weft_arena_destroy(a);
+    /* a recurrence's step kernel is given once per step (n_steps), so tasks weigh it by the
+     * times it runs */
+    for (int gi = 0, rep = 0; rc == WEFT_OK && gi < n_groups; rep = 0, gi++) {
+        for (int64_t n_steps = 1; rc == WEFT_OK && rep < n_steps; rep++) {
+            weft_arena *a = weft_arena_create();
+            int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
+            weft_op_step_param *step = malloc(sizeof *step * WEFT_MODEL_MAX_STEP_PARAMS);
+            weft_te_func *f = NULL;
+            int n_params = 0;
+            int64_t steps = 0;
+            char name[64];
+            if (!a || !params || !step) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            if (rc == WEFT_OK)
+                rc = weft_model_group_kernel(a, g, &groups[gi], &f, params, &n_params, name, sizeof name, step, &steps);
+            free(params);
+            free(step);
+            if (steps > 1) n_steps = steps;
+            if (rc == WEFT_OK) rc = fn(ud, a, f, name);
+            else weft_arena_destroy(a);
+        }
     }
     weft_model_groups_free(groups, n_groups);
     weft_graph_destroy(g);
@@ -352,6 +375,7 @@ void weft_model_destroy(weft_model *m)
     for (int k = 0; k < m->n_kernels; k++) {
         if (m->kernels[k].k) m->ops->kernel_destroy(m->kernels[k].k);
         free(m->kernels[k].params);
+        free(m->kernels[k].step);
         free(m->kernels[k].steps);
         free(m->kernels[k].ops);
     }

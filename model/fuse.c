@@ -196,10 +196,10 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     /* Merge along data edges, consumers in topological order. */
     for (int i = 0; i < n; i++) {
         const weft_gnode *nd = &g->nodes[i];
-        if (!needs_kernel(nd)) continue;
+        if (!needs_kernel(nd) || weft_op_step(nd->def)) continue; /* a recurrence's step kernel stands alone */
         for (int k = 0; k < nd->n_inputs; k++) {
             int p = kernel_producer(g, nd->inputs[k]);
-            if (p < 0) continue;
+            if (p < 0 || weft_op_step(g->nodes[p].def)) continue;
             int a = find(&c, p), b = find(&c, i);
             if (a != b && can_merge(&c, a, b)) merge(&c, a, b);
         }

@@ -25,9 +25,32 @@ static bool reads_tensor(const weft_te_func *f, const weft_tensor *t)
 }
 
 weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const weft_group *grp, weft_te_func **out,
-                                    int *params, int *n_params, char *name, size_t name_len)
+                                    int *params, int *n_params, char *name, size_t name_len, weft_op_step_param *step,
+                                    int64_t *n_steps)
 {
     *out = NULL;
+    if (n_steps) *n_steps = 0;
+    const weft_gnode *first = &g->nodes[grp->nodes[0]];
+    if (grp->n_nodes == 1 && weft_op_step(first->def)) {
+        /* a recurrence: its step kernel, parameters as slices of the node's values */
+        weft_op_step_param sp[2 * WEFT_MODEL_MAX_STEP_PARAMS];
+        int64_t steps = 0;
+        char lower[24];
+        size_t l = 0;
+        for (const char *p = first->op_type; *p && l < sizeof lower - 1; p++) lower[l++] = (char)tolower((unsigned char)*p);
+        lower[l] = '\0';
+        weft_status rc = weft_op_step(first->def)(a, g, first, out, sp, n_params, &steps);
+        if (rc != WEFT_OK) return rc;
+        if (*n_params > WEFT_MODEL_MAX_STEP_PARAMS)
+            return weft_fail(WEFT_ERR_INTERNAL, "step kernel of node '%s' has too many parameters", first->name);
+        for (int i = 0; i < *n_params; i++) {
+            params[i] = sp[i].value;
+            if (step) step[i] = sp[i];
+        }
+        if (n_steps) *n_steps = steps;
+        snprintf(name, name_len, "%s_step", lower);
+        return WEFT_OK;
+    }
     int n_vals = grp->n_inputs;
     int vals[1024];
     const weft_tensor *tens[1024];

@@ -31,6 +31,9 @@ weft_status weft_model_pretranspose_weights(weft_graph *g);
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb);
 weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb);
 void weft_model_dead_code(weft_graph *g);
+/* recur.c: each GRU / LSTM / RNN node becomes its input projection (a MatMul + bias) and a
+ * step kernel the executor runs once per time step (see the top of ops/nn_rnn.c). */
+weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb);
 /* Storage root of value v: follows alias ops (Reshape, Flatten, ...) back to the value that
  * owns the bytes. */
 int weft_model_storage_root(const weft_graph *g, int v);
@@ -52,9 +55,14 @@ void weft_model_groups_free(weft_group *groups, int n);
 
 /* ---- kernel.c ---- */
 /* The TE kernel of a group, in arena a. params[i] receives the graph value of kernel param i
- * (inputs first, then outputs); *name a readable kernel name ("conv_add_relu"). */
+ * (inputs first, then outputs); *name a readable kernel name ("conv_add_relu"). A group of
+ * one recurrent node (def->step) gives its step kernel: *n_steps its run count and step[i]
+ * (room for WEFT_MODEL_MAX_STEP_PARAMS) where param i points at each step; both may be NULL
+ * (tuning tasks need the kernel only). Otherwise *n_steps = 0. */
+#define WEFT_MODEL_MAX_STEP_PARAMS 32
 weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const weft_group *grp, weft_te_func **out,
-                                    int *params, int *n_params, char *name, size_t name_len);
+                                    int *params, int *n_params, char *name, size_t name_len, weft_op_step_param *step,
+                                    int64_t *n_steps);
 
 /* ---- compile.c / run.c ---- */
 typedef struct weft_model_kernel {
@@ -70,6 +78,9 @@ typedef struct weft_model_kernel {
     int64_t calls;
     char *steps;            /* the schedule as step text (for printing) */
     char *ops;              /* the fused graph nodes, "Conv(name) Relu(name)" (for printing) */
+    int64_t n_steps;        /* > 0: a recurrence's step kernel, run n_steps times (run.c) with */
+    weft_op_step_param *step; /* param p pointing at step[p] of each step; flops are all steps',
+                                 est_us one step's */
 } weft_model_kernel;
 
 /* ---- dynamic.c ---- */

@@ -19,6 +19,29 @@ static void *storage(const weft_model *m, unsigned char *arena, const void *cons
     return m->offset[root] == SIZE_MAX ? NULL : arena + m->offset[root];
 }
 
+/* A recurrence's step kernel (ops/nn_rnn.c): run once per step, each parameter offset to that
+ * step's slice of its value; at step 0 a parameter with value0 reads the initial state. args
+ * holds each parameter's base storage on entry. */
+static weft_status run_steps(weft_model *m, const weft_model_kernel *mk, unsigned char *arena, void **args,
+                             const void *const *inputs, bool use_pool)
+{
+    unsigned char *base[WEFT_MODEL_MAX_STEP_PARAMS];
+    for (int p = 0; p < mk->n_params; p++) base[p] = args[p];
+    weft_threadpool *pool = mk->serial || !use_pool ? NULL : m->pool;
+    for (int64_t s = 0; s < mk->n_steps; s++) {
+        for (int p = 0; p < mk->n_params; p++) {
+            const weft_op_step_param *sp = &mk->step[p];
+            if (s == 0 && sp->value0 >= 0)
+                args[p] = (unsigned char *)storage(m, arena, inputs, sp->value0) + sp->offset0;
+            else
+                args[p] = base[p] + sp->offset + s * sp->stride;
+        }
+        weft_status rc = m->ops->run(mk->k, args, pool);
+        if (rc != WEFT_OK) return rc;
+    }
+    return WEFT_OK;
+}
+
 weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
                             void *const *outputs, bool use_pool, bool profile)
 {
@@ -26,7 +49,8 @@ weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, co
         weft_model_kernel *mk = &m->kernels[k];
         for (int p = 0; p < mk->n_params; p++) args[p] = storage(m, arena, inputs, mk->params[p]);
         double t0 = profile ? weft_rt_now() : 0;
-        weft_status rc = m->ops->run(mk->k, args, mk->serial || !use_pool ? NULL : m->pool);
+        weft_status rc = mk->n_steps > 0 ? run_steps(m, mk, arena, args, inputs, use_pool)
+                                         : m->ops->run(mk->k, args, mk->serial || !use_pool ? NULL : m->pool);
         if (rc != WEFT_OK) return rc;
         if (profile) {
             mk->time_sum += weft_rt_now() - t0;

@@ -69,6 +69,10 @@ static const weft_op_def op_table[] = {
     {"ConvTranspose", REUSE, false, weft_nn_conv_transpose_infer, weft_nn_conv_transpose_compute, NULL},
     {"Range", INJECTIVE, false, weft_nn_range_infer, weft_nn_range_compute, weft_nn_range_eval},
     {"ScatterND", INJECTIVE, false, weft_nn_scatter_nd_infer, weft_nn_scatter_nd_compute, NULL},
+    /* recurrences (nn_rnn.c; expanded by model/recur.c) */
+    {"GRU", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
+    {"LSTM", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
+    {"RNN", REUSE, false, weft_nn_rnn_infer, weft_nn_rnn_compute, NULL},
 };
 
 #define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))

@@ -15,6 +15,16 @@
 #include "ir/pattern.h"
 #include "ir/tensor.h"
 
+/* One parameter of a per-step kernel (see weft_op_def.step): the kernel's parameter points into
+ * the storage of graph value `value`, `offset + s * stride` bytes from its start at step s; when
+ * value0 >= 0, step 0 reads value0 at offset0 instead (a recurrence's initial state). */
+typedef struct weft_op_step_param {
+    int value;
+    int64_t offset, stride;
+    int value0;
+    int64_t offset0;
+} weft_op_step_param;
+
 struct weft_op_def {
     const char *op_type;
     /* How fusion treats it: ELEMWISE (incl. broadcast), INJECTIVE (index remap: Transpose,
@@ -36,6 +46,18 @@ struct weft_op_def {
      * shapes alone (Shape, Size, ConstantOfShape): writes malloc'd data of output k. */
     weft_status (*eval_static)(const weft_graph *g, const weft_gnode *n, int k, void **data);
 };
+
+/* A recurrence's step kernel (ops/nn_rnn.c): the node is one ordinary kernel *f run *n_steps
+ * times by the executor, each run seeing its step's slices of the node's values through
+ * params[0..*n_params) (f's inputs, then outputs). Such a node is never fused. */
+typedef weft_status (*weft_op_step_fn)(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
+                                       weft_op_step_param *params, int *n_params, int64_t *n_steps);
+/* The step function of def, or NULL for an ordinary op. */
+weft_op_step_fn weft_op_step(const weft_op_def *def);
+/* Recurrences before expansion (ops/nn_rnn.c): whether def is GRU, LSTM or RNN, and the
+ * step-kernel definition node n takes once model/recur.c has rewired it. */
+bool weft_op_is_recurrence(const weft_op_def *def);
+const weft_op_def *weft_nn_rnn_step_def(const weft_gnode *n);
 
 /* The definition for op_type, or NULL (with weft_last_error naming the op). */
 const weft_op_def *weft_op_find(const char *op_type);

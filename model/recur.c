@@ -1,0 +1,120 @@
+/* Expansion of recurrent nodes (ONNX GRU, LSTM, RNN) into a graph-level loop.
+ *
+ * Why a graph-level loop and not a scan stage in the IR: see the top of ops/nn_rnn.c. In short,
+ * the per-step work is one ordinary kernel (default schedules, tuner sketches and structural
+ * keys apply as they are, and the key does not depend on the step) that the executor runs
+ * once per time step with its buffers offset to that step's slices (model/run.c), so lowering,
+ * the interpreter and the targets need nothing new.
+ *
+ * Each recurrent node n with input X [T, B, I] becomes:
+ *   XW = MatMul(X, Wt) + bx        Wt [I, D*G*H] (W of every direction, transposed), bx = W's
+ *                                  bias: the input projection of all steps in one GEMM, an
+ *                                  ordinary node the matmul passes and schedules handle;
+ *   n (rewired, def = weft_nn_rnn_step_def): inputs XW, Rt [D, G*H/blk, H, blk] (R transposed
+ *                                  in column blocks: each block of the step's product reads one
+ *                                  contiguous panel, packed once, cache-resident across steps;
+ *                                  blk = the register tile's width nb when it divides G*H),
+ *                                  rb [D, G*H]
+ *                                  (R's bias), H0 [D, B, H] (initial_h or zeros) and for LSTM
+ *                                  C0; outputs Y [T, D, B, H], Y_h, and for LSTM Y_c and the
+ *                                  cell-state sequence [T, D, B, H] (the step's state storage),
+ *                                  and last a scratch [D, G*H/blk, B, blk] for the product.
+ * Outputs the model did not ask for are created (they are the recurrence's storage).
+ * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "model/model_internal.h"
+
+static weft_status add_const(weft_graph *g, const char *base, const char *suffix, int ndim, const int64_t *shape,
+                             const float *data, int *out)
+{
+    char name[200];
+    snprintf(name, sizeof name, "%.150s.%s", base, suffix);
+    weft_value v;
+    weft_status rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, ndim, shape, data, &v);
+    *out = v;
+    return rc;
+}
+
+/* A new output value of node ni (created when the model omitted it). */
+static weft_status add_output(weft_graph *g, int ni, int k, int ndim, const int64_t *shape)
+{
+    char name[200];
+    snprintf(name, sizeof name, "%.150s:state%d", g->nodes[ni].name, k);
+    int v = weft_graph_new_value(g, name, WEFT_F32, ndim, shape);
+    if (v < 0) return weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", g->nodes[ni].name);
+    g->values[v].producer = ni;
+    g->nodes[ni].outputs[k] = v;
+    if (g->nodes[ni].n_outputs <= k) g->nodes[ni].n_outputs = k + 1;
+    return WEFT_OK;
+}
+
+static weft_status expand(weft_graph *g, int ni, int64_t nb)
+{
+    weft_gnode *n = &g->nodes[ni];
+    bool lstm = !strcmp(n->op_type, "LSTM"), gru = !strcmp(n->op_type, "GRU");
+    int64_t G = lstm ? 4 : gru ? 3 : 1;
+    const weft_gvalue *X = &g->values[n->inputs[0]], *W = &g->values[n->inputs[1]], *R = &g->values[n->inputs[2]];
+    const weft_gvalue *Bv = n->n_inputs > 3 && n->inputs[3] >= 0 ? &g->values[n->inputs[3]] : NULL;
+    int64_t T = X->shape[0], B = X->shape[1], I = X->shape[2], D = W->shape[0], GH = W->shape[1], H = GH / G;
+    if (!W->data || !R->data || (Bv && !Bv->data) || !weft_dtype_eq(W->dtype, WEFT_F32) || !weft_dtype_eq(R->dtype, WEFT_F32))
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s node '%s': W, R and B must be float constants", n->op_type, n->name);
+    const float *w = W->data, *r = R->data, *bias = Bv ? Bv->data : NULL;
+    /* Rt in column blocks of blk (nb when it divides G*H): one block's [H, blk] panel is
+     * contiguous, the register tile of the step's product reads it as one stream */
+    int64_t blk = GH % nb == 0 ? nb : GH % 16 == 0 ? 16 : GH % 8 == 0 ? 8 : GH, NB = GH / blk;
+    size_t n_wt = (size_t)(I * D * GH), n_rt = (size_t)(D * H * GH), n_state = (size_t)(D * B * H);
+    float *wt = malloc(sizeof(float) * n_wt), *rt = malloc(sizeof(float) * n_rt);
+    float *bx = calloc((size_t)(D * GH), sizeof(float)), *rb = calloc((size_t)(D * GH), sizeof(float));
+    float *zeros = calloc(n_state, sizeof(float));
+    weft_status rc = WEFT_OK;
+    if (!wt || !rt || !bx || !rb || !zeros) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", n->name);
+    for (int64_t d = 0; rc == WEFT_OK && d < D; d++)
+        for (int64_t j = 0; j < GH; j++) {
+            for (int64_t i = 0; i < I; i++) wt[i * D * GH + d * GH + j] = w[(d * GH + j) * I + i];
+            for (int64_t k = 0; k < H; k++) rt[((d * NB + j / blk) * H + k) * blk + j % blk] = r[(d * GH + j) * H + k];
+            if (bias) bx[d * GH + j] = bias[d * 2 * GH + j], rb[d * GH + j] = bias[d * 2 * GH + GH + j];
+        }
+    char base[160];
+    snprintf(base, sizeof base, "%.150s", n->name);
+    int x = n->inputs[0], h0 = n->n_inputs > 5 ? n->inputs[5] : -1, c0 = lstm && n->n_inputs > 6 ? n->inputs[6] : -1;
+    int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1;
+    if (rc == WEFT_OK) rc = add_const(g, base, "Wt", 2, (int64_t[]){I, D * GH}, wt, &v_wt);
+    if (rc == WEFT_OK) rc = add_const(g, base, "bx", 1, (int64_t[]){D * GH}, bx, &v_bx);
+    if (rc == WEFT_OK) rc = add_const(g, base, "Rt", 4, (int64_t[]){D, NB, H, blk}, rt, &v_rt);
+    if (rc == WEFT_OK) rc = add_const(g, base, "rb", 2, (int64_t[]){D, GH}, rb, &v_rb);
+    if (rc == WEFT_OK && h0 < 0) rc = add_const(g, base, "h0", 3, (int64_t[]){D, B, H}, zeros, &h0);
+    if (rc == WEFT_OK && lstm && c0 < 0) rc = add_const(g, base, "c0", 3, (int64_t[]){D, B, H}, zeros, &c0);
+    char nm[200];
+    snprintf(nm, sizeof nm, "%s.proj", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "MatMul", nm, 2, (weft_value[]){x, v_wt}, 0, NULL, 1, &v_mm);
+    snprintf(nm, sizeof nm, "%s.proj_bias", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Add", nm, 2, (weft_value[]){v_mm, v_bx}, 0, NULL, 1, &v_xw);
+    free(wt), free(rt), free(bx), free(rb), free(zeros);
+    if (rc != WEFT_OK) return rc;
+    int64_t seq[4] = {T, D, B, H}, state[3] = {D, B, H};
+    n = &g->nodes[ni]; /* adding nodes may have moved the array */
+    int ins[5] = {v_xw, v_rt, v_rb, h0, c0};
+    n->n_inputs = lstm ? 5 : 4;
+    for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
+    for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
+    if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
+    if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 4, (int64_t[]){D, NB, B, blk}); /* the product's scratch */
+    if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
+    return rc;
+}
+
+weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
+{
+    int n_nodes = g->n_nodes; /* nodes added here are not recurrent */
+    for (int i = 0; i < n_nodes; i++) {
+        const weft_gnode *n = &g->nodes[i];
+        if (n->dead || !n->def || !weft_op_is_recurrence(n->def)) continue;
+        weft_status rc = expand(g, i, nb > 0 ? nb : 16);
+        if (rc != WEFT_OK) return rc;
+    }
+    return WEFT_OK;
+}

@@ -1,0 +1,332 @@
+/* ONNX GRU, LSTM and RNN: shape rules and the per-step kernel of a recurrence.
+ *
+ * Recurrence as a graph-level loop, not a scan stage in the IR. A recurrent node becomes
+ * (model/recur.c) one GEMM over all time steps (the input projection, an ordinary MatMul +
+ * bias node) and one *step kernel*: an ordinary TE kernel computing one time step of every
+ * direction, which the executor (model/run.c) runs seq_len times, passing each step's slices
+ * of the node's buffers as pointer offsets (weft_op_step_param). Why this and not a scan:
+ *   - the step kernel is a plain kernel: the default schedules, the tuner's sketches and its
+ *     structural keys apply unchanged, and its key does not depend on the step (the step is
+ *     an address, never an index constant in the IR);
+ *   - lowering, the interpreter and the LLVM target need nothing new; a scan stage would need
+ *     a new TE node kind, bound inference across the scan axis, and schedule rules for it;
+ *   - the state is not copied: step t reads step t-1's slice of Y (or initial_h at step 0)
+ *     and writes its own slice of Y in place, so bidirectional outputs land interleaved in
+ *     Y[t, d] without a concatenation.
+ * The price: one kernel call (and one fork-join when parallel) per step.
+ *
+ * The step kernel, per direction d (reverse directions walk t from seq_len-1 down):
+ *   rec_d[b, n] = sum_k h_d[b, k] * Rt[d, k, n]         (recurrent product, Rt = R transposed,
+ *                                                        stored in column blocks, see recur.c)
+ *   gates from xw_d[b, d*G*H + n] (the hoisted projection incl. W's bias), rec_d and rb[d, n]
+ *   GRU (z, r, n; linear_before_reset=1):  h' = n + z * (h - n),
+ *        n = tanh(xw_n + r * (rec_n + rb_n))
+ *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')
+ *   RNN: h' = tanh(xw + rec + rb)
+ * The recurrent product is a kernel output of its own (a per-node scratch buffer, so the default
+ * schedule register-tiles, vectorizes and parallelizes it like a matmul output); the gate math
+ * and state update are the stage after it in the same kernel (one loop nest per state);
+ * Y_h / Y_c are written at every step (B x H floats) so the last step leaves them final.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/error.h"
+#include "ops/nn_internal.h"
+
+typedef enum cell { CELL_RNN, CELL_GRU, CELL_LSTM } cell;
+
+/* Batch from which the step's product tiles batch rows (see rnn_step). */
+#define ROWS_FROM 4
+
+static cell cell_of(const weft_gnode *n)
+{
+    if (!strcmp(n->op_type, "GRU")) return CELL_GRU;
+    if (!strcmp(n->op_type, "LSTM")) return CELL_LSTM;
+    return CELL_RNN;
+}
+
+static int gates_of(cell c) { return c == CELL_GRU ? 3 : c == CELL_LSTM ? 4 : 1; }
+
+/* Directions of n (1 or 2); -1 after weft_nn_fail for an unknown direction. */
+static int directions(const weft_gnode *n, bool *reverse_only)
+{
+    const char *dir = weft_gnode_attr_string(n, "direction", "forward");
+    *reverse_only = !strcmp(dir, "reverse");
+    if (!strcmp(dir, "forward") || *reverse_only) return 1;
+    if (!strcmp(dir, "bidirectional")) return 2;
+    weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "direction '%s', expected forward, reverse or bidirectional", dir);
+    return -1;
+}
+
+static weft_status check_shape(const weft_gnode *n, const weft_gvalue *v, const char *what, int ndim,
+                               const int64_t *want)
+{
+    bool ok = v->ndim == ndim;
+    for (int d = 0; ok && d < ndim; d++) ok = v->shape[d] == want[d];
+    if (!ok)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "%s has shape %s, expected %s", what, weft_nn_shape_str(v->ndim, v->shape).s,
+                            weft_nn_shape_str(ndim, want).s);
+    return weft_nn_check_dtype(n, v, what, WEFT_NN_F32);
+}
+
+WEFT_NN_INFER(weft_nn_rnn_infer)
+{
+    cell c = cell_of(n);
+    int max_in = c == CELL_LSTM ? 8 : 6, max_out = c == CELL_LSTM ? 3 : 2;
+    weft_status st = weft_nn_check_arity(n, 3, max_in, 1, max_out);
+    if (st != WEFT_OK) return st;
+    bool rev;
+    int D = directions(n, &rev);
+    if (D < 0) return WEFT_ERR_UNSUPPORTED; /* directions() set the message */
+    if (weft_gnode_attr_int(n, "layout", 0) != 0)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "layout=%" PRId64 " (batch-major) is not supported, only layout=0 "
+                            "([seq_len, batch, input])", weft_gnode_attr_int(n, "layout", 0));
+    /* activations (a STRINGS attribute, comma-joined by the importer): the defaults only */
+    const char *acts = weft_gnode_attr_string(n, "activations", NULL);
+    if (acts) {
+        const char *one = c == CELL_GRU ? "Sigmoid,Tanh" : c == CELL_LSTM ? "Sigmoid,Tanh,Tanh" : "Tanh";
+        char want[64];
+        snprintf(want, sizeof want, "%s%s%s", one, D == 2 ? "," : "", D == 2 ? one : "");
+        if (strcmp(acts, want) != 0)
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "activations '%s' are not supported, only the defaults "
+                                "'%s'", acts, want);
+    }
+    static const char *const refused[] = {"activation_alpha", "activation_beta", "clip"};
+    for (int i = 0; i < (int)(sizeof refused / sizeof refused[0]); i++)
+        for (int k = 0; k < n->n_attrs; k++)
+            if (!strcmp(n->attrs[k].name, refused[i]))
+                return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute '%s' is not supported (default "
+                                    "activations, without clip)", refused[i]);
+    if (c == CELL_GRU && weft_gnode_attr_int(n, "linear_before_reset", 0) != 1)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "linear_before_reset=0 is not supported, only 1 (as PyTorch "
+                            "exports)");
+    if (c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "input_forget=1 is not supported");
+    if (c == CELL_LSTM && weft_nn_has_in(n, 7))
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "peepholes (input P) are not supported");
+    const weft_gvalue *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *R = weft_nn_in(g, n, 2);
+    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK ||
+        (st = weft_nn_check_rank(n, X, "input X", 3, "[seq_len, batch, input_size]")) != WEFT_OK)
+        return st;
+    int64_t T = X->shape[0], B = X->shape[1], I = X->shape[2], G = gates_of(c);
+    int64_t H = weft_gnode_attr_int(n, "hidden_size", R->ndim == 3 ? R->shape[2] : 0);
+    if (H <= 0) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "hidden_size must be positive");
+    if ((st = check_shape(n, W, "input W", 3, (int64_t[]){D, G * H, I})) != WEFT_OK ||
+        (st = check_shape(n, R, "input R", 3, (int64_t[]){D, G * H, H})) != WEFT_OK)
+        return st;
+    if (!weft_nn_is_const(g, n, 1) || !weft_nn_is_const(g, n, 2))
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "weights W and R must be constants (initializers)");
+    if (weft_nn_has_in(n, 3)) {
+        if ((st = check_shape(n, weft_nn_in(g, n, 3), "input B", 2, (int64_t[]){D, 2 * G * H})) != WEFT_OK) return st;
+        if (!weft_nn_is_const(g, n, 3)) return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "bias B must be a constant");
+    }
+    if (weft_nn_has_in(n, 4)) {
+        const weft_gvalue *L = weft_nn_in(g, n, 4);
+        if (L->ndim != 1 || L->shape[0] != B || !weft_nn_is_const(g, n, 4))
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "sequence_lens must be a constant of shape [%" PRId64 "]", B);
+        for (int64_t b = 0; b < B; b++)
+            if (weft_nn_data_int(L, b) != T)
+                return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "sequence_lens[%" PRId64 "] = %" PRId64 ": sequences "
+                                    "shorter than seq_len (%" PRId64 ") are not supported", b, weft_nn_data_int(L, b), T);
+    }
+    int64_t state[3] = {D, B, H};
+    if (weft_nn_has_in(n, 5) && (st = check_shape(n, weft_nn_in(g, n, 5), "initial_h", 3, state)) != WEFT_OK) return st;
+    if (c == CELL_LSTM && weft_nn_has_in(n, 6) &&
+        (st = check_shape(n, weft_nn_in(g, n, 6), "initial_c", 3, state)) != WEFT_OK)
+        return st;
+    if ((st = weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){T, D, B, H})) != WEFT_OK) return st;
+    for (int k = 1; k < n->n_outputs; k++)
+        if ((st = weft_nn_set_out(g, n, k, WEFT_F32, 3, state)) != WEFT_OK) return st;
+    return WEFT_OK;
+}
+
+WEFT_NN_COMPUTE(weft_nn_rnn_compute)
+{
+    (void)a, (void)g, (void)name, (void)ins, (void)outs;
+    return weft_nn_fail(WEFT_ERR_INTERNAL, n, "a recurrent node reached kernel building without being expanded "
+                        "(model/recur.c)");
+}
+
+/* ---- the step kernel of an expanded node -------------------------------------------------- */
+
+static const weft_expr *sig(weft_arena *a, const weft_expr *x) { return weft_call1(a, WEFT_INTRIN_SIGMOID, x); }
+static const weft_expr *th(weft_arena *a, const weft_expr *x) { return weft_call1(a, WEFT_INTRIN_TANH, x); }
+
+typedef struct dir_io {
+    const weft_tensor *xw, *h, *c;  /* placeholders */
+    weft_tensor *rec;               /* [G*H / blk, B, blk], or [B, G*H] when rows */
+    int64_t blk;
+    bool rows;
+} dir_io;
+
+/* rec[b, col] of the blocked product. */
+static const weft_expr *rec_at(weft_arena *a, const dir_io *io, const weft_expr *b, const weft_expr *col)
+{
+    const weft_expr *c = weft_i64(a, io->blk);
+    if (io->rows) return weft_te_at(a, io->rec, b, col);
+    return weft_te_at(a, io->rec, weft_floordiv(a, col, c), b, weft_floormod(a, col, c));
+}
+
+/* xw[b, d*G*H + col] + rec[b, col] + rb[d, col] (rec part optional). */
+static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *rb, int64_t d, int64_t GH,
+                            const weft_expr *b, const weft_expr *j, int64_t col0, bool with_rec)
+{
+    const weft_expr *col = weft_add(a, j, weft_i64(a, col0));
+    const weft_expr *x = weft_te_at(a, io->xw, b, weft_add(a, col, weft_i64(a, d * GH)));
+    if (!with_rec) return x;
+    return weft_add(a, x, weft_add(a, rec_at(a, io, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
+}
+
+static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, int64_t d, int64_t B, int64_t H)
+{
+    char s[32];
+    snprintf(s, sizeof s, ".%s%" PRId64, suffix, d);
+    return weft_te_compute(a, weft_nn_stage(a, name, s), 2, (int64_t[]){B, H}, (const char *[]){"b", "j"});
+}
+
+/* Node inputs after expansion: 0 XW [T, B, D*G*H], 1 Rt [D, H, G*H], 2 rb [D, G*H], 3 H0 [D, B, H],
+ * 4 C0 [D, B, H] (LSTM). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
+ * [T, D, B, H]; last, the recurrent product's scratch [D, B, G*H]. */
+static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
+                            weft_op_step_param *params, int *n_params, int64_t *n_steps)
+{
+    cell c = cell_of(n);
+    const char *name = c == CELL_GRU ? "gru" : c == CELL_LSTM ? "lstm" : "rnn";
+    bool rev_only;
+    int D = directions(n, &rev_only);
+    int need_out = c == CELL_LSTM ? 5 : 3, rec_out = need_out - 1;
+    if (D < 0 || n->n_inputs < (c == CELL_LSTM ? 5 : 4) || n->n_outputs < need_out)
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "step kernel of a node that was not expanded");
+    const weft_gvalue *Y = &g->values[n->outputs[0]];
+    int64_t T = Y->shape[0], B = Y->shape[2], H = Y->shape[3], G = gates_of(c), GH = G * H;
+    int64_t fb = 4; /* bytes per float */
+    const weft_gvalue *Rv = &g->values[n->inputs[1]];
+    int64_t NB = Rv->shape[1], blk = Rv->shape[3];
+    if (Rv->ndim != 4 || NB * blk != GH) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "recurrent weights not in blocks");
+    const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 4, (int64_t[]){D, NB, H, blk});
+    const weft_tensor *rb = weft_te_placeholder(a, "rb", WEFT_F32, 2, (int64_t[]){D, GH});
+    const weft_tensor *ins[2 + 3 * 2];
+    const weft_tensor *outs[5 * 2];
+    int n_in = 0, n_out = 0;
+    weft_op_step_param pin[2 + 3 * 2], pout[5 * 2];
+    ins[n_in] = Rt, pin[n_in++] = (weft_op_step_param){n->inputs[1], 0, 0, -1, 0};
+    ins[n_in] = rb, pin[n_in++] = (weft_op_step_param){n->inputs[2], 0, 0, -1, 0};
+    for (int64_t d = 0; d < D; d++) {
+        bool rev = rev_only || d == 1;
+        int64_t t0 = rev ? T - 1 : 0, dir = rev ? -1 : 1;
+        int64_t slot = B * H * fb;                               /* one [B, H] state */
+        int64_t y_stride = dir * D * slot, y_off = (t0 * D + d) * slot;
+        int64_t prev_off = ((rev ? T : -1) * D + d) * slot;     /* slot of step s-1 at step s: + s*stride */
+        dir_io io = {0};
+        char nm[16];
+        snprintf(nm, sizeof nm, "xw%" PRId64, d);
+        io.xw = weft_te_placeholder(a, weft_nn_stage(a, nm, ""), WEFT_F32, 2, (int64_t[]){B, D * GH});
+        ins[n_in] = io.xw, pin[n_in++] = (weft_op_step_param){n->inputs[0], t0 * B * D * GH * fb, dir * B * D * GH * fb, -1, 0};
+        snprintf(nm, sizeof nm, "h%" PRId64, d);
+        io.h = weft_te_placeholder(a, weft_nn_stage(a, nm, ""), WEFT_F32, 2, (int64_t[]){B, H});
+        ins[n_in] = io.h, pin[n_in++] = (weft_op_step_param){n->outputs[0], prev_off, y_stride, n->inputs[3], d * slot};
+        if (c == CELL_LSTM) {
+            snprintf(nm, sizeof nm, "c%" PRId64, d);
+            io.c = weft_te_placeholder(a, weft_nn_stage(a, nm, ""), WEFT_F32, 2, (int64_t[]){B, H});
+            ins[n_in] = io.c, pin[n_in++] = (weft_op_step_param){n->outputs[3], prev_off, y_stride, n->inputs[4], d * slot};
+        }
+        /* the recurrent product */
+        char rs[16];
+        snprintf(rs, sizeof rs, ".rec%" PRId64, d);
+        /* A small batch (a GEMV): [blocks, B, blk], blocks outermost, so the default schedule
+         * tiles several column blocks and its parallel loop runs over them (the hidden
+         * dimension), not over the batch. A batch of ROWS_FROM or more: [B, G*H], so the
+         * register tile spans batch rows and reuses each weight panel across them. */
+        io.blk = blk;
+        io.rows = B >= ROWS_FROM;
+        const weft_expr *b, *k, *wr;
+        if (io.rows) {
+            io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 2, (int64_t[]){B, GH}, (const char *[]){"b", "n"});
+            if (!io.rec) return weft_nn_done(a, n);
+            b = weft_te_axis(io.rec, 0);
+            const weft_expr *nn = weft_te_axis(io.rec, 1), *bw = weft_i64(a, blk);
+            k = weft_te_reduce_axis(a, io.rec, "k", H);
+            wr = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, nn, bw), k, weft_floormod(a, nn, bw));
+        } else {
+            io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
+                                     (const char *[]){"n0", "b", "n1"});
+            if (!io.rec) return weft_nn_done(a, n);
+            b = weft_te_axis(io.rec, 1);
+            k = weft_te_reduce_axis(a, io.rec, "k", H);
+            wr = weft_te_at(a, Rt, weft_i64(a, d), weft_te_axis(io.rec, 0), k, weft_te_axis(io.rec, 2));
+        }
+        weft_te_set_body(io.rec, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, io.h, b, k), wr));
+        /* the gates and the state update */
+        weft_tensor *y = stage(a, name, "y", d, B, H);
+        if (!y) return weft_nn_done(a, n);
+        b = weft_te_axis(y, 0);
+        const weft_expr *j = weft_te_axis(y, 1);
+        const weft_expr *hp = weft_te_at(a, io.h, b, j);
+        weft_tensor *cs = NULL;
+        if (c == CELL_RNN) {
+            weft_te_set_body(y, WEFT_REDUCE_NONE, th(a, pre(a, &io, rb, d, GH, b, j, 0, true)));
+        } else if (c == CELL_GRU) {
+            const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
+            const weft_expr *r = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
+            const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
+            const weft_expr *rn = weft_add(a, rec_at(a, &io, b, col), weft_te_at(a, rb, weft_i64(a, d), col));
+            const weft_expr *cand = th(a, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), weft_mul(a, r, rn)));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))));
+        } else {
+            cs = stage(a, name, "c", d, B, H);
+            if (!cs) return weft_nn_done(a, n);
+            const weft_expr *cb = weft_te_axis(cs, 0), *cj = weft_te_axis(cs, 1);
+            const weft_expr *ig = sig(a, pre(a, &io, rb, d, GH, cb, cj, 0, true));
+            const weft_expr *fg = sig(a, pre(a, &io, rb, d, GH, cb, cj, 2 * H, true));
+            const weft_expr *gg = th(a, pre(a, &io, rb, d, GH, cb, cj, 3 * H, true));
+            weft_te_set_body(cs, WEFT_REDUCE_NONE,
+                             weft_add(a, weft_mul(a, fg, weft_te_at(a, io.c, cb, cj)), weft_mul(a, ig, gg)));
+            const weft_expr *og = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_mul(a, og, th(a, weft_te_at(a, cs, b, j))));
+        }
+        /* the product is a kernel output (a scratch buffer of the node): the default schedules
+         * then give it the register-tiled, vectorized and parallel nest of a matmul output */
+        outs[n_out] = io.rec, pout[n_out++] = (weft_op_step_param){n->outputs[rec_out], d * B * GH * fb, 0, -1, 0};
+        weft_tensor *yh = stage(a, name, "yh", d, B, H);
+        if (!yh) return weft_nn_done(a, n);
+        weft_te_set_body(yh, WEFT_REDUCE_NONE, weft_te_at(a, y, weft_te_axis(yh, 0), weft_te_axis(yh, 1)));
+        outs[n_out] = y, pout[n_out++] = (weft_op_step_param){n->outputs[0], y_off, y_stride, -1, 0};
+        outs[n_out] = yh, pout[n_out++] = (weft_op_step_param){n->outputs[1], d * slot, 0, -1, 0};
+        if (c == CELL_LSTM) {
+            weft_tensor *yc = stage(a, name, "yc", d, B, H);
+            if (!yc) return weft_nn_done(a, n);
+            weft_te_set_body(yc, WEFT_REDUCE_NONE, weft_te_at(a, cs, weft_te_axis(yc, 0), weft_te_axis(yc, 1)));
+            outs[n_out] = yc, pout[n_out++] = (weft_op_step_param){n->outputs[2], d * slot, 0, -1, 0};
+            outs[n_out] = cs, pout[n_out++] = (weft_op_step_param){n->outputs[3], y_off, y_stride, -1, 0};
+        }
+    }
+    weft_status st = weft_nn_done(a, n);
+    if (st != WEFT_OK) return st;
+    st = weft_te_func_create(a, name, n_in, ins, n_out, outs, f);
+    if (st != WEFT_OK) return st;
+    *n_params = 0;
+    for (int i = 0; i < n_in; i++) params[(*n_params)++] = pin[i];
+    for (int i = 0; i < n_out; i++) params[(*n_params)++] = pout[i];
+    *n_steps = T;
+    return WEFT_OK;
+}
+
+/* Definitions of expanded nodes: no shape rule (their shapes are set), kernels by rnn_step. */
+static const weft_op_def step_defs[] = {
+    {"RNN", WEFT_PATTERN_OUT_REDUCTION_REUSE, false, NULL, weft_nn_rnn_compute, NULL},
+    {"GRU", WEFT_PATTERN_OUT_REDUCTION_REUSE, false, NULL, weft_nn_rnn_compute, NULL},
+    {"LSTM", WEFT_PATTERN_OUT_REDUCTION_REUSE, false, NULL, weft_nn_rnn_compute, NULL},
+};
+
+const weft_op_def *weft_nn_rnn_step_def(const weft_gnode *n) { return &step_defs[cell_of(n)]; }
+
+bool weft_op_is_recurrence(const weft_op_def *def) { return def && def->infer == weft_nn_rnn_infer; }
+
+weft_op_step_fn weft_op_step(const weft_op_def *def)
+{
+    for (int i = 0; i < 3; i++)
+        if (def == &step_defs[i]) return rnn_step;
+    return NULL;
+}

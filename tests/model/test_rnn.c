@@ -1,0 +1,362 @@
+/* Recurrent models (ONNX GRU, LSTM, RNN; ops/nn_rnn.c, model/recur.c):
+ *   - the PyTorch models of tests/data/rnn (scripts/gen_rnn.py: GRU encoder with embedding at
+ *     batch 1 and 3, a GRU decoder step with its Linear, a 2-layer bidirectional LSTM
+ *     classifier, a bidirectional tanh RNN with an initial state) match PyTorch's outputs
+ *     within 1e-4 * max(1, max |reference|) at 1 and 2 threads (2 threads also with every
+ *     kernel forced onto the pool, WEFT_SERIAL_BELOW_US=0);
+ *   - GRU / LSTM / RNN nodes built with the graph API in directions forward, reverse and
+ *     bidirectional, with and without B, initial_h / initial_c and sequence_lens, match a
+ *     naive C implementation of the ONNX formulas (same tolerance);
+ *   - bad inputs give clear errors: an input of the wrong sequence length, missing weights,
+ *     unsupported attributes (layout 1, linear_before_reset 0, other activations, clip,
+ *     peepholes, a bad direction), sequence_lens shorter than the sequence.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/graph.h"
+#include "weft/model.h"
+#include "weft/onnx.h"
+
+#define DATA "tests/data/rnn/"
+
+static void *read_all(const char *path, size_t *bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *x = malloc((size_t)len + 8);
+    *bytes = fread(x, 1, (size_t)len, f);
+    fclose(f);
+    return x;
+}
+
+/* max |y - ref| / max(1, max |ref|) */
+static double rel_err(const float *y, const float *ref, size_t n)
+{
+    double mx = 1, err = 0;
+    for (size_t i = 0; i < n; i++) mx = fmax(mx, fabs(ref[i]));
+    for (size_t i = 0; i < n; i++) err = fmax(err, fabs((double)y[i] - ref[i]));
+    return err / mx;
+}
+
+/* Compiles tests/data/rnn/NAME.onnx at `threads`, runs it on NAME.in.*.bin and compares every
+ * output with NAME.out.OUTPUT.bin. */
+static void check_model(const char *name, int threads)
+{
+    char path[256];
+    snprintf(path, sizeof path, DATA "%s.onnx", name);
+    weft_graph *g = NULL;
+    weft_status rc = weft_onnx_load(path, &g);
+    if (rc != WEFT_OK) print_error("%s: %s\n", path, weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    weft_model *m = NULL;
+    rc = weft_model_compile(g, &o, &m);
+    if (rc != WEFT_OK) print_error("%s: %s\n", path, weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    int ni = weft_model_n_inputs(m), no = weft_model_n_outputs(m);
+    void *in[8] = {0}, *out[8] = {0}, *ref[8] = {0};
+    size_t in_bytes[8], out_bytes[8], ref_bytes[8];
+    assert_true(ni <= 8 && no <= 8);
+    for (int i = 0; i < ni; i++) {
+        weft_tensor_info info;
+        assert_int_equal(weft_model_input_info(m, i, &info), WEFT_OK);
+        snprintf(path, sizeof path, DATA "%s.in.%s.bin", name, info.name);
+        in[i] = read_all(path, &in_bytes[i]);
+        assert_non_null(in[i]);
+    }
+    for (int i = 0; i < no; i++) {
+        weft_tensor_info info;
+        assert_int_equal(weft_model_output_info(m, i, &info), WEFT_OK);
+        snprintf(path, sizeof path, DATA "%s.out.%s.bin", name, info.name);
+        ref[i] = read_all(path, &ref_bytes[i]);
+        assert_non_null(ref[i]);
+        out_bytes[i] = info.bytes;
+        assert_int_equal(out_bytes[i], ref_bytes[i]);
+        out[i] = calloc(1, out_bytes[i]);
+    }
+    rc = weft_model_run_sized(m, ni, (const void *const *)in, in_bytes, no, out, out_bytes);
+    if (rc != WEFT_OK) print_error("%s: %s\n", name, weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    for (int i = 0; i < no; i++) {
+        double e = rel_err(out[i], ref[i], out_bytes[i] / 4);
+        if (e > 1e-4) print_error("%s output %d at %d threads: relative error %g\n", name, i, threads, e);
+        assert_true(e <= 1e-4);
+    }
+    /* an input one time step short (or long) is refused, naming the input */
+    if (strncmp(name, "gru_dec", 7) != 0) {
+        size_t step = in_bytes[0] / (size_t)(strstr(name, "lstm") ? 9 : strstr(name, "rnn") ? 5 : 6);
+        size_t bad[8];
+        memcpy(bad, in_bytes, sizeof bad);
+        bad[0] -= step;
+        rc = weft_model_run_sized(m, ni, (const void *const *)in, bad, no, out, out_bytes);
+        assert_int_equal(rc, WEFT_ERR_SHAPE);
+        weft_tensor_info info;
+        weft_model_input_info(m, 0, &info);
+        assert_non_null(strstr(weft_last_error(), info.name));
+    }
+    for (int i = 0; i < 8; i++) free(in[i]), free(out[i]), free(ref[i]);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+}
+
+static const char *const models[] = {"gru_enc_b1", "gru_enc_b3", "gru_dec_b1", "gru_dec_b3", "lstm_cls", "rnn_tanh"};
+
+static void test_pytorch_1_thread(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_model(models[i], 1);
+}
+
+static void test_pytorch_2_threads(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_model(models[i], 2);
+    setenv("WEFT_SERIAL_BELOW_US", "0", 1); /* every kernel on the pool */
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_model(models[i], 2);
+    unsetenv("WEFT_SERIAL_BELOW_US");
+}
+
+/* ---- graph-API nodes against a naive implementation of the ONNX formulas ------------------ */
+
+typedef struct cfg {
+    const char *op;       /* GRU, LSTM, RNN */
+    const char *dir;      /* forward, reverse, bidirectional */
+    int T, B, I, H;
+    bool bias, h0, c0, seq_lens;
+} cfg;
+
+static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* ONNX semantics, one direction at a time; y [T, D, B, H], yh / yc [D, B, H]. */
+static void naive(const cfg *c, int G, int D, const float *x, const float *w, const float *r, const float *b,
+                  const float *h0, const float *c0, float *y, float *yh, float *yc)
+{
+    int T = c->T, B = c->B, I = c->I, H = c->H;
+    float *h = malloc(sizeof(float) * (size_t)(B * H)), *cs = malloc(sizeof(float) * (size_t)(B * H));
+    float *g = malloc(sizeof(float) * (size_t)(G * H)), *gr = malloc(sizeof(float) * (size_t)(G * H));
+    for (int d = 0; d < D; d++) {
+        bool rev = !strcmp(c->dir, "reverse") || d == 1;
+        for (int i = 0; i < B * H; i++) h[i] = h0 ? h0[d * B * H + i] : 0, cs[i] = c0 ? c0[d * B * H + i] : 0;
+        const float *W = w + (size_t)d * G * H * I, *R = r + (size_t)d * G * H * H;
+        const float *Wb = b ? b + (size_t)d * 2 * G * H : NULL, *Rb = Wb ? Wb + G * H : NULL;
+        for (int s = 0; s < T; s++) {
+            int t = rev ? T - 1 - s : s;
+            for (int bb = 0; bb < B; bb++) {
+                float *hb = h + bb * H, *cb = cs + bb * H;
+                for (int n = 0; n < G * H; n++) {
+                    float acc = Wb ? Wb[n] : 0, rec = Rb ? Rb[n] : 0;
+                    for (int i = 0; i < I; i++) acc += x[((size_t)t * B + bb) * I + i] * W[(size_t)n * I + i];
+                    for (int k = 0; k < H; k++) rec += hb[k] * R[(size_t)n * H + k];
+                    g[n] = acc, gr[n] = rec;
+                }
+                for (int j = 0; j < H; j++) {
+                    float hn;
+                    if (G == 1) hn = tanhf(g[j] + gr[j]);
+                    else if (G == 3) {
+                        float z = sigm(g[j] + gr[j]), rr = sigm(g[H + j] + gr[H + j]);
+                        float nn = tanhf(g[2 * H + j] + rr * gr[2 * H + j]);
+                        hn = (1 - z) * nn + z * hb[j];
+                    } else {
+                        float ig = sigm(g[j] + gr[j]), og = sigm(g[H + j] + gr[H + j]);
+                        float fg = sigm(g[2 * H + j] + gr[2 * H + j]), cc = tanhf(g[3 * H + j] + gr[3 * H + j]);
+                        cb[j] = fg * cb[j] + ig * cc;
+                        hn = og * tanhf(cb[j]);
+                    }
+                    y[(((size_t)t * D + d) * B + bb) * H + j] = hn;
+                }
+            }
+            for (int bb = 0; bb < B; bb++)
+                for (int j = 0; j < H; j++) h[bb * H + j] = y[(((size_t)t * D + d) * B + bb) * H + j];
+        }
+        memcpy(yh + (size_t)d * B * H, h, sizeof(float) * (size_t)(B * H));
+        if (yc) memcpy(yc + (size_t)d * B * H, cs, sizeof(float) * (size_t)(B * H));
+    }
+    free(h), free(cs), free(g), free(gr);
+}
+
+static float *random_floats(size_t n, unsigned *seed, float scale)
+{
+    float *p = malloc(sizeof(float) * n + 4);
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1103515245u + 12345u;
+        p[i] = scale * ((float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f);
+    }
+    return p;
+}
+
+static void check_node(const cfg *c)
+{
+    int G = !strcmp(c->op, "GRU") ? 3 : !strcmp(c->op, "LSTM") ? 4 : 1, D = !strcmp(c->dir, "bidirectional") ? 2 : 1;
+    bool lstm = G == 4;
+    int T = c->T, B = c->B, I = c->I, H = c->H;
+    unsigned seed = (unsigned)(T * 131 + B * 17 + H + G + D * 7);
+    size_t nx = (size_t)T * B * I, nw = (size_t)D * G * H * I, nr = (size_t)D * G * H * H, nb = (size_t)D * 2 * G * H,
+           ns = (size_t)D * B * H, ny = (size_t)T * D * B * H;
+    float *x = random_floats(nx, &seed, 1), *w = random_floats(nw, &seed, 0.5f), *r = random_floats(nr, &seed, 0.5f);
+    float *b = random_floats(nb, &seed, 0.3f), *h0 = random_floats(ns, &seed, 1), *c0 = random_floats(ns, &seed, 1);
+    weft_graph *g = NULL;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    weft_value vx, vw, vr, vb = -1, vl = -1, vh = -1, vc = -1, outs[3];
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){T, B, I}, &vx), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, I}, w, &vw), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, H}, r, &vr), WEFT_OK);
+    if (c->bias) assert_int_equal(weft_graph_add_constant(g, "B", WEFT_TYPE_FLOAT32, 2, (int64_t[]){D, 2 * G * H}, b, &vb), WEFT_OK);
+    if (c->seq_lens) {
+        int64_t lens[64];
+        for (int i = 0; i < B; i++) lens[i] = T;
+        assert_int_equal(weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){B}, lens, &vl), WEFT_OK);
+    }
+    if (c->h0) assert_int_equal(weft_graph_add_input(g, "h0", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, B, H}, &vh), WEFT_OK);
+    if (c->c0) assert_int_equal(weft_graph_add_input(g, "c0", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, B, H}, &vc), WEFT_OK);
+    weft_value ins[7] = {vx, vw, vr, vb, vl, vh, vc};
+    weft_attr attrs[3] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
+                          {.name = "direction", .kind = WEFT_ATTR_STRING, .s = c->dir},
+                          {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 1}};
+    int n_out = lstm ? 3 : 2;
+    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, G == 3 ? 3 : 2, attrs, n_out, outs);
+    if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    for (int k = 0; k < n_out; k++) assert_int_equal(weft_graph_set_output(g, outs[k], k ? "state" : "y"), WEFT_OK);
+    float *yr = calloc(ny, sizeof(float)), *yhr = calloc(ns, sizeof(float)), *ycr = calloc(ns, sizeof(float));
+    naive(c, G, D, x, w, r, c->bias ? b : NULL, c->h0 ? h0 : NULL, c->c0 ? c0 : NULL, yr, yhr, lstm ? ycr : NULL);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        weft_model *m = NULL;
+        rc = weft_model_compile(g, &o, &m);
+        if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+        assert_int_equal(rc, WEFT_OK);
+        float *y = calloc(ny, sizeof(float)), *yh = calloc(ns, sizeof(float)), *yc = calloc(ns, sizeof(float));
+        const void *in[3] = {x};
+        size_t in_bytes[3] = {nx * 4}, out_bytes[3] = {ny * 4, ns * 4, ns * 4};
+        int n_in = 1;
+        if (c->h0) in[n_in] = h0, in_bytes[n_in++] = ns * 4;
+        if (c->c0) in[n_in] = c0, in_bytes[n_in++] = ns * 4;
+        void *out[3] = {y, yh, yc};
+        rc = weft_model_run_sized(m, n_in, in, in_bytes, n_out, out, out_bytes);
+        if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+        assert_int_equal(rc, WEFT_OK);
+        double e = fmax(rel_err(y, yr, ny), rel_err(yh, yhr, ns));
+        if (lstm) e = fmax(e, rel_err(yc, ycr, ns));
+        if (e > 1e-4) print_error("%s %s T%d B%d: relative error %g at %d threads\n", c->op, c->dir, T, B, e, threads);
+        assert_true(e <= 1e-4);
+        free(y), free(yh), free(yc);
+        weft_model_destroy(m);
+    }
+    free(yr), free(yhr), free(ycr);
+    free(x), free(w), free(r), free(b), free(h0), free(c0);
+    weft_graph_destroy(g);
+}
+
+static void test_nodes_vs_naive(void **state)
+{
+    (void)state;
+    static const cfg cases[] = {
+        {"GRU", "forward", 5, 2, 7, 9, true, false, false, false},
+        {"GRU", "reverse", 4, 3, 5, 8, true, true, false, true},
+        {"GRU", "bidirectional", 6, 1, 6, 33, false, true, false, false},
+        {"LSTM", "forward", 5, 2, 4, 10, true, true, true, false},
+        {"LSTM", "reverse", 3, 2, 6, 7, false, false, false, true},
+        {"LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, false},
+        {"RNN", "forward", 6, 2, 5, 16, true, false, false, false},
+        {"RNN", "reverse", 5, 1, 3, 4, false, true, false, false},
+        {"RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true},
+        /* batches from 4: the product tiles batch rows (ops/nn_rnn.c) */
+        {"GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false},
+        {"LSTM", "reverse", 4, 4, 5, 16, true, true, true, false},
+        {"RNN", "forward", 3, 17, 8, 33, false, false, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_node(&cases[i]);
+}
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+/* Adds a GRU (or `op`) on x [4, 2, 3] with hidden 5 and the given extra attribute; returns the
+ * status and leaves the message in weft_last_error(). */
+static weft_status add_bad(const char *op, const weft_attr *extra, bool omit_r, bool lens_short, bool peephole)
+{
+    int G = !strcmp(op, "LSTM") ? 4 : 3, H = 5;
+    weft_graph *g = NULL;
+    weft_graph_create(&g);
+    float w[4 * 5 * 5] = {0};
+    weft_value vx, vw, vr, vl = -1, vp = -1, outs[2];
+    weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){4, 2, 3}, &vx);
+    weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, 3}, w, &vw);
+    weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, H}, w, &vr);
+    if (lens_short) weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){4, 3}, &vl);
+    if (peephole) weft_graph_add_constant(g, "P", WEFT_TYPE_FLOAT32, 2, (int64_t[]){1, 3 * H}, w, &vp);
+    weft_value ins[8] = {vx, vw, omit_r ? -1 : vr, -1, vl, -1, -1, vp};
+    weft_attr attrs[3] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H}};
+    int n_attrs = 1;
+    if (!extra || strcmp(extra->name, "linear_before_reset") != 0)
+        attrs[n_attrs++] = (weft_attr){.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 1};
+    if (extra) attrs[n_attrs++] = *extra;
+    weft_status rc = weft_graph_add_op(g, op, "cell", peephole ? 8 : 5, ins, n_attrs, attrs, 2, outs);
+    weft_graph_destroy(g);
+    return rc;
+}
+
+static void expect_error(weft_status rc, weft_status want, const char *text)
+{
+    if (rc != want || !strstr(weft_last_error(), text)) print_error("got %d '%s', want '%s'\n", rc, weft_last_error(), text);
+    assert_int_equal(rc, want);
+    assert_non_null(strstr(weft_last_error(), text));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    weft_attr layout = {.name = "layout", .kind = WEFT_ATTR_INT, .i = 1};
+    weft_attr lbr0 = {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 0};
+    weft_attr relu = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Relu,Tanh"};
+    weft_attr clip = {.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = 3.0};
+    weft_attr dir = {.name = "direction", .kind = WEFT_ATTR_STRING, .s = "sideways"};
+    expect_error(add_bad("GRU", &layout, false, false, false), WEFT_ERR_UNSUPPORTED, "layout=1");
+    expect_error(add_bad("GRU", NULL, true, false, false), WEFT_ERR_INVALID_ARG, "GRU node 'cell'");
+    expect_error(add_bad("GRU", NULL, false, true, false), WEFT_ERR_UNSUPPORTED, "sequence_lens[1] = 3");
+    expect_error(add_bad("GRU", &relu, false, false, false), WEFT_ERR_UNSUPPORTED, "activations 'Relu,Tanh'");
+    expect_error(add_bad("GRU", &clip, false, false, false), WEFT_ERR_UNSUPPORTED, "'clip'");
+    expect_error(add_bad("GRU", &dir, false, false, false), WEFT_ERR_UNSUPPORTED, "direction 'sideways'");
+    expect_error(add_bad("LSTM", NULL, false, false, true), WEFT_ERR_UNSUPPORTED, "peepholes");
+    expect_error(add_bad("GRU", &lbr0, false, false, false), WEFT_ERR_UNSUPPORTED, "linear_before_reset=0");
+    assert_int_equal(add_bad("GRU", NULL, false, false, false), WEFT_OK); /* the same node, supported */
+    /* a weight given as a graph input (not a constant) */
+    weft_graph *g = NULL;
+    weft_graph_create(&g);
+    weft_value vx, vw, vr, outs[2];
+    weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){4, 2, 3}, &vx);
+    weft_graph_add_input(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 5, 3}, &vw);
+    weft_graph_add_input(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 5, 5}, &vr);
+    weft_attr hs = {.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = 5};
+    weft_status rc = weft_graph_add_op(g, "RNN", "cell", 3, (weft_value[]){vx, vw, vr}, 1, &hs, 2, outs);
+    expect_error(rc, WEFT_ERR_UNSUPPORTED, "W and R must be constants");
+    /* a weight of the wrong shape */
+    weft_value vw2;
+    weft_graph_add_input(g, "W2", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 15, 3}, &vw2);
+    rc = weft_graph_add_op(g, "RNN", "cell2", 3, (weft_value[]){vx, vw2, vr}, 1, &hs, 2, outs);
+    expect_error(rc, WEFT_ERR_SHAPE, "input W has shape [1,15,3], expected [1,5,3]");
+    weft_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pytorch_1_thread),
+        cmocka_unit_test(test_pytorch_2_threads),
+        cmocka_unit_test(test_nodes_vs_naive),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
