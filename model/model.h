@@ -25,4 +25,15 @@ weft_status weft_model_compile_ex(const weft_graph *g, const weft_model_options 
 typedef weft_status (*weft_model_kernel_fn)(void *ud, weft_arena *a, weft_te_func *f, const char *name);
 weft_status weft_model_each_kernel(const weft_graph *g, const weft_target_caps *caps, weft_model_kernel_fn fn, void *ud);
 
+/* Compiles a static graph into a model (dynamic.c: one per concrete shape of a model with
+ * symbolic dimensions): weft_model_compile, or the tuned compile with its database. */
+typedef weft_status (*weft_model_instance_fn)(void *ud, const weft_graph *g, const weft_model_options *opt,
+                                              weft_model **out);
+
+/* A model of a graph with symbolic dimensions: kernels are compiled per concrete input shape
+ * at first use by make(make_ud, specialized graph, opt) and cached; make_free(make_ud) at
+ * destroy. Takes ownership of make_ud (freed on failure too). */
+weft_status weft_model_compile_symbolic(const weft_graph *g, const weft_model_options *opt, weft_model_instance_fn make,
+                                        void *make_ud, void (*make_free)(void *), weft_model **out);
+
 #endif

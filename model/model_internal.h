@@ -72,17 +72,7 @@ typedef struct weft_model_kernel {
     char *ops;              /* the fused graph nodes, "Conv(name) Relu(name)" (for printing) */
 } weft_model_kernel;
 
-/* Compiles a static graph into a model (dynamic.c: one per concrete shape of a model with
- * symbolic dimensions): weft_model_compile, or the tuned compile with its database. */
-typedef weft_status (*weft_model_instance_fn)(void *ud, const weft_graph *g, const weft_model_options *opt,
-                                              weft_model **out);
-
 /* ---- dynamic.c ---- */
-/* A model of a graph with symbolic dimensions: kernels are compiled per concrete input shape
- * at first use by make(make_ud, specialized graph, opt) and cached; make_free(make_ud) at
- * destroy. Takes ownership of make_ud (freed on failure too). */
-weft_status weft_model_compile_symbolic(const weft_graph *g, const weft_model_options *opt, weft_model_instance_fn make,
-                                        void *make_ud, void (*make_free)(void *), weft_model **out);
 /* The concrete input shapes of a run of graph g: symbols bound by name, the rest from the
  * input byte sizes (either may be absent). shapes[i] receives input i's shape. */
 weft_status weft_model_resolve_shapes(const weft_graph *g, int n_dims, const char *const *dim_names,
