@@ -22,11 +22,13 @@ static void *storage(const weft_model *m, unsigned char *arena, const void *cons
 weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
                             void *const *outputs, bool use_pool, bool profile)
 {
+    if (!weft_target_is_host(m->ops)) return weft_model_exec_device(m, arena, args, inputs, outputs, profile);
+    const weft_exec pool = {.pool = use_pool ? m->pool : NULL}, serial = {0};
     for (int k = 0; k < m->n_kernels; k++) {
         weft_model_kernel *mk = &m->kernels[k];
         for (int p = 0; p < mk->n_params; p++) args[p] = storage(m, arena, inputs, mk->params[p]);
         double t0 = profile ? weft_rt_now() : 0;
-        weft_status rc = m->ops->run(mk->k, args, mk->serial || !use_pool ? NULL : m->pool);
+        weft_status rc = m->ops->run(mk->k, args, mk->serial ? &serial : &pool);
         if (rc != WEFT_OK) return rc;
         if (profile) {
             mk->time_sum += weft_rt_now() - t0;
