@@ -1,5 +1,7 @@
 /* The graph executor: kernels in order over the planned buffers, graph inputs bound per
- * run, outputs copied out at the end; optional per-kernel profile; printing. */
+ * run, outputs copied out at the end; optional per-kernel profile; printing. This is the host
+ * path (a target without buffer operations: kernels read the caller's inputs in place); a
+ * device target's runs go to model/device.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
