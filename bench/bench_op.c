@@ -82,7 +82,8 @@ typedef struct kernel_run {
 static void run_kernel(void *ud)
 {
     kernel_run *r = ud;
-    r->ops->run(r->k, r->args, r->pool);
+    weft_exec ex = {.pool = r->pool};
+    r->ops->run(r->k, r->args, &ex);
 }
 
 /* Max |x - ref| relative to max(1, max|ref|). */

@@ -347,6 +347,7 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     /* constants stay in the clone (malloc: 16-byte aligned); activations live in each
      * context's arena (run.c) */
     for (int v = 0; rc == WEFT_OK && v < nv; v++) m->offset[v] = planned[v] ? offsets[v] : SIZE_MAX;
+    if (rc == WEFT_OK && !weft_target_is_host(m->ops)) rc = weft_model_device_setup(m); /* device.c */
     free(offsets);
     free(planned);
     weft_model_groups_free(groups, n_groups);
@@ -380,6 +381,7 @@ void weft_model_destroy(weft_model *m)
         free(m->kernels[k].ops);
     }
     free(m->kernels);
+    if (m->ops && !weft_target_is_host(m->ops)) weft_model_device_release(m);
     if (m->target) m->ops->destroy(m->target);
     if (!m->pool_owner) weft_threadpool_destroy(m->pool);
     free(m->offset);

@@ -158,7 +158,7 @@ weft_status weft_context_create(weft_model *m, weft_context **out)
 void weft_context_destroy(weft_context *c)
 {
     if (!c) return;
-    weft_rt_free(c->arena);
+    weft_model_context_free_arena(c);
     free(c->args);
     for (int i = 0; i < c->n_dims; i++) free(c->dim_names[i]);
     free(c);
@@ -233,9 +233,11 @@ static weft_status prepare(weft_context *c, int n_inputs, const size_t *input_by
         if (rc != WEFT_OK) return rc;
     }
     weft_model *s = c->cur;
-    if (s->arena_bytes > c->arena_bytes) {
-        weft_rt_free(c->arena);
-        c->arena_bytes = 0;
+    if (!weft_target_is_host(s->ops)) {
+        weft_status rc = weft_model_device_arena(c, s, fn);
+        if (rc != WEFT_OK) return rc;
+    } else if (s->arena_bytes > c->arena_bytes || c->arena_owner) {
+        weft_model_context_free_arena(c);
         c->arena = weft_rt_alloc(s->arena_bytes);
         if (!c->arena) return weft_fail(WEFT_ERR_NOMEM, "%s: cannot allocate the %zu-byte activation arena", fn, s->arena_bytes);
         c->arena_bytes = s->arena_bytes;

@@ -4,6 +4,10 @@
  *         --fuse--> groups --kernel--> one TE kernel per group --schedule/lower/compile-->
  *         kernels --plan--> static memory plan (buffers reused by liveness) --> run
  *
+ * On a host target (targets/target.h: no buffer operations) the arena is host memory and
+ * kernels read the caller's input buffers in place; on a device target (device.c) the arena,
+ * the constants and copies of the inputs live in device memory.
+ *
  * passes.c (folding, BN, dead code), fuse.c (grouping by op pattern), kernel.c (group -> TE
  * kernel), compile.c (weft_model_compile: schedules, JIT, memory plan), run.c (executor,
  * profile, printing).
@@ -103,6 +107,23 @@ weft_status weft_model_init_locks(weft_model *m);
 weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
                             void *const *outputs, bool use_pool, bool profile);
 
+/* ---- device.c (device targets only) ---- */
+/* Uploads the constants kernels read and plans where inputs go in the device arena. */
+weft_status weft_model_device_setup(weft_model *m);
+void weft_model_device_release(weft_model *m);
+/* Gives context c a device arena for static model s (reallocated when too small or of
+ * another model's target). */
+weft_status weft_model_device_arena(weft_context *c, weft_model *s, const char *fn);
+/* Frees c's arena, host or device. */
+void weft_model_context_free_arena(weft_context *c);
+/* Runs a recurrence's step kernel mk->n_steps times (run.c); init[p] is parameter p's step-0
+ * storage when its value0 >= 0. Shared by the host and device executors. */
+weft_status weft_model_run_steps(const weft_model *m, const weft_model_kernel *mk, void **args, void *const *init,
+                                 const weft_exec *ex);
+/* weft_model_exec for a device target: arena is the context's device arena. */
+weft_status weft_model_exec_device(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
+                                   void *const *outputs, bool profile);
+
 /* ---- context.c ---- */
 /* Records the inputs and outputs of the user's graph g as m->io (names copied). */
 weft_status weft_model_record_io(weft_model *m, const weft_graph *g);
@@ -111,8 +132,9 @@ void weft_model_free_io(weft_model *m);
 struct weft_context {
     weft_model *m;          /* the model it runs */
     weft_model *cur;        /* the static model of the prepared shapes (m itself when static) */
-    unsigned char *arena;   /* activations of cur */
+    unsigned char *arena;   /* activations of cur (a device address on a device target) */
     size_t arena_bytes;
+    weft_model *arena_owner; /* the model whose target allocated a device arena; NULL: host */
     void **args;            /* scratch argument array */
     int n_args;
     int n_dims;             /* symbol bindings (weft_context_set_dim) */
@@ -149,6 +171,11 @@ struct weft_model {
     weft_model_kernel *kernels;
     size_t arena_bytes;     /* activations: each context allocates its own arena */
     size_t *offset;         /* per graph value: its arena offset, SIZE_MAX when not planned */
+    /* device targets (device.c) */
+    void *dev_const;        /* the constants kernels read, one device allocation */
+    size_t *dev_const_off;  /* per graph value: its offset in dev_const, SIZE_MAX: none */
+    size_t *dev_input_off;  /* per graph input: its copy's offset in the device arena */
+    size_t dev_arena_bytes; /* activations, then inputs */
     int max_params;
     bool profile;
     int64_t runs;

@@ -1,5 +1,7 @@
 /* The graph executor: kernels in order over the planned buffers, graph inputs bound per
- * run, outputs copied out at the end; optional per-kernel profile; printing. */
+ * run, outputs copied out at the end; optional per-kernel profile; printing. This is the host
+ * path (a target without buffer operations: kernels read the caller's inputs in place); a
+ * device target's runs go to model/device.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +22,20 @@ static void *storage(const weft_model *m, unsigned char *arena, const void *cons
 }
 
 /* A recurrence's step kernel (ops/nn_rnn.c): run once per step, each parameter offset to that
- * step's slice of its value; at step 0 a parameter with value0 reads the initial state. args
- * holds each parameter's base storage on entry. */
-static weft_status run_steps(weft_model *m, const weft_model_kernel *mk, unsigned char *arena, void **args,
-                             const void *const *inputs, bool use_pool)
+ * step's slice of its value; at step 0 a parameter with value0 reads init[p] (the initial
+ * state's storage, offset0 applied). args holds each parameter's base storage on entry. The
+ * arithmetic is on addresses only, so host and device targets share it. */
+weft_status weft_model_run_steps(const weft_model *m, const weft_model_kernel *mk, void **args, void *const *init,
+                                 const weft_exec *ex)
 {
     unsigned char *base[WEFT_MODEL_MAX_STEP_PARAMS];
     for (int p = 0; p < mk->n_params; p++) base[p] = args[p];
-    weft_threadpool *pool = mk->serial || !use_pool ? NULL : m->pool;
     for (int64_t s = 0; s < mk->n_steps; s++) {
         for (int p = 0; p < mk->n_params; p++) {
             const weft_op_step_param *sp = &mk->step[p];
-            if (s == 0 && sp->value0 >= 0)
-                args[p] = (unsigned char *)storage(m, arena, inputs, sp->value0) + sp->offset0;
-            else
-                args[p] = base[p] + sp->offset + s * sp->stride;
+            args[p] = s == 0 && sp->value0 >= 0 ? init[p] : base[p] + sp->offset + s * sp->stride;
         }
-        weft_status rc = m->ops->run(mk->k, args, pool);
+        weft_status rc = m->ops->run(mk->k, args, ex);
         if (rc != WEFT_OK) return rc;
     }
     return WEFT_OK;
@@ -45,12 +44,23 @@ static weft_status run_steps(weft_model *m, const weft_model_kernel *mk, unsigne
 weft_status weft_model_exec(weft_model *m, unsigned char *arena, void **args, const void *const *inputs,
                             void *const *outputs, bool use_pool, bool profile)
 {
+    if (!weft_target_is_host(m->ops)) return weft_model_exec_device(m, arena, args, inputs, outputs, profile);
+    const weft_exec pool = {.pool = use_pool ? m->pool : NULL}, serial = {0};
     for (int k = 0; k < m->n_kernels; k++) {
         weft_model_kernel *mk = &m->kernels[k];
         for (int p = 0; p < mk->n_params; p++) args[p] = storage(m, arena, inputs, mk->params[p]);
         double t0 = profile ? weft_rt_now() : 0;
-        weft_status rc = mk->n_steps > 0 ? run_steps(m, mk, arena, args, inputs, use_pool)
-                                         : m->ops->run(mk->k, args, mk->serial || !use_pool ? NULL : m->pool);
+        const weft_exec *ex = mk->serial ? &serial : &pool;
+        weft_status rc;
+        if (mk->n_steps > 0) {
+            void *init[WEFT_MODEL_MAX_STEP_PARAMS] = {0};
+            for (int p = 0; p < mk->n_params; p++)
+                if (mk->step[p].value0 >= 0)
+                    init[p] = (unsigned char *)storage(m, arena, inputs, mk->step[p].value0) + mk->step[p].offset0;
+            rc = weft_model_run_steps(m, mk, args, init, ex);
+        } else {
+            rc = m->ops->run(mk->k, args, ex);
+        }
         if (rc != WEFT_OK) return rc;
         if (profile) {
             mk->time_sum += weft_rt_now() - t0;

@@ -124,7 +124,7 @@ static bool check_foreign(provider_ctx *pc, const weft_te_func *f, const char *s
             mo.timeout_s = CHECK_TIMEOUT_S;
             weft_measure_result r;
             memset(&r, 0, sizeof r);
-            ok = weft_measure_check(pc->ops, k, ref, lf, CHECK_TOL, &mo, &r) == WEFT_OK;
+            ok = weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r) == WEFT_OK;
         }
     }
     if (k) pc->ops->kernel_destroy(k);

@@ -3,8 +3,17 @@
  * The parent forks; the child (the "worker") allocates the parameter buffers itself (so a huge
  * or failing allocation only hurts the worker), fills them with deterministic random values,
  * creates its own thread pool (a pool made before fork() has no threads in the child), runs the
- * kernel and writes one fixed-size weft_measure_result through a pipe, then _exit()s. The JIT
- * code lives in the parent's memory, which fork() copies, so the child can call it directly.
+ * kernel and writes one fixed-size weft_measure_result through a pipe, then _exit()s.
+ *
+ * What the worker runs. By default (host targets) it calls the parent's kernel: JIT code lives
+ * in the parent's memory, which fork() copies. With compile_in_worker, and always on a target
+ * with buffer operations (a device target: its context does not survive fork()), the worker
+ * uses nothing of the parent's target: it creates its own instance (ops->create) and compiles
+ * the loop function (plain data, copied by fork()) itself; compile errors are the result's.
+ * On a device target the worker allocates each param on the device (ops->alloc), uploads the
+ * random inputs, runs and synchronizes inside each timed run (so the time is the kernel's, not
+ * the launch's), and downloads the params for the check. On a host target the same path runs
+ * on host buffers, which is what the tests use to exercise it without a device.
  *
  * The parent waits on the pipe with poll() slices and waitpid(pid, WNOHANG) until the child has
  * exited or the deadline passes (then SIGKILL). The child is always reaped, and only that pid
@@ -68,6 +77,7 @@ weft_measure_opts weft_measure_opts_default(void)
         .threads = 0,
         .memory_limit = 0,
         .seed = 1,
+        .compile_in_worker = false,
     };
     return o;
 }
@@ -221,15 +231,101 @@ static bool child_setup(const weft_measure_opts *o, weft_threadpool **pool, weft
     return true;
 }
 
-static bool run_once(const weft_target_ops *ops, weft_kernel *k, void **args, weft_threadpool *pool,
-                     const char *what, weft_measure_result *r)
+/* What a worker runs: the parent's kernels, or its own compiled from the loop functions. */
+typedef struct worker {
+    const weft_target_ops *ops;
+    weft_target *t;         /* the worker's own instance (compile mode); NULL: the parent's kernels */
+    weft_kernel *k, *ref;   /* what runs (ref: check only) */
+    bool own;               /* k and ref were compiled here */
+    bool device;            /* params live in device memory (ops' buffer operations) */
+    weft_threadpool *pool;
+    weft_exec ex;
+} worker;
+
+static bool fail_st(weft_measure_result *r, weft_status st, const char *what)
 {
-    weft_error_clear();
-    weft_status st = ops->run(k, (void *const *)args, pool);
-    if (st == WEFT_OK) return true;
     r->status = st;
     set_msg(r, "%s%s", what, weft_last_error());
     return false;
+}
+
+/* The worker's kernels: the parent's, or compiled by an instance of its own. */
+static bool worker_start(worker *w, const weft_target_ops *ops, weft_kernel *k, weft_kernel *ref,
+                         const weft_loop_func *lf, const weft_loop_func *ref_lf, bool compile, weft_measure_result *r)
+{
+    w->ops = ops;
+    w->device = !weft_target_is_host(ops);
+    child_reset_signals(); /* a crash while compiling is a crash of the worker */
+    if (!compile) {
+        w->k = k;
+        w->ref = ref;
+        return true;
+    }
+    w->own = true;
+    weft_error_clear();
+    if (ops->create(&w->t) != WEFT_OK) return fail_st(r, WEFT_ERR_DEVICE, "measure: target: ");
+    if (ops->compile(w->t, lf, &w->k) != WEFT_OK) return fail_st(r, WEFT_ERR_COMPILE, "compile: ");
+    if (ref_lf && ops->compile(w->t, ref_lf, &w->ref) != WEFT_OK) return fail_st(r, WEFT_ERR_COMPILE, "reference: compile: ");
+    return true;
+}
+
+static void worker_stop(worker *w)
+{
+    if (w->own) {
+        w->ops->kernel_destroy(w->k);
+        w->ops->kernel_destroy(w->ref);
+        w->ops->destroy(w->t);
+    }
+}
+
+/* Device copies of the host params (device workers); NULL on failure (message in r). */
+static void **dev_params(worker *w, const weft_loop_func *lf, void **host, weft_measure_result *r)
+{
+    int n = lf->n_params;
+    void **dev = calloc((size_t)(n > 0 ? n : 1), sizeof *dev);
+    if (!dev) {
+        r->status = WEFT_ERR_NOMEM;
+        set_msg(r, "measure: cannot allocate the argument list");
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; ok && i < n; i++) {
+        size_t bytes = param_bytes(lf->params[i]);
+        ok = w->ops->alloc(w->t, bytes ? bytes : 64, &dev[i]) == WEFT_OK || fail_st(r, WEFT_ERR_NOMEM, "measure: device: ");
+        if (ok && bytes) ok = w->ops->upload(w->t, dev[i], host[i], bytes, &w->ex) == WEFT_OK || fail_st(r, WEFT_ERR_DEVICE, "measure: upload: ");
+    }
+    if (ok) ok = w->ops->synchronize(w->t, &w->ex) == WEFT_OK || fail_st(r, WEFT_ERR_DEVICE, "measure: upload: ");
+    if (ok) return dev;
+    for (int i = 0; i < n; i++) w->ops->free_buf(w->t, dev[i]);
+    free(dev);
+    return NULL;
+}
+
+static void free_dev_params(worker *w, void **dev, int n)
+{
+    for (int i = 0; dev && i < n; i++) w->ops->free_buf(w->t, dev[i]);
+    free(dev);
+}
+
+/* Copies the device params back into the host ones (device workers). */
+static bool download_params(worker *w, const weft_loop_func *lf, void **dev, void **host, weft_measure_result *r)
+{
+    for (int i = 0; i < lf->n_params; i++) {
+        size_t bytes = param_bytes(lf->params[i]);
+        if (bytes && w->ops->download(w->t, host[i], dev[i], bytes, &w->ex) != WEFT_OK)
+            return fail_st(r, WEFT_ERR_DEVICE, "measure: download: ");
+    }
+    return w->ops->synchronize(w->t, &w->ex) == WEFT_OK || fail_st(r, WEFT_ERR_DEVICE, "measure: download: ");
+}
+
+/* Runs k once and waits for it (device workers synchronize). */
+static bool run_once(worker *w, weft_kernel *k, void **args, const char *what, weft_measure_result *r)
+{
+    weft_error_clear();
+    weft_status st = w->ops->run(k, (void *const *)args, &w->ex);
+    if (st == WEFT_OK && w->device) st = w->ops->synchronize(w->t, &w->ex);
+    if (st == WEFT_OK) return true;
+    return fail_st(r, st, what);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -238,12 +334,17 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf,
+static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, bool compile,
                           const weft_measure_opts *o, weft_measure_result *r)
 {
-    weft_threadpool *pool = NULL;
-    if (!child_setup(o, &pool, r)) return;
-    void **args = alloc_params(lf, o->seed, r);
+    worker w = {0};
+    void **host = NULL, **args = NULL;
+    /* compile before the memory limit: it is meant for the kernel, not the compiler */
+    if (worker_start(&w, ops, k, NULL, lf, NULL, compile, r) && child_setup(o, &w.pool, r)) {
+        w.ex.pool = w.pool;
+        host = alloc_params(lf, o->seed, r);
+    }
+    args = host && w.device ? dev_params(&w, lf, host, r) : host;
     int max_rep = o->max_repeat < 1 ? 1 : o->max_repeat;
     if (max_rep > MAX_TIMED_RUNS) max_rep = MAX_TIMED_RUNS;
     int min_rep = o->min_repeat < 1 ? 1 : o->min_repeat;
@@ -257,13 +358,13 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
         set_msg(r, "measure: cannot allocate the timing buffers");
         goto done;
     }
-    if (!run_once(ops, k, args, pool, "", r)) goto done; /* warm-up */
+    if (!run_once(&w, w.k, args, "", r)) goto done; /* warm-up */
     int n = 0;
     double total = 0;
     while (n < max_rep && (n < min_rep || total < o->min_time_s)) {
         if (flush) memset(flush, n & 0xff, FLUSH_BYTES);
         double t0 = weft_rt_now();
-        if (!run_once(ops, k, args, pool, "", r)) goto done;
+        if (!run_once(&w, w.k, args, "", r)) goto done;
         double dt = weft_rt_now() - t0;
         times[n++] = dt;
         total += dt;
@@ -276,8 +377,10 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
 done:
     free(flush);
     free(times);
-    free_params(args, lf->n_params);
-    weft_threadpool_destroy(pool);
+    if (args != host) free_dev_params(&w, args, lf->n_params);
+    free_params(host, lf->n_params);
+    worker_stop(&w);
+    weft_threadpool_destroy(w.pool);
 }
 
 /* Element e of a param as double (for comparison); NaN-preserving for floats. */
@@ -289,16 +392,26 @@ static double elem(const void *p, weft_dtype t, int64_t e)
 }
 
 static void child_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel *ref, const weft_loop_func *lf,
-                        double tol, const weft_measure_opts *o, weft_measure_result *r)
+                        const weft_loop_func *ref_lf, bool compile, double tol, const weft_measure_opts *o,
+                        weft_measure_result *r)
 {
-    weft_threadpool *pool = NULL;
-    if (!child_setup(o, &pool, r)) return;
+    worker w = {0};
     int np = lf->n_params;
-    void **cand = alloc_params(lf, o->seed, r);
-    void **refa = cand ? alloc_params(lf, o->seed, r) : NULL;
+    void **cand = NULL, **refa = NULL, **dcand = NULL, **drefa = NULL;
+    if (worker_start(&w, ops, k, ref, lf, ref_lf, compile, r) && child_setup(o, &w.pool, r)) {
+        w.ex.pool = w.pool;
+        cand = alloc_params(lf, o->seed, r);
+    }
+    refa = cand ? alloc_params(lf, o->seed, r) : NULL;
     if (!cand || !refa) goto done;
-    if (!run_once(ops, ref, refa, pool, "reference: ", r)) goto done;
-    if (!run_once(ops, k, cand, pool, "", r)) goto done;
+    if (w.device) {
+        dcand = dev_params(&w, lf, cand, r);
+        drefa = dcand ? dev_params(&w, lf, refa, r) : NULL;
+        if (!drefa) goto done;
+    }
+    if (!run_once(&w, w.ref, w.device ? drefa : refa, "reference: ", r)) goto done;
+    if (!run_once(&w, w.k, w.device ? dcand : cand, "", r)) goto done;
+    if (w.device && (!download_params(&w, lf, drefa, refa, r) || !download_params(&w, lf, dcand, cand, r))) goto done;
     double worst = 0;
     for (int i = 0; i < np; i++) {
         const weft_buffer *b = lf->params[i];
@@ -334,9 +447,12 @@ static void child_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel 
     r->max_error = worst;
     r->status = WEFT_OK;
 done:
+    free_dev_params(&w, dcand, np);
+    free_dev_params(&w, drefa, np);
     free_params(cand, np);
     free_params(refa, np);
-    weft_threadpool_destroy(pool);
+    worker_stop(&w);
+    weft_threadpool_destroy(w.pool);
 }
 
 /* ---- parent side ------------------------------------------------------------------------ */
@@ -345,7 +461,8 @@ typedef struct job {
     int kind; /* 0 measure, 1 check */
     const weft_target_ops *ops;
     weft_kernel *k, *ref;
-    const weft_loop_func *lf;
+    const weft_loop_func *lf, *ref_lf;
+    bool compile; /* in the worker, with its own target instance */
     double tol;
     const weft_measure_opts *o;
 } job;
@@ -391,8 +508,8 @@ static weft_status run_job(const job *j, weft_measure_result *out)
         weft_measure_result r;
         memset(&r, 0, sizeof r);
         r.status = WEFT_ERR_INTERNAL;
-        if (j->kind == 0) child_measure(j->ops, j->k, j->lf, j->o, &r);
-        else child_check(j->ops, j->k, j->ref, j->lf, j->tol, j->o, &r);
+        if (j->kind == 0) child_measure(j->ops, j->k, j->lf, j->compile, j->o, &r);
+        else child_check(j->ops, j->k, j->ref, j->lf, j->ref_lf, j->compile, j->tol, j->o, &r);
         write_all(fds[1], &r, sizeof r);
         _exit(0); /* closes the pipe: the parent sees EOF as the child goes away */
     }
@@ -493,6 +610,10 @@ static weft_status check_args(const weft_target_ops *ops, const void *k, const w
         set_msg(out, "%s: %s is NULL", fn, !ops || !ops->run ? "ops" : !k ? "kernel" : "loop function");
         return finish(out, WEFT_ERR_INVALID_ARG);
     }
+    if (weft_target_check(ops) != WEFT_OK) {
+        set_msg(out, "%s: %s", fn, weft_last_error());
+        return finish(out, WEFT_ERR_INVALID_ARG);
+    }
     if (lf->n_params < 0) {
         set_msg(out, "%s: n_params=%d", fn, lf->n_params);
         return finish(out, WEFT_ERR_INVALID_ARG);
@@ -516,25 +637,31 @@ weft_status weft_measure_kernel(const weft_target_ops *ops, weft_kernel *k, cons
     if (!o) o = &def;
     weft_status st = check_args(ops, k, lf, o, out, "weft_measure_kernel");
     if (st != WEFT_OK) return st;
-    job j = {.kind = 0, .ops = ops, .k = k, .lf = lf, .o = o};
+    job j = {.kind = 0, .ops = ops, .k = k, .lf = lf, .o = o, .compile = o->compile_in_worker || !weft_target_is_host(ops)};
     return run_job(&j, out);
 }
 
-weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel *ref, const weft_loop_func *lf,
-                               double tol, const weft_measure_opts *o, weft_measure_result *out)
+weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *ref,
+                               const weft_loop_func *ref_lf, double tol, const weft_measure_opts *o,
+                               weft_measure_result *out)
 {
     weft_measure_opts def = weft_measure_opts_default();
     if (!o) o = &def;
     weft_status st = check_args(ops, k, lf, o, out, "weft_measure_check");
     if (st != WEFT_OK) return st;
-    if (!ref) {
-        set_msg(out, "weft_measure_check: reference kernel is NULL");
+    if (!ref || !ref_lf) {
+        set_msg(out, "weft_measure_check: reference %s is NULL", !ref ? "kernel" : "loop function");
+        return finish(out, WEFT_ERR_INVALID_ARG);
+    }
+    if (ref_lf->n_params != lf->n_params) {
+        set_msg(out, "weft_measure_check: the reference has %d params, the kernel %d", ref_lf->n_params, lf->n_params);
         return finish(out, WEFT_ERR_INVALID_ARG);
     }
     if (!(tol >= 0)) {
         set_msg(out, "weft_measure_check: tol=%g, expected >= 0", tol);
         return finish(out, WEFT_ERR_INVALID_ARG);
     }
-    job j = {.kind = 1, .ops = ops, .k = k, .ref = ref, .lf = lf, .tol = tol, .o = o};
+    job j = {.kind = 1, .ops = ops, .k = k, .ref = ref, .lf = lf, .ref_lf = ref_lf, .tol = tol, .o = o,
+             .compile = o->compile_in_worker || !weft_target_is_host(ops)};
     return run_job(&j, out);
 }

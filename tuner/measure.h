@@ -20,6 +20,8 @@ typedef struct weft_measure_opts {
     int threads;          /* thread pool size in the worker (<= 0: cores) */
     size_t memory_limit;  /* RLIMIT_AS for the worker in bytes (0: none) */
     uint64_t seed;        /* random inputs */
+    bool compile_in_worker; /* the worker compiles lf with its own target instance instead of
+                               calling the parent's kernel (always so on a device target) */
 } weft_measure_opts;
 
 weft_measure_opts weft_measure_opts_default(void);
@@ -35,13 +37,17 @@ typedef struct weft_measure_result {
 } weft_measure_result;
 
 /* Times kernel k (compiled by ops for loop function lf, whose params give buffer sizes and
- * dtypes). Never crashes the caller; the outcome is in *out (status also returned). */
+ * dtypes). Never crashes the caller; the outcome is in *out (status also returned). On a
+ * device target, or with o->compile_in_worker, the worker compiles lf itself and k is not
+ * called (measure.c: "What the worker runs"); a compile error there is WEFT_ERR_COMPILE. */
 weft_status weft_measure_kernel(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf,
                                 const weft_measure_opts *o, weft_measure_result *out);
-/* Runs k and ref (same parameter list) once each on the same random inputs in a forked worker
- * and compares all outputs: WEFT_OK when max relative error <= tol, else WEFT_ERR_INTERNAL with
- * "output differs from the naive schedule by ..." in out->error. */
-weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel *ref, const weft_loop_func *lf,
-                               double tol, const weft_measure_opts *o, weft_measure_result *out);
+/* Runs k (of lf) and ref (of ref_lf, the same parameter list) once each on the same random
+ * inputs in a forked worker and compares all outputs: WEFT_OK when max relative error <= tol,
+ * else WEFT_ERR_INTERNAL with "output differs from the naive schedule by ..." in out->error.
+ * The loop functions are what a compiling worker (see weft_measure_kernel) compiles. */
+weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *ref,
+                               const weft_loop_func *ref_lf, double tol, const weft_measure_opts *o,
+                               weft_measure_result *out);
 
 #endif

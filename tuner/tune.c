@@ -196,7 +196,7 @@ static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_a
         if (!ts->naive) {
             snprintf(msg, sizeof msg, "no naive reference: %.260s", weft_last_error());
             error = msg;
-        } else if (weft_measure_check(tu->ops, k, ts->naive, lf, 1e-4, &mo, &cr) != WEFT_OK) {
+        } else if (weft_measure_check(tu->ops, k, lf, ts->naive, ts->naive_lf, 1e-4, &mo, &cr) != WEFT_OK) {
             snprintf(msg, sizeof msg, "rejected: %.280s", cr.error[0] ? cr.error : weft_last_error());
             error = msg;
         }

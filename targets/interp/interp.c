@@ -264,9 +264,9 @@ static bool exec(rctx *c, int32_t si)
     }
 }
 
-static weft_status interp_run(weft_kernel *k, void *const *args, weft_threadpool *pool)
+static weft_status interp_run(weft_kernel *k, void *const *args, const weft_exec *ex)
 {
-    (void)pool; /* every loop runs serially */
+    (void)ex; /* every loop runs serially */
     if (!k) return weft_fail(WEFT_ERR_INVALID_ARG, "interp: run needs a kernel");
     rctx c = {.k = k};
     c.slots = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c.slots);

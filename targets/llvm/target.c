@@ -143,11 +143,11 @@ static weft_status llvm_compile(weft_target *t, const weft_loop_func *f, weft_ke
     return WEFT_OK;
 }
 
-static weft_status llvm_run(weft_kernel *k, void *const *args, weft_threadpool *pool)
+static weft_status llvm_run(weft_kernel *k, void *const *args, const weft_exec *ex)
 {
     if (!k || !k->fn) return weft_fail(WEFT_ERR_INVALID_ARG, "llvm run: no kernel");
     if (!args && k->n_params > 0) return weft_fail(WEFT_ERR_INVALID_ARG, "llvm run: args is NULL for %d params", k->n_params);
-    k->fn((void **)args, pool);
+    k->fn((void **)args, ex ? ex->pool : NULL);
     return WEFT_OK;
 }
 

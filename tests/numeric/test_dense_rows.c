@@ -92,7 +92,7 @@ static bool run(fixture *fx, const weft_schedule *s, const weft_target_ops *ops,
 {
     weft_arena *a = weft_arena_create();
     weft_kernel *k = NULL;
-    bool ok = weft_target_build(ops, t, s, a, NULL, &k) == WEFT_OK && ops->run(k, (void **)b->p, fx->pool) == WEFT_OK;
+    bool ok = weft_target_build(ops, t, s, a, NULL, &k) == WEFT_OK && ops->run(k, (void **)b->p, &(weft_exec){.pool = fx->pool}) == WEFT_OK;
     if (!ok) print_error("%s: %s\n", ops == fx->llvm ? "llvm" : "interp", weft_last_error());
     if (k) ops->kernel_destroy(k);
     weft_arena_destroy(a);

@@ -118,7 +118,7 @@ static double check(fixture *fx, const weft_te_func *f, const weft_schedule *s, 
     memset(out.p[o], 0xff, in->bytes[o]); /* NaN: every element must be written */
     double err = -1;
     if (weft_target_build(ops, t, s, a, NULL, &k) != WEFT_OK) print_error("build: %s\n", weft_last_error());
-    else if (ops->run(k, out.p, fx->pool) != WEFT_OK) print_error("run: %s\n", weft_last_error());
+    else if (ops->run(k, out.p, &(weft_exec){.pool = fx->pool}) != WEFT_OK) print_error("run: %s\n", weft_last_error());
     else err = max_rel_error(out.p[o], ref, in->bytes[o] / 4);
     if (k) ops->kernel_destroy(k);
     weft_rt_free(out.p[o]);

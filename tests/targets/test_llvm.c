@@ -118,7 +118,8 @@ static weft_kernel *compile(fx *f, const weft_loop_func *lf)
 
 static void run(weft_kernel *k, void *const *args, weft_threadpool *pool)
 {
-    assert_int_equal(L->run(k, args, pool), WEFT_OK);
+    weft_exec ex = {.pool = pool};
+    assert_int_equal(L->run(k, args, &ex), WEFT_OK);
 }
 
 static void assert_close(const float *got, const float *want, int n, double rel, const char *what)
