@@ -275,6 +275,55 @@ static void test_device_resnet9(void **state)
     assert_int_equal(fake.n_live, live0);
 }
 
+/* a recurrence (bidirectional tanh RNN with an initial state): the step kernel runs once per
+ * step on device addresses offset per step, step 0 reading the uploaded initial state */
+static void test_device_recurrence(void **state)
+{
+    (void)state;
+    assert_int_equal(fake_device_register(), WEFT_OK);
+    int live0 = fake.n_live;
+    weft_model *m = load("tests/data/rnn/rnn_tanh.onnx", "fakedev", 2);
+    const char *in_names[2] = {"x", "h0"}, *out_names[2] = {"output", "h_n"};
+    float *in[2], *ref[2], *y[2];
+    size_t in_bytes[2], out_bytes[2];
+    for (int i = 0; i < 2; i++) {
+        int k = -1;
+        char p[256];
+        assert_int_equal(weft_model_find_input(m, in_names[i], &k), WEFT_OK);
+        assert_int_equal(k, i);
+        snprintf(p, sizeof p, "tests/data/rnn/rnn_tanh.in.%s.bin", in_names[i]);
+        in[i] = read_floats(p, &in_bytes[i]);
+        assert_int_equal(weft_model_find_output(m, out_names[i], &k), WEFT_OK);
+        assert_int_equal(k, i);
+        snprintf(p, sizeof p, "tests/data/rnn/rnn_tanh.out.%s.bin", out_names[i]);
+        ref[i] = read_floats(p, &out_bytes[i]);
+        y[i] = calloc(1, out_bytes[i]);
+    }
+    fake_reset_counts();
+    weft_status rc = weft_model_run_sized(m, 2, (const void *[]){in[0], in[1]}, in_bytes, 2, (void *[]){y[0], y[1]}, out_bytes);
+    if (rc != WEFT_OK) fprintf(stderr, "%s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    assert_int_equal(fake.bad, 0);
+    assert_int_equal(fake.uploads, 2);
+    assert_int_equal(fake.downloads, 2);
+    assert_true(fake.runs > weft_model_n_kernels(m)); /* the step kernel ran once per step */
+    for (int i = 0; i < 2; i++) {
+        double err = 0, scale = 1;
+        for (size_t j = 0; j < out_bytes[i] / 4; j++) {
+            double d = fabs((double)y[i][j] - ref[i][j]);
+            if (!(d <= err)) err = d;
+            if (fabs(ref[i][j]) > scale) scale = fabs(ref[i][j]);
+        }
+        printf("rnn_tanh %s on the fake device: max |weft - torch| = %.3g\n", out_names[i], err);
+        assert_true(err <= 1e-4 * scale);
+        free(in[i]);
+        free(ref[i]);
+        free(y[i]);
+    }
+    weft_model_destroy(m);
+    assert_int_equal(fake.n_live, live0);
+}
+
 /* symbolic batch: one compiled model per shape, the context's arena follows the shape */
 static void test_device_dynamic(void **state)
 {
@@ -334,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_host_path),
         cmocka_unit_test(test_device_mlp),
         cmocka_unit_test(test_device_resnet9),
+        cmocka_unit_test(test_device_recurrence),
         cmocka_unit_test(test_device_dynamic),
         cmocka_unit_test(test_device_out_of_memory),
     };
