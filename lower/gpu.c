@@ -3,7 +3,8 @@
  * barriers: inside a block (the body of a block-bound loop, or a thread-bound loop outside any
  * block loop), every statement of a sequence that stores to a SHARED buffer gets a barrier
  * before it (readers of the previous contents are done: write-after-read, e.g. in a loop) and
- * after it (the data is complete before anyone reads it). Only sequences outside thread-bound
+ * after it (the data is complete before anyone reads it); an ALLOCATE or nested sequence is
+ * not wrapped as a whole, its own producers are. Only sequences outside thread-bound
  * loops get barriers, so every thread of the block reaches them. Repeated barriers collapse.
  *
  * launch: every top-level nest is bound (contains a bound loop); no PARALLEL loops; no block
@@ -12,9 +13,9 @@
  * outside would be run redundantly by every thread); threads per block, grid and block extents
  * and shared bytes within the caps and CUDA's limits.
  */
-#include "lower/gpu.h"
-
 #include <stdlib.h>
+
+#include "ir/launch.h"
 
 #include "ir/error.h"
 #include "lower/lower_internal.h"
@@ -69,7 +70,8 @@ static const weft_stmt *place(weft_arena *a, const weft_stmt *s, bool in_block)
         if (!items) return NULL;
         for (int i = 0; i < n; i++) {
             const weft_stmt *it = place(a, s->u.seq.items[i], in_block);
-            bool wrap = in_block && stores_shared(it);
+            /* Loop nests and stores are wrapped; an ALLOCATE or SEQ got its barriers inside. */
+            bool wrap = in_block && it->kind != WEFT_STMT_ALLOCATE && it->kind != WEFT_STMT_SEQ && stores_shared(it);
             if (wrap && (m == 0 || items[m - 1]->kind != WEFT_STMT_BARRIER)) items[m++] = weft_barrier(a);
             items[m++] = it;
             if (wrap) items[m++] = weft_barrier(a);
@@ -87,70 +89,6 @@ weft_status weft_lower_barriers(weft_arena *a, weft_loop_func *f, const weft_tar
     if (!b || weft_arena_failed(a)) return weft_fail(WEFT_ERR_NOMEM, "barriers %s: out of memory", f->name);
     f->body = b;
     return WEFT_OK;
-}
-
-/* ---- launches ----------------------------------------------------------------------- */
-
-typedef struct lctx {
-    const weft_loop_func *f;
-    weft_gpu_launch *l;
-    bool bad_extent;
-} lctx;
-
-static void dims(lctx *c, const weft_stmt *s)
-{
-    if (!s) return;
-    switch (s->kind) {
-    case WEFT_STMT_FOR:
-        if (s->u.loop.kind == WEFT_FOR_THREAD_BOUND) {
-            if (s->u.loop.extent->kind != WEFT_EXPR_INT) c->bad_extent = true;
-            int64_t e = weft_expr_int(s->u.loop.extent);
-            int ax = s->u.loop.thread_axis;
-            int64_t *d = ax <= WEFT_BLOCK_Z ? &c->l->grid[ax - WEFT_BLOCK_X] : &c->l->block[ax - WEFT_THREAD_X];
-            if (e > *d) *d = e;
-        }
-        dims(c, s->u.loop.body);
-        return;
-    case WEFT_STMT_ALLOCATE:
-        if (s->u.alloc.buf->scope == WEFT_SCOPE_SHARED)
-            c->l->shared_bytes += s->u.alloc.buf->size * weft_dtype_bytes(s->u.alloc.buf->dtype);
-        dims(c, s->u.alloc.body);
-        return;
-    case WEFT_STMT_IF:
-        dims(c, s->u.cond.then_s);
-        dims(c, s->u.cond.else_s);
-        return;
-    case WEFT_STMT_SEQ:
-        for (int i = 0; i < s->u.seq.n; i++) dims(c, s->u.seq.items[i]);
-        return;
-    default: return;
-    }
-}
-
-int weft_gpu_launches(const weft_loop_func *f, weft_gpu_launch *out, int max, const weft_buffer **allocs,
-                      int max_allocs, int *n_allocs)
-{
-    const weft_stmt *s = f->body;
-    *n_allocs = 0;
-    while (s->kind == WEFT_STMT_ALLOCATE) {
-        if (*n_allocs < max_allocs) allocs[*n_allocs] = s->u.alloc.buf;
-        (*n_allocs)++;
-        s = s->u.alloc.body;
-    }
-    int n = s->kind == WEFT_STMT_SEQ ? s->u.seq.n : 1;
-    bool bad = false;
-    for (int i = 0; i < n && i < max; i++) {
-        weft_gpu_launch *l = &out[i];
-        *l = (weft_gpu_launch){.body = s->kind == WEFT_STMT_SEQ ? s->u.seq.items[i] : s};
-        lctx c = {f, l, false};
-        dims(&c, l->body);
-        bad |= c.bad_extent;
-        for (int d = 0; d < 3; d++) {
-            if (!l->grid[d]) l->grid[d] = 1;
-            if (!l->block[d]) l->block[d] = 1;
-        }
-    }
-    return bad ? -1 : n;
 }
 
 typedef struct cctx {

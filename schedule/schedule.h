@@ -43,6 +43,9 @@ weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */
 /* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps);
+/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): a thread per output
+ * element, reductions serial in the thread (schedule/default_gpu.c). */
+weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps);
 /* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);
 

@@ -37,7 +37,7 @@ weft_status weft_cli_apply_schedule(weft_schedule *s, const char *which, const c
     return weft_schedule_apply_text(s, steps);
 }
 
-static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm"};
+static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm", "cuda", "ptx"};
 
 static bool wants(const char *list, const char *what)
 {
@@ -80,14 +80,14 @@ static const weft_opt show_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below)"},
     {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default), default, manual or random:SEED"},
     {"--steps", WEFT_OPT_STRING, "TEXT|@FILE", 0, 0, false, "schedule steps applied after --schedule (';' or newline separated)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default) or interp"},
-    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (default: all)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp, cuda or cuda:sm_XX"},
+    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (CPU targets), cuda,ptx (cuda targets) (default: all)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_show = {
-    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp] [--print PARTS] [--cpu NAME]", 1, 1,
+    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp|cuda[:sm_XX]] [--print PARTS] [--cpu NAME]", 1, 1,
     "Prints an op's tensor expressions, schedule steps and stages, loop IR, and the target's LLVM IR and assembly.",
     show_opts,
     "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
@@ -98,8 +98,8 @@ const weft_cmd_spec weft_spec_show = {
 const weft_target_ops *weft_cli_target(const weft_args *a)
 {
     const char *name = weft_args_str(a, "--target", "llvm");
-    if (strcmp(name, "llvm") && strcmp(name, "interp")) {
-        weft_args_fail(a->spec, "--target expects llvm or interp, got '%s'", name);
+    if (strcmp(name, "llvm") && strcmp(name, "interp") && strcmp(name, "cuda") && strncmp(name, "cuda:", 5)) {
+        weft_args_fail(a->spec, "--target expects llvm, interp, cuda or cuda:sm_XX, got '%s'", name);
         return NULL;
     }
     const weft_target_ops *ops = weft_target_find(name);
@@ -121,7 +121,7 @@ int weft_cmd_show(int argc, char **argv)
     char bad[64];
     if (print && bad_print_part(print, bad, sizeof bad))
         return weft_args_fail(&weft_spec_show, "--print: unknown part '%s' (expected a comma-separated list of te, "
-                                               "schedule, loop, llvm, asm)", bad);
+                                               "schedule, loop, llvm, asm, cuda, ptx)", bad);
     if (which && !schedule_name_ok(which))
         return weft_args_fail(&weft_spec_show, "--schedule expects naive, default, manual or random:SEED, got '%s'", which);
     const weft_target_ops *ops = weft_cli_target(&args);
@@ -156,12 +156,13 @@ int weft_cmd_show(int argc, char **argv)
         printf("# loop IR\n%s\n", txt ? txt : "");
         free(txt);
     }
+    bool gpu = caps.has_thread_binding; /* GPU targets print their source and PTX instead */
     for (int k = 0; k < 2; k++) {
-        const char *what = k == 0 ? "llvm" : "asm";
+        const char *what = gpu ? (k == 0 ? "cuda" : "ptx") : (k == 0 ? "llvm" : "asm");
         if (!wants(print, what) || !ops->dump) continue;
         char *txt = NULL;
         if (ops->dump(t, lf, k == 0 ? WEFT_DUMP_IR : WEFT_DUMP_ASM, &txt) != WEFT_OK) goto done;
-        printf("# %s (%s)\n%s\n", k == 0 ? "LLVM IR" : "assembly", ops->name, txt);
+        printf("# %s (%s)\n%s\n", gpu ? (k == 0 ? "CUDA C" : "PTX") : (k == 0 ? "LLVM IR" : "assembly"), ops->name, txt);
         free(txt);
     }
     status = 0;

@@ -1,8 +1,8 @@
-/* GPU launches of a lowered function (lower/gpu.c): each top-level statement of the body (under
+/* GPU launches of a lowered function (ir/launch.c): each top-level statement of the body (under
  * the root ALLOCATEs) is one kernel launch; its grid is the extents of its block-bound loops
  * and its block the largest extent of its thread-bound loops, per axis. */
-#ifndef WEFT_LOWER_GPU_H
-#define WEFT_LOWER_GPU_H
+#ifndef WEFT_IR_LAUNCH_H
+#define WEFT_IR_LAUNCH_H
 #include "ir/caps.h"
 #include "ir/stmt.h"
 
