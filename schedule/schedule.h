@@ -39,6 +39,9 @@ void weft_schedule_print(const weft_schedule *s, FILE *out);
 /* Up to n_steps random valid steps (schedule/random.c); deterministic for a seed. Invalid
  * draws are rejected by the validator and not kept. */
 weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
+/* The same for GPU targets: no `parallel`; root stages' outer loops bound to blockIdx.x and
+ * threadIdx.x afterwards (schedule/random.c). Lowering decides whether it is launchable. */
+weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps);
 
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */
 /* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */

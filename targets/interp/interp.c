@@ -264,6 +264,8 @@ static bool exec_block(rctx *c, int32_t si)
     scan_block(c, si, dims, &nested);
     if (c->st != WEFT_OK) return false;
     int64_t n = dims[0] * dims[1] * dims[2];
+    for (int b = 0; b < c->k->n_bufs; b++) /* a new block's shared memory holds garbage */
+        if (c->k->bufs[b].scope == WEFT_SCOPE_SHARED && c->k->bufs[b].param < 0) memset(c->mem[b], 0xFF, c->k->bufs[b].bytes);
     c->in_block = true;
     bool more = true, ok = true;
     for (c->phase = 0; more && ok; c->phase++) {
@@ -337,7 +339,8 @@ static bool exec(rctx *c, int32_t si)
         return true;
     }
     case WEFT_STMT_ALLOCATE:
-        /* In a GPU block a shared buffer is the block's: not refilled by each thread's replay. */
+        /* In a GPU block a shared buffer is the block's, filled once when the block starts
+         * (exec_block), not at each entry: other threads of the phase may still read it. */
         if (live(c) && !(c->in_block && c->k->bufs[s->a].scope == WEFT_SCOPE_SHARED))
             memset(c->mem[s->a], 0xFF, c->k->bufs[s->a].bytes);
         return exec(c, s->d);
