@@ -11,6 +11,9 @@
 #include "lower/lower.h"
 #include "ops/ops.h"
 #include "targets/target.h"
+#ifdef WEFT_WITH_CUDA
+#include "targets/cuda/cuda.h"
+#endif
 #include "tools/cli.h"
 
 static bool schedule_name_ok(const char *which);
@@ -105,6 +108,21 @@ const weft_target_ops *weft_cli_target(const weft_args *a)
     const weft_target_ops *ops = weft_target_find(name);
     if (!ops) weft_args_fail(a->spec, "--target %s: %s", name, weft_last_error());
     return ops;
+}
+
+bool weft_cli_device_ready(const char *target, const char *cmd)
+{
+#ifdef WEFT_WITH_CUDA
+    char why[256];
+    if (!strncmp(target, "cuda", 4) && !weft_cuda_driver_available(why, sizeof why)) {
+        fprintf(stderr, "%s: %s; --target %s cannot run here (weft show --target %s compiles without one)\n", cmd, why,
+                target, target);
+        return false;
+    }
+#else
+    (void)target, (void)cmd;
+#endif
+    return true;
 }
 
 int weft_cmd_show(int argc, char **argv)
