@@ -81,7 +81,7 @@ static bool schedule_name_ok(const char *which)
 
 static const weft_opt show_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below)"},
-    {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default), default, manual or random:SEED"},
+    {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default; default on GPU targets), default, manual or random:SEED"},
     {"--steps", WEFT_OPT_STRING, "TEXT|@FILE", 0, 0, false, "schedule steps applied after --schedule (';' or newline separated)"},
     {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp, cuda or cuda:sm_XX"},
     {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (CPU targets), cuda,ptx (cuda targets) (default: all)"},
@@ -155,6 +155,7 @@ int weft_cmd_show(int argc, char **argv)
         ops->create(&t) != WEFT_OK)
         goto done;
     ops->caps(t, &caps);
+    if (!which && caps.has_thread_binding) which = "default"; /* a naive nest is not launchable */
     if (weft_cli_apply_schedule(s, which, steps, &caps) != WEFT_OK) goto done;
     if (wants(print, "te")) {
         char *te = weft_te_func_str(f);
