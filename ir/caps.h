@@ -18,6 +18,7 @@ typedef struct weft_target_caps {
     bool scopes[WEFT_SCOPE_COUNT]; /* memory scopes cache stages may use */
     char cpu[64];           /* host CPU name ("znver5") or GPU arch */
     char features[1024];    /* ISA features ("+avx512f,+fma,...") */
+    long shared_bytes;      /* GPU: shared memory per block (0 on CPUs) */
 } weft_target_caps;
 
 /* Capabilities of a plain CPU with the given vector width and thread count (for tests/tools). */
@@ -34,6 +35,19 @@ static inline weft_target_caps weft_caps_cpu(int vector_bits, int threads)
     c.l3_bytes = 32 * 1024 * 1024;
     c.max_threads = threads;
     c.scopes[WEFT_SCOPE_GLOBAL] = c.scopes[WEFT_SCOPE_LOCAL] = true;
+    return c;
+}
+
+/* Capabilities of a CUDA-class GPU (compile-only targets and tests): 1024 threads per block,
+ * 48 KiB static shared memory per block, thread binding, all three scopes. */
+static inline weft_target_caps weft_caps_gpu(const char *name)
+{
+    weft_target_caps c = {0};
+    c.name = name;
+    c.max_threads = 1024;
+    c.has_thread_binding = true;
+    c.shared_bytes = 48 * 1024;
+    c.scopes[WEFT_SCOPE_GLOBAL] = c.scopes[WEFT_SCOPE_SHARED] = c.scopes[WEFT_SCOPE_LOCAL] = true;
     return c;
 }
 

@@ -344,6 +344,10 @@ static void print_stmt(printer *p, const weft_stmt *s, int ind, bool tail)
     case WEFT_STMT_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) print_stmt(p, s->u.seq.items[i], ind, tail && i == s->u.seq.n - 1);
         return;
+    case WEFT_STMT_BARRIER:
+        put_indent(sb, ind);
+        weft_strbuf_puts(sb, "barrier\n");
+        return;
     default:
         put_indent(sb, ind);
         weft_strbuf_printf(sb, "<stmt kind %d>\n", (int)s->kind);

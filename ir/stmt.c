@@ -117,3 +117,5 @@ const weft_stmt *weft_seq(weft_arena *a, int n, const weft_stmt *const *items)
     s->u.seq.items = v;
     return s;
 }
+
+const weft_stmt *weft_barrier(weft_arena *a) { return stmt(a, WEFT_STMT_BARRIER); }

@@ -135,6 +135,11 @@ static weft_status check_stmt(vctx *v, const weft_stmt *s)
     case WEFT_STMT_SEQ:
         for (int i = 0; i < s->u.seq.n && rc == WEFT_OK; i++) rc = check_stmt(v, s->u.seq.items[i]);
         return rc;
+    case WEFT_STMT_BARRIER:
+        if (v->caps && !v->caps->has_thread_binding)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "verify %s: barrier on target %s, which has no thread binding", v->f->name,
+                             v->caps->name ? v->caps->name : "?");
+        return WEFT_OK;
     default: return weft_fail(WEFT_ERR_INTERNAL, "verify %s: unknown statement kind %d", v->f->name, (int)s->kind);
     }
 }

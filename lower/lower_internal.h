@@ -93,6 +93,9 @@ weft_status weft_lower_flatten(weft_lower_ctx *c);
 weft_status weft_lower_simplify(weft_lower_ctx *c);
 weft_status weft_lower_partition(weft_arena *a, weft_loop_func *f);
 weft_status weft_lower_auto_unroll(weft_arena *a, weft_loop_func *f);
+/* GPU targets only (caps->has_thread_binding; no-ops otherwise), lower/gpu.c. */
+weft_status weft_lower_barriers(weft_arena *a, weft_loop_func *f, const weft_target_caps *caps);
+weft_status weft_lower_launch_check(const weft_loop_func *f, const weft_target_caps *caps);
 
 /* ---- statement rewriting (lower/walk.c) --------------------------------------------------- */
 

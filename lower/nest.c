@@ -95,7 +95,8 @@ static const weft_stmt *gen_init(weft_lower_ctx *c, int sidx, int first_reduce)
     for (int l = st->n_leaves - 1; l > first_reduce; l--) {
         if (!vars[l]) continue;
         const weft_sched_iter *it = &st->iters[st->leaves[l]];
-        body = weft_for(c->a, vars[l], weft_i64(c->a, 0), weft_i64(c->a, si->iter_ext[st->leaves[l]]), it->annot, body);
+        body = weft_for_full(c->a, vars[l], weft_i64(c->a, 0), weft_i64(c->a, si->iter_ext[st->leaves[l]]), it->annot,
+                             it->annot == WEFT_FOR_THREAD_BOUND ? it->thread_axis : WEFT_THREAD_NONE, 0, body);
     }
     return body;
 }
@@ -134,7 +135,8 @@ static const weft_stmt *gen_stage(weft_lower_ctx *c, int sidx)
         const weft_sched_iter *it = &st->iters[st->leaves[l]];
         if (si->leaf_var[l])
             lb = weft_for_full(a, si->leaf_var[l], weft_i64(a, 0), weft_i64(a, si->iter_ext[st->leaves[l]]),
-                               it->annot, WEFT_THREAD_NONE, it->auto_unroll, lb);
+                               it->annot, it->annot == WEFT_FOR_THREAD_BOUND ? it->thread_axis : WEFT_THREAD_NONE,
+                               it->auto_unroll, lb);
         if (init && l == si->first_reduce) {
             const weft_stmt *two[2] = {init, lb};
             lb = weft_seq(a, 2, two);

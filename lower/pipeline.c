@@ -13,6 +13,8 @@
  *                IFs the ranges prove true dropped                             (simplify.c)
  *   partition    guard-free full tiles, guarded remainder (loop unswitching)   (partition.c)
  *   auto_unroll  pragma auto_unroll -> UNROLLED loops                          (unroll.c)
+ *   barriers     GPU: barriers around shared-memory producers in a block       (gpu.c)
+ *   launch       GPU: every top-level nest launchable within the caps          (gpu.c)
  *   verify       the loop-IR rules of ir/verify.h, and the target's caps       (ir/verify.c)
  *
  * inline and region print what they computed per stage; the others print the loop IR.
@@ -31,6 +33,8 @@ typedef void (*dump_fn)(const weft_lower_ctx *c, weft_strbuf *sb);
 
 static weft_status pass_partition(weft_lower_ctx *c) { return weft_lower_partition(c->a, c->lf); }
 static weft_status pass_auto_unroll(weft_lower_ctx *c) { return weft_lower_auto_unroll(c->a, c->lf); }
+static weft_status pass_barriers(weft_lower_ctx *c) { return weft_lower_barriers(c->a, c->lf, c->caps); }
+static weft_status pass_launch(weft_lower_ctx *c) { return weft_lower_launch_check(c->lf, c->caps); }
 static weft_status pass_verify(weft_lower_ctx *c) { return weft_ir_verify(c->lf, c->caps); }
 
 static const char *attach_str(const weft_schedule *s, const weft_stage *st, char *buf, size_t n)
@@ -99,6 +103,8 @@ static const struct {
     {"simplify", weft_lower_simplify, dump_ir},
     {"partition", pass_partition, dump_ir},
     {"auto_unroll", pass_auto_unroll, dump_ir},
+    {"barriers", pass_barriers, dump_ir},
+    {"launch", pass_launch, dump_ir},
     {"verify", pass_verify, dump_ir},
 };
 enum { N_PASSES = sizeof passes / sizeof passes[0] };

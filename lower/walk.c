@@ -47,6 +47,7 @@ static const weft_stmt *rebuild(weft_rewriter *r, const weft_stmt *s)
             if (!(items[i] = weft_rewrite_stmt(r, s->u.seq.items[i]))) return NULL;
         return weft_seq(a, s->u.seq.n, items);
     }
+    case WEFT_STMT_BARRIER: return s;
     default: return NULL;
     }
 }

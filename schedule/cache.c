@@ -120,6 +120,7 @@ weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step
     weft_sched_stage_init_iters(cs);
     for (int d = 0; d < copy->ndim; d++) {
         cs->iters[d].annot = saved[d].annot;
+        cs->iters[d].thread_axis = saved[d].thread_axis;
         cs->iters[d].auto_unroll = saved[d].auto_unroll;
     }
     return WEFT_OK;

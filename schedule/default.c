@@ -87,6 +87,7 @@ static bool plain_matmul(const weft_schedule *s, const weft_target_caps *caps, i
 
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
+    if (caps && caps->has_thread_binding) return weft_schedule_default_gpu(s, caps); /* schedule/default_gpu.c */
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     weft_status rc = WEFT_OK;
     if (plain_matmul(s, caps, lanes)) return weft_schedule_manual_matmul(s, caps);

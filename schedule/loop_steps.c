@@ -203,3 +203,44 @@ weft_status weft_sched_apply_pragma(weft_schedule *s, const weft_step *step)
     s->stages[si].iters[ii].auto_unroll = (int)v;
     return WEFT_OK;
 }
+
+/* bind STAGE ITER AXIS: the leaf becomes a GPU-bound loop (THREAD_BOUND) on AXIS. A reduction
+ * iterator cannot be bound (threads would race on the accumulator), an axis is bound at most
+ * once per stage, and block axes stay outside thread axes in the loop order. Extents are
+ * checked against the device's limits when the function is lowered (lower/gpu.c), since they
+ * depend on the region a stage computes. */
+weft_status weft_sched_apply_bind(weft_schedule *s, const weft_step *step)
+{
+    if (step->n_args != 3) return weft_fail(WEFT_ERR_INVALID_ARG, "bind takes STAGE ITER AXIS");
+    int si, ii;
+    weft_status rc = stage_leaf(s, step->args[0], step->args[1], &si, &ii);
+    if (rc != WEFT_OK) return rc;
+    weft_stage *st = &s->stages[si];
+    weft_thread_axis ax = WEFT_THREAD_NONE;
+    for (int k = WEFT_BLOCK_X; k < WEFT_THREAD_AXIS_COUNT; k++)
+        if (!strcmp(step->args[2], weft_thread_axis_names[k])) ax = (weft_thread_axis)k;
+    if (ax == WEFT_THREAD_NONE)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "unknown GPU axis '%s' (expected blockIdx.x|y|z or threadIdx.x|y|z)",
+                         step->args[2]);
+    if (st->iters[ii].is_reduce)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "cannot bind reduction iterator %s of stage %s to %s (threads would race)",
+                         st->iters[ii].name, st->name, step->args[2]);
+    bool is_block = ax <= WEFT_BLOCK_Z;
+    int pos = weft_sched_leaf_pos(st, ii);
+    for (int l = 0; l < st->n_leaves; l++) {
+        const weft_sched_iter *o = &st->iters[st->leaves[l]];
+        if (st->leaves[l] == ii || o->annot != WEFT_FOR_THREAD_BOUND) continue;
+        if (o->thread_axis == ax)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "stage %s already binds %s to %s", st->name, o->name, step->args[2]);
+        bool o_block = o->thread_axis <= WEFT_BLOCK_Z;
+        if (is_block && !o_block && l < pos)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "block axis %s of stage %s must be outside thread loop %s (%s)",
+                             step->args[2], st->name, o->name, weft_thread_axis_names[o->thread_axis]);
+        if (!is_block && o_block && l > pos)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "thread axis %s of stage %s must be inside block loop %s (%s)",
+                             step->args[2], st->name, o->name, weft_thread_axis_names[o->thread_axis]);
+    }
+    st->iters[ii].annot = WEFT_FOR_THREAD_BOUND;
+    st->iters[ii].thread_axis = ax;
+    return WEFT_OK;
+}

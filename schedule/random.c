@@ -112,3 +112,34 @@ weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps)
     }
     return WEFT_OK;
 }
+
+/* GPU variant: random steps without `parallel` (GPU schedules bind loops instead), then every
+ * root stage's outermost leaf bound to blockIdx.x and, most of the time, the next one to
+ * threadIdx.x when both are spatial. The result is a valid schedule; whether it is launchable
+ * (every store under bound loops, extents within the caps) is decided by lowering. */
+weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps)
+{
+    uint64_t rng = seed ^ 0x6770755f72616e64ull;
+    int kept = 0;
+    for (int tries = 0; kept < n_steps && tries < n_steps * 20; tries++) {
+        char line[1024];
+        if (!draw(s, &rng, line, sizeof line) || !strncmp(line, "parallel ", 9)) continue;
+        if (weft_schedule_apply(s, line) == WEFT_OK) kept++;
+    }
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->attach != WEFT_ATTACH_ROOT || st->n_leaves == 0) continue;
+        const weft_sched_iter *a = &st->iters[st->leaves[0]];
+        if (a->is_reduce) continue;
+        char line[256];
+        snprintf(line, sizeof line, "bind %s %s blockIdx.x", st->name, a->name);
+        if (weft_schedule_apply(s, line) != WEFT_OK) continue;
+        st = &s->stages[i];
+        if (st->n_leaves < 2 || pick(&rng, 4) == 0) continue;
+        const weft_sched_iter *b = &st->iters[st->leaves[1]];
+        if (b->is_reduce) continue;
+        snprintf(line, sizeof line, "bind %s %s threadIdx.x", st->name, b->name);
+        (void)weft_schedule_apply(s, line);
+    }
+    return WEFT_OK;
+}

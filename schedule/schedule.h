@@ -39,6 +39,9 @@ void weft_schedule_print(const weft_schedule *s, FILE *out);
 /* Up to n_steps random valid steps (schedule/random.c); deterministic for a seed. Invalid
  * draws are rejected by the validator and not kept. */
 weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
+/* The same for GPU targets: no `parallel`; root stages' outer loops bound to blockIdx.x and
+ * threadIdx.x afterwards (schedule/random.c). Lowering decides whether it is launchable. */
+weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps);
 
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */
 /* A decent schedule without tuning, by kernel pattern (elementwise, reduction, matmul/conv). */
@@ -47,6 +50,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
  * rules (schedule/default_conv.c): *done tells whether the kernel had one of these patterns
  * (and got the schedule); otherwise s is unchanged. */
 weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done);
+/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): a thread per output
+ * element, reductions serial in the thread (schedule/default_gpu.c). */
+weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps);
 /* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);
 

@@ -174,7 +174,8 @@ void weft_schedule_print(const weft_schedule *s, FILE *out)
         for (int l = 0; l < st->n_leaves; l++) {
             const weft_sched_iter *it = &st->iters[st->leaves[l]];
             fprintf(out, " %s%s", it->name, it->is_reduce ? "(r)" : "");
-            if (it->annot != WEFT_FOR_SERIAL) fprintf(out, "[%s]", weft_for_kind_names[it->annot]);
+            if (it->annot == WEFT_FOR_THREAD_BOUND) fprintf(out, "[%s]", weft_thread_axis_names[it->thread_axis]);
+            else if (it->annot != WEFT_FOR_SERIAL) fprintf(out, "[%s]", weft_for_kind_names[it->annot]);
             if (it->auto_unroll) fprintf(out, "[auto_unroll %d]", it->auto_unroll);
         }
         fprintf(out, "\n");

@@ -43,7 +43,8 @@ typedef struct weft_rel {
 typedef struct weft_sched_iter {
     char name[WEFT_SCHED_NAME];
     bool is_reduce;
-    weft_for_kind annot;  /* SERIAL, PARALLEL, VECTORIZED, UNROLLED */
+    weft_for_kind annot;  /* SERIAL, PARALLEL, VECTORIZED, UNROLLED, THREAD_BOUND (bind) */
+    weft_thread_axis thread_axis; /* bind: the GPU axis of a THREAD_BOUND iterator */
     int auto_unroll;      /* pragma auto_unroll depth, 0 = none */
     int consumed_by;      /* relation index, -1 for a leaf */
 } weft_sched_iter;
@@ -108,6 +109,7 @@ weft_status weft_sched_apply_split(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_fuse(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_reorder(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_annotate(weft_schedule *s, const weft_step *st);
+weft_status weft_sched_apply_bind(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_pragma(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_compute_at(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_compute_inline(weft_schedule *s, const weft_step *st);

@@ -7,6 +7,7 @@
  *   reorder STAGE IT1 IT2 [...]               the given leaves take their own slots in this order
  *   parallel|vectorize|unroll STAGE ITER
  *   pragma STAGE ITER auto_unroll N
+ *   bind STAGE ITER AXIS                      AXIS: blockIdx.x|y|z, threadIdx.x|y|z
  *   compute_at STAGE CONSUMER ITER
  *   compute_inline STAGE | compute_root STAGE
  *   cache_write STAGE SCOPE                   new stage STAGE.SCOPE computes STAGE
@@ -57,7 +58,7 @@ weft_status weft_sched_parse_step(const char *line, weft_step *out)
             if (out->kind < 0)
                 return weft_fail(WEFT_ERR_PARSE,
                                  "step '%s': unknown step '%s' (expected split, fuse, reorder, parallel, vectorize, "
-                                 "unroll, pragma, compute_at, compute_inline, compute_root, cache_write, cache_read)",
+                                 "unroll, pragma, compute_at, compute_inline, compute_root, cache_write, cache_read, bind)",
                                  line, tok);
         } else {
             if (out->n_args >= WEFT_STEP_MAX_ARGS)

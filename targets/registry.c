@@ -3,6 +3,9 @@
 
 #include "ir/error.h"
 #include "targets/target.h"
+#ifdef WEFT_WITH_CUDA
+#include "targets/cuda/cuda.h"
+#endif
 
 static const weft_target_ops *const targets[] = {
     &weft_target_interp_ops,
@@ -22,6 +25,10 @@ const weft_target_ops *weft_target_find(const char *name)
         if (!strcmp(targets[i]->name, name)) return targets[i];
     for (int i = 0; name && i < n_extra; i++)
         if (!strcmp(extra[i]->name, name)) return extra[i];
+#ifdef WEFT_WITH_CUDA
+    for (int i = 0; name && i < weft_target_cuda_count; i++)
+        if (!strcmp(weft_target_cuda_list[i]->name, name)) return weft_target_cuda_list[i];
+#endif
     weft_fail(WEFT_ERR_UNAVAILABLE, "target '%s' is not available in this build", name ? name : "(null)");
     return NULL;
 }

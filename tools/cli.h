@@ -48,6 +48,9 @@ int weft_cli_shape(const weft_args *a, int64_t *out, int max);
 /* --target of a parsed command (llvm when absent): llvm or interp, built into this binary;
  * NULL after printing an error naming the flag. */
 const weft_target_ops *weft_cli_target(const weft_args *a);
+/* Whether target can run on this machine; when not (a cuda target without a CUDA driver),
+ * prints one line "CMD: no CUDA driver ..." to stderr and returns false. */
+bool weft_cli_device_ready(const char *target, const char *cmd);
 /* ---- model.c: models for run, show MODEL and bench model ---- */
 typedef struct weft_cli_model {
     weft_graph *g;

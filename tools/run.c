@@ -22,7 +22,7 @@ static const weft_opt run_opts[] = {
     {"--profile", WEFT_OPT_FLAG, NULL, 0, 0, false, "print the time of each kernel"},
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false,
      "use the best records of this schedule database (default schedules for kernels without one)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default) or interp (the reference interpreter)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter) or cuda (needs a CUDA driver)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
@@ -108,6 +108,7 @@ int weft_cmd_run(int argc, char **argv)
     if (!weft_args_has(&a, "--input"))
         return weft_args_fail(&weft_spec_run, "--input [NAME=]FILE is required (once per model input)");
     if (!weft_cli_target(&a)) return 2;
+    if (!weft_cli_device_ready(weft_args_str(&a, "--target", "llvm"), "weft run")) return 1;
     const char *model = a.pos[0];
     int threads = (int)weft_args_int(&a, "--threads", 0), repeat = (int)weft_args_int(&a, "--repeat", 20);
     weft_cli_model l;

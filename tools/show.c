@@ -11,6 +11,9 @@
 #include "lower/lower.h"
 #include "ops/ops.h"
 #include "targets/target.h"
+#ifdef WEFT_WITH_CUDA
+#include "targets/cuda/cuda.h"
+#endif
 #include "tools/cli.h"
 
 static bool schedule_name_ok(const char *which);
@@ -37,7 +40,7 @@ weft_status weft_cli_apply_schedule(weft_schedule *s, const char *which, const c
     return weft_schedule_apply_text(s, steps);
 }
 
-static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm"};
+static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm", "cuda", "ptx"};
 
 static bool wants(const char *list, const char *what)
 {
@@ -78,16 +81,16 @@ static bool schedule_name_ok(const char *which)
 
 static const weft_opt show_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below)"},
-    {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default), default, manual or random:SEED"},
+    {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default; on GPU targets without --steps: default), default, manual or random:SEED"},
     {"--steps", WEFT_OPT_STRING, "TEXT|@FILE", 0, 0, false, "schedule steps applied after --schedule (';' or newline separated)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default) or interp"},
-    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (default: all)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp, cuda or cuda:sm_XX"},
+    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (CPU targets), cuda,ptx (cuda targets) (default: all)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_show = {
-    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp] [--print PARTS] [--cpu NAME]", 1, 1,
+    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp|cuda[:sm_XX]] [--print PARTS] [--cpu NAME]", 1, 1,
     "Prints an op's tensor expressions, schedule steps and stages, loop IR, and the target's LLVM IR and assembly.",
     show_opts,
     "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
@@ -98,13 +101,28 @@ const weft_cmd_spec weft_spec_show = {
 const weft_target_ops *weft_cli_target(const weft_args *a)
 {
     const char *name = weft_args_str(a, "--target", "llvm");
-    if (strcmp(name, "llvm") && strcmp(name, "interp")) {
-        weft_args_fail(a->spec, "--target expects llvm or interp, got '%s'", name);
+    if (strcmp(name, "llvm") && strcmp(name, "interp") && strcmp(name, "cuda") && strncmp(name, "cuda:", 5)) {
+        weft_args_fail(a->spec, "--target expects llvm, interp, cuda or cuda:sm_XX, got '%s'", name);
         return NULL;
     }
     const weft_target_ops *ops = weft_target_find(name);
     if (!ops) weft_args_fail(a->spec, "--target %s: %s", name, weft_last_error());
     return ops;
+}
+
+bool weft_cli_device_ready(const char *target, const char *cmd)
+{
+#ifdef WEFT_WITH_CUDA
+    char why[256];
+    if (!strncmp(target, "cuda", 4) && !weft_cuda_driver_available(why, sizeof why)) {
+        fprintf(stderr, "%s: %s; --target %s cannot run here (weft show --target %s compiles without one)\n", cmd, why,
+                target, target);
+        return false;
+    }
+#else
+    (void)target, (void)cmd;
+#endif
+    return true;
 }
 
 int weft_cmd_show(int argc, char **argv)
@@ -121,7 +139,7 @@ int weft_cmd_show(int argc, char **argv)
     char bad[64];
     if (print && bad_print_part(print, bad, sizeof bad))
         return weft_args_fail(&weft_spec_show, "--print: unknown part '%s' (expected a comma-separated list of te, "
-                                               "schedule, loop, llvm, asm)", bad);
+                                               "schedule, loop, llvm, asm, cuda, ptx)", bad);
     if (which && !schedule_name_ok(which))
         return weft_args_fail(&weft_spec_show, "--schedule expects naive, default, manual or random:SEED, got '%s'", which);
     const weft_target_ops *ops = weft_cli_target(&args);
@@ -137,6 +155,7 @@ int weft_cmd_show(int argc, char **argv)
         ops->create(&t) != WEFT_OK)
         goto done;
     ops->caps(t, &caps);
+    if (!which && !steps && caps.has_thread_binding) which = "default"; /* a naive nest is not launchable */
     if (weft_cli_apply_schedule(s, which, steps, &caps) != WEFT_OK) goto done;
     if (wants(print, "te")) {
         char *te = weft_te_func_str(f);
@@ -156,12 +175,13 @@ int weft_cmd_show(int argc, char **argv)
         printf("# loop IR\n%s\n", txt ? txt : "");
         free(txt);
     }
+    bool gpu = caps.has_thread_binding; /* GPU targets print their source and PTX instead */
     for (int k = 0; k < 2; k++) {
-        const char *what = k == 0 ? "llvm" : "asm";
+        const char *what = gpu ? (k == 0 ? "cuda" : "ptx") : (k == 0 ? "llvm" : "asm");
         if (!wants(print, what) || !ops->dump) continue;
         char *txt = NULL;
         if (ops->dump(t, lf, k == 0 ? WEFT_DUMP_IR : WEFT_DUMP_ASM, &txt) != WEFT_OK) goto done;
-        printf("# %s (%s)\n%s\n", k == 0 ? "LLVM IR" : "assembly", ops->name, txt);
+        printf("# %s (%s)\n%s\n", gpu ? (k == 0 ? "CUDA C" : "PTX") : (k == 0 ? "LLVM IR" : "assembly"), ops->name, txt);
         free(txt);
     }
     status = 0;

@@ -37,7 +37,15 @@ typedef struct rctx {
     ival *slots;     /* loop variable values */
     void **mem;      /* base pointer per buffer slot */
     weft_status st;  /* first run-time error */
+    /* GPU mode (weft_interp_run_gpu): see exec_block. */
+    bool gpu, reverse, in_block, stop;
+    int64_t tid[3];   /* the running thread's threadIdx.x/y/z */
+    int phase, bcount;
 } rctx;
+
+/* Whether the running thread's effects count: always on the CPU; in a GPU block only in the
+ * phase (barrier interval) being run. */
+static bool live(const rctx *c) { return !c->in_block || c->bcount == c->phase; }
 
 static void rfail_oob(rctx *c, const char *what, const ibuf *b, int64_t i)
 {
@@ -214,6 +222,69 @@ static ival eval(rctx *c, int32_t n)
 }
 
 /* Runs statement s; false once an error has been recorded. */
+static bool exec(rctx *c, int32_t si);
+
+/* Block dimensions of the thread loops under statement si (the largest extent per axis) and
+ * whether a block-bound loop is nested there. */
+static void scan_block(rctx *c, int32_t si, int64_t dims[3], bool *has_block)
+{
+    const istmt *s = &c->k->stmts[si];
+    switch (s->kind) {
+    case WEFT_STMT_FOR:
+        if (s->axis >= WEFT_BLOCK_X && s->axis <= WEFT_BLOCK_Z) *has_block = true;
+        if (s->axis >= WEFT_THREAD_X) {
+            int64_t n = eval(c, s->c).i;
+            if (n > dims[s->axis - WEFT_THREAD_X]) dims[s->axis - WEFT_THREAD_X] = n;
+        }
+        scan_block(c, s->d, dims, has_block);
+        return;
+    case WEFT_STMT_ALLOCATE: scan_block(c, s->d, dims, has_block); return;
+    case WEFT_STMT_IF:
+        scan_block(c, s->c, dims, has_block);
+        if (s->d >= 0) scan_block(c, s->d, dims, has_block);
+        return;
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->b; i++) scan_block(c, c->k->kids[s->a + i], dims, has_block);
+        return;
+    default: return;
+    }
+}
+
+/* One GPU block: statement si run by every thread of the block, phase by phase. In phase p
+ * each thread in turn (threadIdx order, or reversed) replays si from the start with its
+ * effects suppressed until it has passed p barriers, runs until its next barrier, and stops;
+ * phases go on while some thread stopped at a barrier. Control flow in loop IR depends on
+ * indices only, so a replay reaches the same barriers. Running threads one after another
+ * within a phase is a legal GPU interleaving: a missing barrier shows as a wrong result
+ * (forward or reverse order). */
+static bool exec_block(rctx *c, int32_t si)
+{
+    int64_t dims[3] = {1, 1, 1};
+    bool nested = false;
+    scan_block(c, si, dims, &nested);
+    if (c->st != WEFT_OK) return false;
+    int64_t n = dims[0] * dims[1] * dims[2];
+    for (int b = 0; b < c->k->n_bufs; b++) /* a new block's shared memory holds garbage */
+        if (c->k->bufs[b].scope == WEFT_SCOPE_SHARED && c->k->bufs[b].param < 0) memset(c->mem[b], 0xFF, c->k->bufs[b].bytes);
+    c->in_block = true;
+    bool more = true, ok = true;
+    for (c->phase = 0; more && ok; c->phase++) {
+        more = false;
+        for (int64_t t = 0; t < n && ok; t++) {
+            int64_t u = c->reverse ? n - 1 - t : t;
+            c->tid[0] = u % dims[0];
+            c->tid[1] = u / dims[0] % dims[1];
+            c->tid[2] = u / (dims[0] * dims[1]);
+            c->bcount = 0;
+            c->stop = false;
+            ok = exec(c, si);
+            more |= c->stop;
+        }
+    }
+    c->in_block = c->stop = false;
+    return ok;
+}
+
 static bool exec(rctx *c, int32_t si)
 {
     const istmt *s = &c->k->stmts[si];
@@ -222,12 +293,31 @@ static bool exec(rctx *c, int32_t si)
         int64_t lo = eval(c, s->b).i, n = eval(c, s->c).i;
         if (c->st != WEFT_OK) return false;
         ival *v = &c->slots[s->a];
+        if (c->gpu && c->in_block && s->axis >= WEFT_THREAD_X) { /* this thread's iteration */
+            int64_t t = c->tid[s->axis - WEFT_THREAD_X];
+            if (t >= n) return true;
+            v->i = (int64_t)((uint64_t)lo + (uint64_t)t);
+            return exec(c, s->d);
+        }
+        bool block_body = false;
+        if (c->gpu && !c->in_block && s->axis >= WEFT_BLOCK_X) {
+            int64_t dims[3] = {1, 1, 1};
+            bool nested = false;
+            scan_block(c, s->d, dims, &nested);
+            block_body = !nested; /* the innermost block loop's body is one block */
+        }
+        if (c->gpu && !c->in_block && s->axis >= WEFT_THREAD_X) return exec_block(c, si); /* a grid of one block */
         for (int64_t j = 0; j < n; j++) {
             v->i = (int64_t)((uint64_t)lo + (uint64_t)j);
-            if (!exec(c, s->d)) return false;
+            if (!(block_body ? exec_block(c, s->d) : exec(c, s->d))) return false;
+            if (c->stop) return true;
         }
         return true;
     }
+    case WEFT_STMT_BARRIER:
+        if (!c->in_block) return true;
+        if (++c->bcount > c->phase) c->stop = true;
+        return true;
     case WEFT_STMT_STORE: {
         int64_t i = eval(c, s->b).i;
         ival x = eval(c, s->c);
@@ -237,6 +327,7 @@ static bool exec(rctx *c, int32_t si)
             rfail_oob(c, "store to", b, i);
             return false;
         }
+        if (!live(c)) return true;
         void *m = c->mem[s->a];
         switch (b->cls) {
         case V_F32: ((float *)m)[i] = x.f; break;
@@ -248,7 +339,10 @@ static bool exec(rctx *c, int32_t si)
         return true;
     }
     case WEFT_STMT_ALLOCATE:
-        memset(c->mem[s->a], 0xFF, c->k->bufs[s->a].bytes);
+        /* In a GPU block a shared buffer is the block's, filled once when the block starts
+         * (exec_block), not at each entry: other threads of the phase may still read it. */
+        if (live(c) && !(c->in_block && c->k->bufs[s->a].scope == WEFT_SCOPE_SHARED))
+            memset(c->mem[s->a], 0xFF, c->k->bufs[s->a].bytes);
         return exec(c, s->d);
     case WEFT_STMT_IF: {
         ival x = eval(c, s->b);
@@ -257,18 +351,19 @@ static bool exec(rctx *c, int32_t si)
         return s->d < 0 || exec(c, s->d);
     }
     case WEFT_STMT_SEQ:
-        for (int i = 0; i < s->b; i++)
+        for (int i = 0; i < s->b; i++) {
             if (!exec(c, c->k->kids[s->a + i])) return false;
+            if (c->stop) return true;
+        }
         return true;
     default: return false;
     }
 }
 
-static weft_status interp_run(weft_kernel *k, void *const *args, const weft_exec *ex)
+static weft_status run_mode(weft_kernel *k, void *const *args, bool gpu, bool reverse)
 {
-    (void)ex; /* every loop runs serially */
     if (!k) return weft_fail(WEFT_ERR_INVALID_ARG, "interp: run needs a kernel");
-    rctx c = {.k = k};
+    rctx c = {.k = k, .gpu = gpu, .reverse = reverse};
     c.slots = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c.slots);
     c.mem = calloc((size_t)(k->n_bufs ? k->n_bufs : 1), sizeof *c.mem);
     if (!c.slots || !c.mem) {
@@ -297,6 +392,22 @@ done:
     free(c.mem);
     free(c.slots);
     return c.st;
+}
+
+static weft_status interp_run(weft_kernel *k, void *const *args, const weft_exec *ex)
+{
+    (void)ex; /* every loop runs serially */
+    return run_mode(k, args, false, false);
+}
+
+weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool reverse)
+{
+    weft_kernel *k = NULL;
+    weft_status st = weft_interp_program_compile(f, &k);
+    if (st != WEFT_OK) return st;
+    st = run_mode(k, args, true, reverse);
+    weft_interp_program_destroy(k);
+    return st;
 }
 
 weft_status weft_interp_run(const weft_loop_func *f, void *const *args)

@@ -24,10 +24,20 @@
  */
 #ifndef WEFT_TARGETS_INTERP_H
 #define WEFT_TARGETS_INTERP_H
+#include <stdbool.h>
+
 #include "ir/stmt.h"
 #include "weft/weft.h"
 
 /* Compiles and runs f once on args (args[i] is param i): a convenience for tests and tools. */
 weft_status weft_interp_run(const weft_loop_func *f, void *const *args);
+/* GPU mode: runs f as a GPU would. Each innermost block-bound loop's body is one block (a
+ * thread-bound loop outside any block loop is a grid of one block); its threads are the
+ * combinations of the thread-bound loops' indices (block size: the largest extent per axis; a
+ * thread outside a loop's extent skips it). Threads run one after another between barriers
+ * (threadIdx order, or reversed with `reverse`), so a missing barrier gives a wrong result;
+ * shared buffers are the block's, everything else the thread's. Barriers must not be under
+ * thread-bound loops (lower/gpu.c's launch check guarantees it). */
+weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool reverse);
 
 #endif

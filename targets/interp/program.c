@@ -106,7 +106,8 @@ static int32_t add_buf(cctx *c, const weft_buffer *b, int cls, int param)
     if (!grow((void **)&k->bufs, &k->cap_bufs, k->n_bufs + 1, sizeof *k->bufs)) return cnomem(c);
     char *name = strdup(b->name ? b->name : "?");
     if (!name) return cnomem(c);
-    k->bufs[k->n_bufs] = (ibuf){b, name, cls, param, b->size, (size_t)b->size * (size_t)weft_dtype_bytes(b->dtype)};
+    k->bufs[k->n_bufs] = (ibuf){b, name, cls, param, b->size, (size_t)b->size * (size_t)weft_dtype_bytes(b->dtype),
+                             (int)b->scope};
     return k->n_bufs++;
 }
 
@@ -266,7 +267,8 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         z = compile_stmt(c, s->u.loop.body);
         c->n_scope--;
         if (z < 0 || (n = new_stmt(c, WEFT_STMT_FOR)) < 0) return -1;
-        c->k->stmts[n] = (istmt){WEFT_STMT_FOR, slot, x, y, z};
+        c->k->stmts[n] = (istmt){WEFT_STMT_FOR, slot, x, y, z,
+                                 s->u.loop.kind == WEFT_FOR_THREAD_BOUND ? (int32_t)s->u.loop.thread_axis : 0};
         return n;
     }
     case WEFT_STMT_STORE: {
@@ -275,7 +277,7 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         int bcls = c->k->bufs[slot].cls;
         if ((y = compile_typed(c, s->u.store.value, bcls, bcls, "a stored value (buffer dtype differs)")) < 0) return -1;
         if ((n = new_stmt(c, WEFT_STMT_STORE)) < 0) return -1;
-        c->k->stmts[n] = (istmt){WEFT_STMT_STORE, slot, x, y, -1};
+        c->k->stmts[n] = (istmt){WEFT_STMT_STORE, slot, x, y, -1, 0};
         return n;
     }
     case WEFT_STMT_ALLOCATE: {
@@ -292,7 +294,7 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         z = compile_stmt(c, s->u.alloc.body);
         c->n_live--;
         if (z < 0 || (n = new_stmt(c, WEFT_STMT_ALLOCATE)) < 0) return -1;
-        c->k->stmts[n] = (istmt){WEFT_STMT_ALLOCATE, slot, -1, -1, z};
+        c->k->stmts[n] = (istmt){WEFT_STMT_ALLOCATE, slot, -1, -1, z, 0};
         return n;
     }
     case WEFT_STMT_IF:
@@ -302,7 +304,7 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         z = -1;
         if (s->u.cond.else_s && (z = compile_stmt(c, s->u.cond.else_s)) < 0) return -1;
         if ((n = new_stmt(c, WEFT_STMT_IF)) < 0) return -1;
-        c->k->stmts[n] = (istmt){WEFT_STMT_IF, -1, x, y, z};
+        c->k->stmts[n] = (istmt){WEFT_STMT_IF, -1, x, y, z, 0};
         return n;
     case WEFT_STMT_SEQ: {
         int m = s->u.seq.n;
@@ -319,11 +321,15 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
             return c->st ? -1 : cnomem(c);
         }
         memcpy(k->kids + k->n_kids, items, sizeof *items * (size_t)m);
-        k->stmts[n] = (istmt){WEFT_STMT_SEQ, k->n_kids, m, -1, -1};
+        k->stmts[n] = (istmt){WEFT_STMT_SEQ, k->n_kids, m, -1, -1, 0};
         k->n_kids += m;
         free(items);
         return n;
     }
+    case WEFT_STMT_BARRIER:
+        if ((n = new_stmt(c, WEFT_STMT_BARRIER)) < 0) return -1;
+        c->k->stmts[n] = (istmt){WEFT_STMT_BARRIER, -1, -1, -1, -1, 0};
+        return n;
     default:
         return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: unknown statement kind %d in %s", (int)s->kind, c->k->name));
     }

@@ -51,6 +51,7 @@ typedef struct inode {
 typedef struct istmt {
     weft_stmt_kind kind;
     int32_t a, b, c, d;
+    int32_t axis; /* FOR: the weft_thread_axis of a THREAD_BOUND loop, 0 otherwise */
 } istmt;
 
 typedef struct ibuf {
@@ -60,6 +61,7 @@ typedef struct ibuf {
     int param;     /* parameter index, or -1 when ALLOCATE'd */
     int64_t size;  /* elements */
     size_t bytes;  /* size * element bytes */
+    int scope;     /* weft_scope */
 } ibuf;
 
 /* A compiled kernel owns all its arrays (and copies of the names it prints); it keeps no

@@ -424,6 +424,7 @@ weft_status weft_llvm_stmt(weft_llvm_cg *cg, const weft_stmt *s)
             if (st != WEFT_OK) return st;
         }
         return WEFT_OK;
+    case WEFT_STMT_BARRIER: return WEFT_OK; /* one thread: nothing to wait for */
     default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown statement kind %d", (int)s->kind);
     }
 }

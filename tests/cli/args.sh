@@ -152,9 +152,22 @@ usage_error "give a model (MODEL.onnx) or --op OP --shape S" -- tune --db x.db
 usage_error "give a model or --op, not both" -- tune "$m" --op matmul --shape 4,4,4 --db x.db
 usage_error "--shape applies to --op only" -- tune "$m" --shape 4,4,4 --db x.db
 usage_error "--print: unknown part 'bogus'" -- show matmul --shape 4,4,4 --print te,bogus
-usage_error "--target expects llvm or interp, got 'cuda'" -- show matmul --shape 4,4,4 --target cuda
-usage_error "--target expects llvm or interp, got 'cuda'" -- run "$m" --input x.bin --target cuda
-usage_error "--target expects llvm or interp, got 'cuda'" -- show "$m" --target cuda
+usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- show matmul --shape 4,4,4 --target tpu
+usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- run "$m" --input x.bin --target tpu
+usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- show "$m" --target tpu
+# --target cuda without a driver: one clear line, nonzero exit, before the model is even read
+# (or, where the CUDA target is not built, one line saying so).
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+    "$weft" run "$m" --input x.bin --target cuda > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [[ $rc -eq 0 || -s "$tmp/out" || $(wc -l < "$tmp/err") -ne 1 ]] ||
+        ! grep -qE "no CUDA driver|target 'cuda' is not available" "$tmp/err"; then
+        fail "weft run ... --target cuda without a driver -> exit $rc:"
+        head -5 "$tmp/out" "$tmp/err"
+    else
+        echo "ok: weft run ... --target cuda -> $(cat "$tmp/err")"
+    fi
+fi
 usage_error "--schedule expects naive, default, manual or random:SEED, got 'random:x'" -- show matmul --shape 4,4,4 --schedule random:x
 
 # ---- numbers: every numeric option of every subcommand ---------------------------------------

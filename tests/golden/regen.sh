@@ -12,18 +12,20 @@ update() { # FILE TEXT
     printf '%s\n' "$2" > "$1"
 }
 for steps in "$here"/lower/*.steps; do
-    read -r _ op shape < "$steps"
+    read -r _ op shape kind < "$steps"
+    target=interp
+    [[ "${kind:-}" == gpu ]] && target=cuda:sm_90 # lowered with GPU caps (needs the CUDA target)
     body=$(tail -n +2 "$steps")
     case "$body" in
     default|manual) args=(--schedule "$body") ;;
     *) args=(--steps "@$steps") ;;
     esac
-    update "${steps%.steps}.expected" "$("$weft" show "$op" --shape "$shape" "${args[@]}" --target interp --print loop | tail -n +2)"
+    update "${steps%.steps}.expected" "$("$weft" show "$op" --shape "$shape" "${args[@]}" --target $target --print loop | tail -n +2)"
     for exp in "${steps%.steps}".after-*.expected; do
         [[ -e "$exp" ]] || continue
         pass=${exp##*.after-}
         pass=${pass%.expected}
-        update "$exp" "$(WEFT_DUMP=$pass "$weft" show "$op" --shape "$shape" "${args[@]}" --target interp --print loop 2>&1 >/dev/null |
+        update "$exp" "$(WEFT_DUMP=$pass "$weft" show "$op" --shape "$shape" "${args[@]}" --target $target --print loop 2>&1 >/dev/null |
             tail -n +2)"
     done
 done

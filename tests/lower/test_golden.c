@@ -1,4 +1,4 @@
-/* Golden lowering tests: each tests/golden/lower/NAME.steps (first line "# OP SHAPE", then step
+/* Golden lowering tests: each tests/golden/lower/NAME.steps (first line "# OP SHAPE [gpu]", then step
  * text or one line naming a built-in schedule) is lowered and its printed loop IR compared
  * with NAME.expected; where NAME.after-PASS.expected exists, what WEFT_DUMP=PASS prints after
  * that pass is compared with it too, and every pass of the pipeline has at least one such
@@ -51,8 +51,10 @@ static void on_pass(void *ud, const char *pass, const char *text)
 static char *lower_case(const char *steps_text, capture *cap)
 {
     char op[64];
-    char shape_s[128];
-    if (sscanf(steps_text, "# %63s %127s", op, shape_s) != 2) return NULL;
+    char shape_s[128], kind[16] = "";
+    char first[256];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(steps_text, "\n"), steps_text);
+    if (sscanf(first, "# %63s %127s %15s", op, shape_s, kind) < 2) return NULL;
     int64_t shape[16];
     int n = 0;
     for (char *p = strtok(shape_s, ","); p && n < 16; p = strtok(NULL, ",")) shape[n++] = atoll(p);
@@ -66,6 +68,7 @@ static char *lower_case(const char *steps_text, capture *cap)
     const weft_target_ops *interp = weft_target_find("interp");
     weft_target_caps caps;
     interp->caps(NULL, &caps);
+    if (!strcmp(kind, "gpu")) caps = weft_caps_gpu("gpu"); /* "# OP SHAPE gpu": lowered for a GPU */
     weft_status rc = weft_op_build(a, op, n, shape, &f);
     if (rc == WEFT_OK) rc = weft_schedule_create(f, &s);
     if (rc == WEFT_OK) {
