@@ -176,6 +176,10 @@ weft_status weft_sched_apply_reorder(weft_schedule *s, const weft_step *step)
 
 weft_status weft_sched_apply_annotate(weft_schedule *s, const weft_step *step)
 {
+    if (step->n_args != 2)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s takes a stage and one iterator, got %d arguments",
+                         step->kind == WEFT_STEP_PARALLEL ? "parallel" : step->kind == WEFT_STEP_VECTORIZE ? "vectorize" : "unroll",
+                         step->n_args);
     int si, ii;
     weft_status rc = stage_leaf(s, step->args[0], step->args[1], &si, &ii);
     if (rc != WEFT_OK) return rc;
