@@ -5,7 +5,7 @@
  * to 2. Size caps keep one input fast: the graph is compiled only when it has at most 256
  * nodes and every value at most 2^18 elements (2^24 in all); it then runs once (inputs
  * zeroed, on the loop-IR interpreter target, one thread) when every value has at most 2^14
- * elements. Compiling for "interp" runs the same graph passes, fusion, schedules, lowering and
+ * elements and a bound on the work (run_work) is at most 2^22. Compiling for "interp" runs the same graph passes, fusion, schedules, lowering and
  * memory plan as "llvm" without a JIT per kernel, which would make each input take seconds. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +22,7 @@ enum { MAX_BYTES = 256 * 1024, MAX_NODES = 256 };
 #define MAX_VALUE_NUMEL ((int64_t)1 << 18)
 #define MAX_TOTAL_NUMEL ((int64_t)1 << 24)
 #define MAX_RUN_NUMEL ((int64_t)1 << 14)
+#define MAX_RUN_WORK ((int64_t)1 << 22)
 
 /* Largest element count of any value of g, or -1 when over the caps. */
 static int64_t largest_value(const weft_graph *g)
@@ -63,6 +64,25 @@ static weft_status specialize(const weft_graph *g, weft_graph **out)
         }
     }
     return weft_graph_specialize(g, n, names, values, NULL, out);
+}
+
+/* A bound on the work of one inference: per node, its output elements times the elements of
+ * all its inputs (each output element reads at most that much), summed; -1 when over `cap`. */
+static int64_t run_work(const weft_graph *g, int64_t cap)
+{
+    int64_t work = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const weft_gnode *n = &g->nodes[i];
+        if (n->dead) continue;
+        int64_t in = 1, out = 0;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) in += weft_gvalue_numel(&g->values[n->inputs[k]]);
+        for (int k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0) out += weft_gvalue_numel(&g->values[n->outputs[k]]);
+        if (out > 0 && in > (cap - work) / out) return -1;
+        work += in * out;
+    }
+    return work;
 }
 
 static void run_once(weft_model *m)
@@ -109,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto done;
     }
     fuzz_reached("compiled");
-    if (largest <= MAX_RUN_NUMEL) run_once(m);
+    if (largest <= MAX_RUN_NUMEL && run_work(s, MAX_RUN_WORK) >= 0) run_once(m);
 done:
     weft_model_destroy(m);
     weft_graph_destroy(s);
