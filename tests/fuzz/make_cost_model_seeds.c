@@ -1,12 +1,10 @@
 /* Writes small cost-model seeds for the cost_model fuzz target (run once by hand; the outputs
  * are committed in tests/fuzz/corpus/cost_model):
  *   build/debug/fuzz_make_cost_model_seeds tests/fuzz/corpus/cost_model
- * A model trained on 16 rows is saved as weft stores it (UBJSON + the
- *   checksum trailer), without the trailer, and as XGBoost JSON. */
+ * A model trained on 16 rows is saved as weft stores it (UBJSON + the checksum trailer). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xgboost/c_api.h>
 
 #include "tuner/cost_model.h"
 
@@ -35,16 +33,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", weft_last_error());
         return 1;
     }
-    int bad = write_file(dir, "small_stored.bin", buf, len) | write_file(dir, "small_ubj.bin", buf, len - 16);
-    /* The same model as XGBoost JSON. */
-    BoosterHandle b = NULL;
-    bst_ulong n = 0;
-    const char *json = NULL;
-    if (XGBoosterCreate(NULL, 0, &b) || XGBoosterLoadModelFromBuffer(b, buf, (bst_ulong)(len - 16)) ||
-        XGBoosterSaveModelToBuffer(b, "{\"format\": \"json\"}", &n, &json))
-        return 1;
-    bad |= write_file(dir, "small_json.bin", json, (size_t)n);
-    XGBoosterFree(b);
+    int bad = write_file(dir, "small_stored.bin", buf, len);
     free(buf);
     weft_cost_model_destroy(m);
     return bad;
