@@ -1,6 +1,7 @@
 /* auto_unroll: under a loop carrying `pragma auto_unroll N`, every serial loop with a constant
  * extent whose whole subtree runs at most N innermost statements becomes UNROLLED (TVM's
  * auto_unroll_max_step). Requires constant extents; keeps everything else as it is. */
+#include "ir/error.h"
 #include "lower/lower_internal.h"
 
 static int64_t steps(const weft_stmt *s)
@@ -29,6 +30,7 @@ static const weft_stmt *unroll(weft_arena *a, const weft_stmt *s, int max_step)
     case WEFT_STMT_FOR: {
         int inner_max = s->u.loop.auto_unroll > max_step ? s->u.loop.auto_unroll : max_step;
         const weft_stmt *body = unroll(a, s->u.loop.body, inner_max);
+        if (!body) return NULL;
         weft_for_kind k = s->u.loop.kind;
         if (max_step > 0 && k == WEFT_FOR_SERIAL && s->u.loop.extent->kind == WEFT_EXPR_INT && steps(s) <= max_step)
             k = WEFT_FOR_UNROLLED;
@@ -38,10 +40,11 @@ static const weft_stmt *unroll(weft_arena *a, const weft_stmt *s, int max_step)
     }
     case WEFT_STMT_SEQ: {
         const weft_stmt **items = weft_arena_alloc(a, sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
-        if (!items) return s;
+        if (!items) return NULL;
         bool same = true;
         for (int i = 0; i < s->u.seq.n; i++) {
             items[i] = unroll(a, s->u.seq.items[i], max_step);
+            if (!items[i]) return NULL;
             same = same && items[i] == s->u.seq.items[i];
         }
         return same ? s : weft_seq(a, s->u.seq.n, items);
@@ -49,10 +52,12 @@ static const weft_stmt *unroll(weft_arena *a, const weft_stmt *s, int max_step)
     case WEFT_STMT_IF: {
         const weft_stmt *t = unroll(a, s->u.cond.then_s, max_step);
         const weft_stmt *e = s->u.cond.else_s ? unroll(a, s->u.cond.else_s, max_step) : NULL;
+        if (!t || (s->u.cond.else_s && !e)) return NULL;
         return t == s->u.cond.then_s && e == s->u.cond.else_s ? s : weft_if(a, s->u.cond.cond, t, e);
     }
     case WEFT_STMT_ALLOCATE: {
         const weft_stmt *b = unroll(a, s->u.alloc.body, max_step);
+        if (!b) return NULL;
         return b == s->u.alloc.body ? s : weft_allocate(a, s->u.alloc.buf, b);
     }
     default: return s;
@@ -61,6 +66,8 @@ static const weft_stmt *unroll(weft_arena *a, const weft_stmt *s, int max_step)
 
 weft_status weft_lower_auto_unroll(weft_arena *a, weft_loop_func *f)
 {
-    f->body = unroll(a, f->body, 0);
+    const weft_stmt *body = unroll(a, f->body, 0);
+    if (!body) return weft_fail(WEFT_ERR_NOMEM, "auto_unroll: out of memory rebuilding the loop nest");
+    f->body = body;
     return WEFT_OK;
 }

@@ -128,6 +128,9 @@ static bool foldable(const weft_graph *g, const weft_gnode *n)
     return all_const || n->def->eval_static;
 }
 
+/* The largest constant a shape-only op (ConstantOfShape, Range, ...) may produce. */
+#define WEFT_FOLD_STATIC_MAX_BYTES ((int64_t)256 << 20)
+
 /* Folds node ni when its inputs are constants and its outputs hold at most max_elems elements
  * (shape-only ops always fold). */
 static weft_status fold_node(weft_graph *g, int ni, int64_t max_elems)
@@ -137,6 +140,17 @@ static weft_status fold_node(weft_graph *g, int ni, int64_t max_elems)
     int64_t work = 0;
     for (int k = 0; k < n->n_outputs; k++) work += weft_gvalue_numel(&g->values[n->outputs[k]]);
     if (work > max_elems && !n->def->eval_static) return WEFT_OK;
+    /* Shape-only ops fold at any size, and their result is held in memory: refuse a huge one
+     * (a ConstantOfShape of a hostile shape) with an error instead of allocating it. */
+    for (int k = 0; n->def->eval_static && k < n->n_outputs; k++) {
+        const weft_gvalue *o = &g->values[n->outputs[k]];
+        int64_t numel = weft_gvalue_numel(o), eb = weft_dtype_bytes(o->dtype);
+        if (numel > WEFT_FOLD_STATIC_MAX_BYTES / (eb > 0 ? eb : 1))
+            return weft_fail(WEFT_ERR_UNSUPPORTED,
+                             "%s node '%s': output %d has %lld elements, over the %lld MiB limit on constants "
+                             "computed at load time",
+                             n->op_type, n->name, k, (long long)numel, (long long)(WEFT_FOLD_STATIC_MAX_BYTES >> 20));
+    }
     weft_status rc = eval_node(g, ni);
     if (rc != WEFT_OK) {
         char msg[1024];

@@ -96,6 +96,8 @@ weft_status weft_nn_check_rank(const weft_gnode *n, const weft_gvalue *v, const 
                         expect ? ")" : "");
 }
 
+#define WEFT_NN_MAX_NUMEL ((int64_t)1 << 40)
+
 weft_status weft_nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtype t, int ndim, const int64_t *shape)
 {
     if (k >= n->n_outputs || n->outputs[k] < 0)
@@ -108,6 +110,14 @@ weft_status weft_nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtyp
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
                                 "output %d has shape %s; empty or negative dims are not supported", k,
                                 weft_nn_shape_str(ndim, shape).s);
+    /* Element counts (and byte sizes) must stay far inside int64: refuse absurd shapes. */
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] > WEFT_NN_MAX_NUMEL / numel)
+            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d has shape %s: more than 2^40 elements", k,
+                                weft_nn_shape_str(ndim, shape).s);
+        numel *= shape[d];
+    }
     weft_gvalue *v = weft_nn_out(g, n, k);
     v->dtype = t;
     v->ndim = ndim;

@@ -257,7 +257,9 @@ static weft_status slice_params(const weft_graph *g, const weft_gnode *n, const 
             s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
         }
-        int64_t len = k > 0 ? (e - s + k - 1) / k : (s - e + (-k) - 1) / (-k);
+        /* ceil(span / |k|) without overflow: any step as large as the span takes one element. */
+        int64_t span = k > 0 ? e - s : s - e;
+        int64_t len = span <= 0 ? 0 : (k >= span || k <= -span) ? 1 : (span - 1) / (k > 0 ? k : -k) + 1;
         start[ax] = s, step[ax] = k, shape[ax] = len > 0 ? len : 0;
     }
     return WEFT_OK;

@@ -85,6 +85,9 @@ static weft_status pad_params_read(const weft_graph *g, const weft_gnode *n, int
     for (int j = 0; j < n_axes; j++) p->begin[axes[j]] = pads[j], p->end[axes[j]] = pads[n_axes + j];
     for (int d = 0; d < rank; d++) {
         int64_t b = p->begin[d], e = p->end[d];
+        /* 2^40 bounds every extent: larger pads could only overflow the sums below. */
+        if (b > ((int64_t)1 << 40) || b < -((int64_t)1 << 40) || e > ((int64_t)1 << 40) || e < -((int64_t)1 << 40))
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "pads %s: axis %d padded by more than 2^40", weft_nn_shape_str(cnt, pads).s, d);
         if (in[d] + b + e <= 0)
             return weft_nn_fail(WEFT_ERR_SHAPE, n, "pads %s crop axis %d (extent %" PRId64 ") to nothing",
                                 weft_nn_shape_str(cnt, pads).s, d, in[d]);

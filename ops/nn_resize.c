@@ -192,7 +192,11 @@ static weft_status read_sizes(const weft_graph *g, const weft_gnode *n, resize_p
         if (!(sc[j] > 0) || !isfinite(sc[j]))
             return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "scales element %d is %g, expected > 0", j, sc[j]);
         p->scale[d] = sc[j];
-        p->out[d] = (int64_t)floor((double)p->in[d] * sc[j] + 1e-9);
+        double o = floor((double)p->in[d] * sc[j] + 1e-9);
+        if (o > 1099511627776.0) /* 2^40: the largest extent any op output may have */
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "scales element %d (%g) makes axis %d of extent %" PRId64 " too large", j,
+                                sc[j], d, p->in[d]);
+        p->out[d] = (int64_t)o;
         if (p->out[d] < 1)
             return weft_nn_fail(WEFT_ERR_SHAPE, n, "scales element %d (%g) makes axis %d of extent %" PRId64 " empty", j,
                                 sc[j], d, p->in[d]);

@@ -47,6 +47,10 @@ weft_status weft_nn_reshape_infer(weft_graph *g, const weft_gnode *n)
         } else if (shape[d] < 0) {
             return weft_nn_fail(WEFT_ERR_SHAPE, n, "shape %s has a negative dim", weft_nn_shape_str(cnt, shape).s);
         } else {
+            /* A product over the input's element count can never match it (and could overflow). */
+            if (shape[d] > 0 && known > total / shape[d])
+                return weft_nn_fail(WEFT_ERR_SHAPE, n, "cannot reshape input %s (%" PRId64 " elements) to %s",
+                                    weft_nn_shape_str(X->ndim, X->shape).s, total, weft_nn_shape_str(cnt, shape).s);
             known *= shape[d];
         }
     }

@@ -17,6 +17,9 @@
 
 weft_status weft_sched_apply_compute_at(weft_schedule *s, const weft_step *step)
 {
+    if (step->n_args != 3)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "compute_at takes a stage, its consumer and an iterator, got %d arguments",
+                         step->n_args);
     int p = weft_sched_find_stage(s, step->args[0]);
     if (p < 0) return WEFT_ERR_INVALID_ARG;
     int c = weft_sched_find_stage(s, step->args[1]);

@@ -116,10 +116,12 @@ weft_status weft_sched_apply_fuse(weft_schedule *s, const weft_step *step)
             return weft_fail(WEFT_ERR_INVALID_ARG, "fuse: cannot fuse spatial and reduction iterators (%s, %s)",
                              step->args[1], step->args[1 + k]);
         rel.in[k] = ii;
+        if (strlen(name) + (k ? 1 : 0) + strlen(st->iters[ii].name) >= WEFT_SCHED_NAME)
+            return weft_fail(WEFT_ERR_UNSUPPORTED, "fuse: the fused name %s%s%s is too long (at most %d characters)", name,
+                             k ? "@" : "", st->iters[ii].name, WEFT_SCHED_NAME - 1);
         strcat(name, k ? "@" : "");
-        strncat(name, st->iters[ii].name, sizeof name - strlen(name) - 1);
+        strcat(name, st->iters[ii].name);
     }
-    if (strlen(name) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_UNSUPPORTED, "fused name %s is too long", name);
     if (st->n_iters + 1 > WEFT_SCHED_MAX_ITERS || st->n_rels >= WEFT_SCHED_MAX_RELS)
         return weft_fail(WEFT_ERR_UNSUPPORTED, "stage %s has too many loops", st->name);
     for (int k = 0; k < st->n_iters; k++)
@@ -174,6 +176,10 @@ weft_status weft_sched_apply_reorder(weft_schedule *s, const weft_step *step)
 
 weft_status weft_sched_apply_annotate(weft_schedule *s, const weft_step *step)
 {
+    if (step->n_args != 2)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s takes a stage and one iterator, got %d arguments",
+                         step->kind == WEFT_STEP_PARALLEL ? "parallel" : step->kind == WEFT_STEP_VECTORIZE ? "vectorize" : "unroll",
+                         step->n_args);
     int si, ii;
     weft_status rc = stage_leaf(s, step->args[0], step->args[1], &si, &ii);
     if (rc != WEFT_OK) return rc;

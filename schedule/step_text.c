@@ -50,6 +50,8 @@ weft_status weft_sched_parse_step(const char *line, weft_step *out)
         if (len >= sizeof tok)
             return weft_fail(WEFT_ERR_PARSE, "step '%s': token '%.*s...' is longer than %d characters", line, 20,
                              start, WEFT_SCHED_NAME - 1);
+        if (memchr(start, ';', len))
+            return weft_fail(WEFT_ERR_PARSE, "step '%s': ';' inside a step (it separates steps)", line);
         memcpy(tok, start, len);
         tok[len] = '\0';
         if (n_tok == 0) {

@@ -10,6 +10,7 @@ PACKAGES=(
     libcmocka-dev                      # unit tests
     libprotobuf-c-dev protobuf-c-compiler libonnx-dev  # ONNX import (frontend/)
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
+    clang-14 libclang-rt-14-dev        # libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test twice: a Debug build (-Werror) in build/debug and an
-# ASan+UBSan build in build/asan. Exits nonzero on any failure.
+# ASan+UBSan build in build/asan; then each libFuzzer target for FUZZ_SECONDS (default 40; see
+# scripts/fuzz.sh) in build/fuzz. Exits nonzero on any failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -39,6 +40,18 @@ if [[ -f "$REPO/tests/lsan.supp" ]]; then
     export LSAN_OPTIONS=suppressions=$REPO/tests/lsan.supp
 fi
 run_suite asan build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undefined
+
+# libFuzzer targets (clang-14, ASan + UBSan) for a bounded time each; FUZZ_SECONDS=0 skips them.
+FUZZ_SECONDS=${FUZZ_SECONDS:-40}
+if [[ $FUZZ_SECONDS -gt 0 ]]; then
+    fuzz_rc=0
+    bash scripts/fuzz.sh "$FUZZ_SECONDS" || fuzz_rc=$?
+    case $fuzz_rc in
+        0) results+=("fuzz: passed (${FUZZ_SECONDS}s per target)") ;;
+        77) results+=("fuzz: left out (no clang-14 with libFuzzer)") ;;
+        *) results+=("fuzz: FAILED"); failed=1 ;;
+    esac
+fi
 
 summary=$(IFS=';'; echo "${results[*]}")
 if [[ $failed -eq 0 ]]; then

@@ -319,6 +319,14 @@ done:
     return st;
 }
 
+weft_status weft_cost_model_load_stored(weft_cost_model *m, const void *buf, size_t len)
+{
+    if (!m || !buf || len == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "cost_model_load: bad arguments");
+    if (len < TRAILER_LEN || memcmp((const unsigned char *)buf + len - TRAILER_LEN, TRAILER_MAGIC, 8))
+        return weft_fail(WEFT_ERR_PARSE, "cost_model_load: stored model (%zu bytes) has no weft checksum trailer", len);
+    return weft_cost_model_load(m, buf, len);
+}
+
 weft_status weft_cost_model_load(weft_cost_model *m, const void *buf, size_t len)
 {
     if (!m || !buf || len == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "cost_model_load: bad arguments");

@@ -34,5 +34,9 @@ weft_status weft_cost_model_predict(weft_cost_model *m, const float *x, int n, f
 /* Serialization (XGBoost's UBJSON/JSON model); *buf malloc'd, caller frees. */
 weft_status weft_cost_model_save(weft_cost_model *m, void **buf, size_t *len);
 weft_status weft_cost_model_load(weft_cost_model *m, const void *buf, size_t len);
+/* Loads a model as weft_cost_model_save wrote it: the checksum trailer is required (what the
+ * database stores; a corrupted blob is refused before XGBoost parses it, whose loader can crash
+ * on malformed tree arrays: XGBoost 1.7.4, RegTree::LoadModel). */
+weft_status weft_cost_model_load_stored(weft_cost_model *m, const void *buf, size_t len);
 
 #endif

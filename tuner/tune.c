@@ -435,7 +435,7 @@ static weft_status load_nearest_model(tuner *tu)
         void *buf = NULL;
         size_t len = 0;
         rc = weft_db_load_model(tu->db, near[i].target, &found, &buf, &len);
-        bool loaded = rc == WEFT_OK && found && weft_cost_model_load(tu->model, buf, len) == WEFT_OK;
+        bool loaded = rc == WEFT_OK && found && weft_cost_model_load_stored(tu->model, buf, len) == WEFT_OK;
         free(buf);
         if (loaded) {
             if (tu->o->log) {
@@ -487,10 +487,15 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         bool found = false;
         void *buf = NULL;
         size_t len = 0;
-        if (weft_db_load_model(tu.db, tu.tt.key, &found, &buf, &len) == WEFT_OK && found)
-            weft_cost_model_load(tu.model, buf, len);
+        rc = weft_db_load_model(tu.db, tu.tt.key, &found, &buf, &len);
+        if (rc == WEFT_OK && found && weft_cost_model_load_stored(tu.model, buf, len) != WEFT_OK) {
+            /* A saved model that does not load (corrupted) is a cache: say so, start without it. */
+            if (o->log) fprintf(o->log, "the saved cost model of %s does not load (%s): starting without it\n", tu.tt.key,
+                                weft_last_error());
+            found = false;
+        }
         free(buf);
-        if (!found) rc = load_nearest_model(&tu);
+        if (rc == WEFT_OK && !found) rc = load_nearest_model(&tu);
     }
     for (int i = 0; rc == WEFT_OK && i < n; i++) {
         ts[i].task = &tasks[i];
