@@ -9,8 +9,9 @@
  *
  * The factored iterator becomes a spatial axis of C.rf (so it can be vectorized or
  * parallelized there) and the reduction axis of C, keeping its name. When the split does not
- * divide the axis, C.rf's body reads a clamped index and adds the reduction's identity for the
- * points past the end. sum, max and min are associative, so any of them can be factored.
+ * divide the axis, the last block of the outer part is moved back to end at the axis's end
+ * (k = min(k.0 * F, K - F) + k.1) and the points it shares with the block before add the
+ * reduction's identity, so no index leaves [0, K) and the index stays affine in k.1. sum, max and min are associative, so any of them can be factored.
  *
  * Legality: STAGE is a reduction that is not inlined; ITER is a root reduction axis not yet
  * split, or a part of a two-way split of a root reduction axis that is STAGE's only split or
@@ -137,13 +138,19 @@ weft_status weft_sched_apply_rfactor(weft_schedule *s, const weft_step *step)
         int other = 1 - src.part;
         const weft_expr *ov = weft_te_reduce_axis(a, rf, cs->iters[cs->rels[0].out[other]].name, src.ext[other]);
         const weft_expr *outer = src.part == 0 ? fvar : ov, *inner = src.part == 0 ? ov : fvar;
-        kexpr = weft_add(a, weft_mul(a, outer, weft_i64(a, src.ext[1])), inner);
-        if (src.ext[0] * src.ext[1] != op->reduce_axis[r].extent)
-            inside = weft_cmp(a, WEFT_EXPR_LT, kexpr, weft_i64(a, op->reduce_axis[r].extent));
+        const weft_expr *start = weft_mul(a, outer, weft_i64(a, src.ext[1]));
+        kexpr = weft_add(a, start, inner);
+        int64_t kext = op->reduce_axis[r].extent;
+        if (src.ext[0] * src.ext[1] != kext) {
+            /* The last block is moved back to end at kext (kext >= the block length), and
+             * its points before the block's own start are already counted: they add the
+             * identity. The index stays affine in the inner part, so its loads vectorize. */
+            kexpr = weft_add(a, weft_min(a, start, weft_i64(a, kext - src.ext[1])), inner);
+            inside = weft_cmp(a, WEFT_EXPR_GE, kexpr, start);
+        }
     }
-    int64_t kext = op->reduce_axis[src.q].extent;
     from[m] = op->reduce_axis[src.q].var;
-    to[m++] = inside ? weft_min(a, kexpr, weft_i64(a, kext - 1)) : kexpr;
+    to[m++] = kexpr;
     const weft_expr *body = weft_expr_substitute(a, op->body, m, from, to);
     if (inside && body) body = weft_select(a, inside, body, weft_te_reduce_identity(a, op->reduce, body->dtype));
     weft_te_set_body(rf, rf->n_reduce ? op->reduce : WEFT_REDUCE_NONE, body);

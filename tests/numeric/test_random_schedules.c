@@ -242,6 +242,7 @@ static void test_default_and_manual_schedules_match_naive(void **state)
     static const kcase more[] = {
         {"layer_norm", 2, {5, 48}}, {"reduce_sum", 2, {9, 33}}, {"gelu", 2, {4, 100}},
         {"conv2d", 9, {1, 4, 8, 8, 16, 1, 1, 1, 0}}, {"matmul", 3, {1, 1000, 16}}, {"matmul", 3, {64, 64, 64}},
+        {"matmul", 3, {37, 1, 1000}}, {"matmul", 3, {5, 1, 256}}, {"reduce_sum", 2, {3, 1000}}, {"matmul", 3, {2, 1, 200}},
     };
     for (size_t c = 0; c < sizeof more / sizeof more[0]; c++)
         run_case(fx, &more[c], !strcmp(more[c].op, "matmul") ? 2 : 1, true);
