@@ -23,6 +23,10 @@ static const weft_expr *expand(ictx *x, const weft_expr *e, int depth)
 {
     if (!e) return NULL;
     weft_lower_ctx *c = x->c;
+    /* Constants are rebuilt in the lowering's arena: a step may have created them in the
+     * schedule's arena (rfactor's clamp and identity), which need not outlive the loop IR. */
+    if (e->kind == WEFT_EXPR_INT) return weft_int(c->a, e->dtype, weft_expr_int(e));
+    if (e->kind == WEFT_EXPR_FLOAT) return weft_float(c->a, e->dtype, weft_expr_float(e));
     int saved = x->depth;
     x->depth = depth;
     e = weft_expr_map_children(c->a, e, expand_child, x);

@@ -22,4 +22,11 @@ bool weft_ops_check_sizes(weft_arena *a, const char *op, int n, const char *cons
 weft_te_func *weft_ops_finish(weft_arena *a, const char *op, int n_inputs, const weft_tensor *const *inputs,
                               int n_outputs, const weft_tensor *const *outputs);
 
+/* The one definition of a 2-D matrix product (ops/nn_linear.c): name[i, j] = sum_k A'[i, k] *
+ * B'[k, j], where A' is A or (ta) A read as A[k, i], and B' is B, (tb) B read as B[j, k], or
+ * (nb > 0) B laid out [N/nb, K, nb]. ONNX Gemm and the `matmul`/`dense_bias_relu` ops build
+ * it, so they share one TE (and one tuning record key) for the same shapes. */
+weft_tensor *weft_ops_matmul_product(weft_arena *a, const char *name, const weft_tensor *A, const weft_tensor *B,
+                                     bool ta, bool tb, int64_t nb, int64_t M, int64_t N, int64_t K);
+
 #endif

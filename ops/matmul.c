@@ -3,16 +3,12 @@
  * so the bias/relu epilogue "out" can be inlined or computed at a tile of D. */
 #include "ops/internal.h"
 
-/* C[i,j] = sum_k A[i,k] * B[k,j] as a compute tensor named name reading A and B. */
+/* C[i,j] = sum_k A[i,k] * B[k,j] as a compute tensor named name reading A and B: the
+ * product ONNX Gemm/MatMul lowering builds (ops/nn_linear.c), so both share one TE. */
 static weft_tensor *product(weft_arena *a, const char *name, const weft_tensor *A, const weft_tensor *B,
                             int64_t M, int64_t N, int64_t K)
 {
-    weft_tensor *C = weft_te_compute(a, name, 2, (int64_t[]){M, N}, (const char *const[]){"i", "j"});
-    if (!C) return NULL;
-    const weft_expr *i = weft_te_axis(C, 0), *j = weft_te_axis(C, 1);
-    const weft_expr *k = weft_te_reduce_axis(a, C, "k", K);
-    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, A, i, k), weft_te_at(a, B, k, j)));
-    return C;
+    return weft_ops_matmul_product(a, name, A, B, false, false, 0, M, N, K);
 }
 
 weft_te_func *weft_op_matmul(weft_arena *a, int64_t M, int64_t N, int64_t K)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "ops/internal.h"
 #include "ops/nn_internal.h"
 
 /* ---- Gemm -------------------------------------------------------------------------------- */
@@ -62,6 +63,20 @@ static const weft_expr *read_b(weft_arena *a, const weft_tensor *B, int64_t nb, 
     return weft_te_at(a, B, weft_floordiv(a, j, c), k, weft_floormod(a, j, c));
 }
 
+weft_tensor *weft_ops_matmul_product(weft_arena *a, const char *name, const weft_tensor *A, const weft_tensor *B,
+                                     bool ta, bool tb, int64_t nb, int64_t M, int64_t N, int64_t K)
+{
+    if (!name) return NULL;
+    weft_tensor *D = weft_te_compute(a, name, 2, (int64_t[]){M, N}, (const char *const[]){"i", "j"});
+    if (!D) return NULL;
+    const weft_expr *i = weft_te_axis(D, 0), *j = weft_te_axis(D, 1);
+    const weft_expr *k = weft_te_reduce_axis(a, D, "k", K);
+    const weft_expr *x = ta ? weft_te_at(a, A, k, i) : weft_te_at(a, A, i, k);
+    const weft_expr *y = tb ? weft_te_at(a, B, j, k) : read_b(a, B, nb, k, j);
+    weft_te_set_body(D, WEFT_REDUCE_SUM, weft_mul(a, x, y));
+    return D;
+}
+
 weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -78,15 +93,7 @@ weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_
     int64_t nb = weight_block(n);
     int64_t N = nb ? B->shape[0] * nb : tb ? B->shape[0] : B->shape[1];
 
-    weft_tensor *D = weft_te_compute(a, epilogue ? weft_nn_stage(a, name, ".red") : name, 2, (int64_t[]){M, N},
-                                     (const char *const[]){"i", "j"});
-    if (D) {
-        const weft_expr *i = weft_te_axis(D, 0), *j = weft_te_axis(D, 1);
-        const weft_expr *k = weft_te_reduce_axis(a, D, "k", K);
-        const weft_expr *x = ta ? weft_te_at(a, A, k, i) : weft_te_at(a, A, i, k);
-        const weft_expr *y = tb ? weft_te_at(a, B, j, k) : read_b(a, B, nb, k, j);
-        weft_te_set_body(D, WEFT_REDUCE_SUM, weft_mul(a, x, y));
-    }
+    weft_tensor *D = weft_ops_matmul_product(a, epilogue ? weft_nn_stage(a, name, ".red") : name, A, B, ta, tb, nb, M, N, K);
     weft_tensor *Y = D;
     if (epilogue) {
         Y = weft_te_compute(a, name, 2, (int64_t[]){M, N}, (const char *const[]){"i", "j"});

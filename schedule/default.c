@@ -11,6 +11,8 @@
  *                                            its elementwise reader: dense+bias+relu is one nest)
  *   elementwise output                       outer loops fused and parallel, last axis
  *                                            vectorized in vector-width chunks
+ *   reduction along unit-stride rows          rfactor into vector partial sums per row (A x,
+ *   (an output, no unit-stride spatial axis)  row sums), rows parallel
  *   reduction without reuse                  computed per row at its reader's parallel loop
  *                                            when it reduces the reader's last axis (softmax,
  *                                            layer norm), else parallel over its own rows
@@ -123,6 +125,11 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         int y = weft_sched_find_stage(s, outputs[o]);
         weft_op_pattern p = weft_tensor_pattern(s->stages[y].op);
         int r = -1;
+        if ((p == WEFT_PATTERN_OUT_REDUCTION_REUSE || p == WEFT_PATTERN_REDUCTION) &&
+            weft_sched_wants_rfactor(s->stages[y].op, lanes)) {
+            rc = weft_sched_rfactor_rows(s, outputs[o], lanes, caps);
+            continue;
+        }
         if (p == WEFT_PATTERN_OUT_REDUCTION_REUSE) {
             rc = weft_sched_stepf(s, "cache_write %s local", outputs[o]);
             if (rc != WEFT_OK) break;

@@ -3,7 +3,7 @@
  * over the current stages and loops and applied; a step the validator rejects leaves the
  * schedule unchanged and is simply not kept, so the result is valid by construction.
  * Vectorize and unroll are only drawn for the inner parts of splits with small factors, which
- * keeps generated code small. Deterministic for a given seed. */
+ * keeps generated code small. rfactor is drawn for reduction leaves. Deterministic for a given seed. */
 #include <stdio.h>
 #include <string.h>
 
@@ -38,7 +38,7 @@ static bool draw(weft_schedule *s, uint64_t *rng, char *line, size_t n)
     if (st->n_leaves == 0) return false;
     const char *leaf = st->iters[st->leaves[pick(rng, st->n_leaves)]].name;
     static const int64_t factors[] = {2, 3, 4, 8, 16};
-    switch (pick(rng, 13)) {
+    switch (pick(rng, 14)) {
     case 0:
     case 1:
         if (pick(rng, 3) == 0)
@@ -96,6 +96,14 @@ static bool draw(weft_schedule *s, uint64_t *rng, char *line, size_t n)
         (void)f;
         snprintf(line, n, "cache_read %s local %s", t->name, st->name);
         return pick(rng, 2) == 0;
+    }
+    case 13: { /* rfactor a reduction leaf (valid before splits, or after one split of it) */
+        int red[WEFT_SCHED_MAX_ITERS], nred = 0;
+        for (int l = 0; l < st->n_leaves; l++)
+            if (st->iters[st->leaves[l]].is_reduce) red[nred++] = st->leaves[l];
+        if (nred == 0) return false;
+        snprintf(line, n, "rfactor %s %s", st->name, st->iters[red[pick(rng, nred)]].name);
+        return true;
     }
     }
     return false;

@@ -76,6 +76,13 @@ int weft_sched_pack_operand(const weft_schedule *s, int r);
 /* Packs such a stage: computed at `loop` of `out` (the column-block loop: one contiguous panel
  * per block, reused by every row tile) with its last axis vectorized, or inlined when `packed`
  * is false (the row tiles run outside the column blocks: no reuse to pay for the copy). */
+/* A reduction whose reduction axis is the unit-stride walk of its reads and none of its
+ * spatial axes is (a matrix-vector product A x, row sums), long enough for vectors: its loads
+ * vectorize only along the reduction, i.e. through rfactor. */
+bool weft_sched_wants_rfactor(const weft_tensor *op, int64_t lanes);
+/* Such an output: split k into vector partial sums (k.1; four vectors summed to one by a second rfactor on long rows), rfactor k.1, the
+ * rows fused and parallel, OUT.rf at the row loop with k.1 vectorized innermost. */
+weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t lanes, const weft_target_caps *caps);
 weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
                                int64_t lanes);
 

@@ -116,6 +116,7 @@ weft_status weft_sched_apply_compute_inline(weft_schedule *s, const weft_step *s
 weft_status weft_sched_apply_compute_root(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *st);
 weft_status weft_sched_apply_cache_read(weft_schedule *s, const weft_step *st);
+weft_status weft_sched_apply_rfactor(weft_schedule *s, const weft_step *st);
 
 /* Invariants across stages, checked after every step (schedule/compute_loc.c). */
 weft_status weft_sched_check(const weft_schedule *s);

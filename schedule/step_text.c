@@ -12,6 +12,7 @@
  *   compute_inline STAGE | compute_root STAGE
  *   cache_write STAGE SCOPE                   new stage STAGE.SCOPE computes STAGE
  *   cache_read TENSOR SCOPE READER [...]      new stage TENSOR.SCOPE read by READERs
+ *   rfactor STAGE ITER                        new stage STAGE.rf: partial reductions over ITER
  *
  * Printing joins the tokens with single spaces, so print(parse(x)) is x normalized and
  * parse(print(step)) == step; replaying the printed list rebuilds the same schedule.
@@ -60,7 +61,7 @@ weft_status weft_sched_parse_step(const char *line, weft_step *out)
             if (out->kind < 0)
                 return weft_fail(WEFT_ERR_PARSE,
                                  "step '%s': unknown step '%s' (expected split, fuse, reorder, parallel, vectorize, "
-                                 "unroll, pragma, compute_at, compute_inline, compute_root, cache_write, cache_read, bind)",
+                                 "unroll, pragma, compute_at, compute_inline, compute_root, cache_write, cache_read, bind, rfactor)",
                                  line, tok);
         } else {
             if (out->n_args >= WEFT_STEP_MAX_ARGS)

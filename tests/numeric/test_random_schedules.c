@@ -176,6 +176,55 @@ static void run_case(fixture *fx, const kcase *kc, int n_seeds, bool builtin)
     assert_int_equal(failures, 0);
 }
 
+/* Fixed rfactor schedules (divisible and not, either part factored, nested, parallel and
+ * vectorized partial stages, attached to the final reduction) against the naive one. */
+static void test_rfactor_schedules_match_naive(void **state)
+{
+    fixture *fx = *state;
+    static const struct {
+        kcase kc;
+        const char *steps;
+    } rf[] = {
+        {{"matmul", 3, {19, 40, 23}}, "split C k 4\nrfactor C k.1\nvectorize C.rf k.1"},
+        {{"matmul", 3, {19, 40, 23}}, "split C k nparts 3\nrfactor C k.0\nparallel C.rf i\nreorder C.rf k.0 i j"},
+        {{"matmul", 3, {19, 40, 23}}, "rfactor C k\nsplit C.rf k 8\nvectorize C.rf k.1"},
+        {{"matmul", 3, {19, 40, 23}}, "split C k 8\nrfactor C k.1\ncompute_at C.rf C j\nvectorize C.rf k.1\nparallel C i"},
+        {{"matmul", 3, {37, 1, 100}}, "split C k 16\nrfactor C k.1\nrfactor C.rf k.0\ncompute_at C.rf C i\nparallel C i"},
+        {{"matmul", 3, {3, 1, 1000}}, "split C k nparts 2\nrfactor C k.0\nparallel C.rf k.0\nsplit C.rf k.1 16\nrfactor C.rf k.1.1"},
+        {{"softmax", 2, {7, 37}}, "split mx k 8\nrfactor mx k.1\nsplit s k 5\nrfactor s k.0\nvectorize mx.rf k.1"},
+    };
+    for (size_t c = 0; c < sizeof rf / sizeof rf[0]; c++) {
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_op_build(fx->a, rf[c].kc.op, rf[c].kc.n, rf[c].kc.shape, &f), WEFT_OK);
+        buffers in;
+        buffers_init(&in, f, 11);
+        weft_schedule *naive = NULL, *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &naive), WEFT_OK);
+        int o = f->n_inputs;
+        float *ref = malloc(in.bytes[o]);
+        weft_arena *a = weft_arena_create();
+        weft_kernel *k = NULL;
+        assert_int_equal(weft_target_build(fx->interp, fx->ti, naive, a, NULL, &k), WEFT_OK);
+        assert_int_equal(fx->interp->run(k, in.p, NULL), WEFT_OK);
+        memcpy(ref, in.p[o], in.bytes[o]);
+        fx->interp->kernel_destroy(k);
+        weft_arena_destroy(a);
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        weft_status rc = weft_schedule_apply_text(s, rf[c].steps);
+        if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+        assert_int_equal(rc, WEFT_OK);
+        double e_llvm = check(fx, f, s, fx->llvm, fx->tl, &in, ref), e_interp = check(fx, f, s, fx->interp, fx->ti, &in, ref);
+        if (!(e_llvm >= 0 && e_llvm <= 1e-4 && e_interp >= 0 && e_interp <= 1e-4))
+            print_error("%s: llvm error %g, interp error %g\nsteps:\n%s\n", rf[c].kc.op, e_llvm, e_interp, rf[c].steps);
+        assert_true(e_llvm >= 0 && e_llvm <= 1e-4);
+        assert_true(e_interp >= 0 && e_interp <= 1e-4);
+        weft_schedule_destroy(s);
+        weft_schedule_destroy(naive);
+        free(ref);
+        buffers_free(&in);
+    }
+}
+
 static void test_random_schedules_match_naive(void **state)
 {
     fixture *fx = *state;
@@ -193,6 +242,7 @@ static void test_default_and_manual_schedules_match_naive(void **state)
     static const kcase more[] = {
         {"layer_norm", 2, {5, 48}}, {"reduce_sum", 2, {9, 33}}, {"gelu", 2, {4, 100}},
         {"conv2d", 9, {1, 4, 8, 8, 16, 1, 1, 1, 0}}, {"matmul", 3, {1, 1000, 16}}, {"matmul", 3, {64, 64, 64}},
+        {"matmul", 3, {37, 1, 1000}}, {"matmul", 3, {5, 1, 256}}, {"reduce_sum", 2, {3, 1000}}, {"matmul", 3, {2, 1, 200}},
     };
     for (size_t c = 0; c < sizeof more / sizeof more[0]; c++)
         run_case(fx, &more[c], !strcmp(more[c].op, "matmul") ? 2 : 1, true);
@@ -201,6 +251,7 @@ static void test_default_and_manual_schedules_match_naive(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rfactor_schedules_match_naive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_schedules_match_naive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_and_manual_schedules_match_naive, setup, teardown),
     };

@@ -154,6 +154,15 @@ static const bad_step bad_steps[] = {
     {2, "compute_inline pad", "split pad h 2", WEFT_ERR_INVALID_ARG, "pad is inlined and has no loops"},
     {2, "", "cache_read X local pad.foo", WEFT_ERR_INVALID_ARG, "unknown stage 'pad.foo'"},
     {2, "", "cache_read X local Y", WEFT_ERR_INVALID_ARG, "does not read X directly"},
+    {0, "", "rfactor C", WEFT_ERR_PARSE, "needs at least 2 arguments"},
+    {0, "", "rfactor C i", WEFT_ERR_INVALID_ARG, "i is a spatial iterator of C, not a reduction"},
+    {0, "", "rfactor C k 4", WEFT_ERR_INVALID_ARG, "takes a stage and an iterator"},
+    {1, "", "rfactor e j", WEFT_ERR_INVALID_ARG, "stage e is not a reduction"},
+    {0, "split C k 4", "rfactor C k", WEFT_ERR_INVALID_ARG, "must come before splits and fuses of C"},
+    {0, "split C i 4\nsplit C k 4", "rfactor C k.1", WEFT_ERR_INVALID_ARG, "the only split or fuse of C"},
+    {0, "split C i 4", "rfactor C i.1", WEFT_ERR_INVALID_ARG, "not a part of a reduction axis"},
+    {0, "cache_read B local C\ncompute_at B.local C k", "rfactor C k", WEFT_ERR_INVALID_ARG,
+     "B.local is attached inside a reduction loop of C"},
 };
 
 static void test_invalid_steps_give_clear_errors_and_change_nothing(void **state)
@@ -182,6 +191,33 @@ static void test_invalid_steps_give_clear_errors_and_change_nothing(void **state
         free(ir_after);
         weft_schedule_destroy(s);
     }
+}
+
+/* rfactor: the new stage and the final reduction, as stages and loops, and the text replays. */
+static void test_rfactor_makes_a_partial_stage(void **state)
+{
+    fixture *fx = *state;
+    weft_schedule *s = fx->s[0];
+    assert_int_equal(weft_schedule_apply_text(s, "split C k 4\nrfactor C k.1\nvectorize C.rf k.1\nrfactor C.rf k.0"), WEFT_OK);
+    char buf[4096] = "";
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    weft_schedule_print(s, m);
+    fclose(m);
+    /* C.rf[i, j, k.1] (vectorized) = sum over k.0; C.rf.rf holds it per k.0; C sums over k.1 */
+    assert_non_null(strstr(buf, "stage C.rf.rf root: i j k.1 k.0\n"));
+    assert_non_null(strstr(buf, "stage C.rf root: i j k.1[vectorized] k.0(r)\n"));
+    assert_non_null(strstr(buf, "stage C root: i j k.1(r)\n"));
+    char *text = weft_schedule_text(s);
+    weft_schedule *r = NULL;
+    assert_int_equal(weft_schedule_create(fx->matmul, &r), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_text(r, text), WEFT_OK);
+    char *ir1 = lowered(s), *ir2 = lowered(r);
+    assert_non_null(ir1);
+    assert_string_equal(ir1, ir2);
+    free(ir1);
+    free(ir2);
+    free(text);
+    weft_schedule_destroy(r);
 }
 
 static void test_apply_text_names_the_failing_line(void **state)
@@ -221,6 +257,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_step_lists_replay_to_same_loop_ir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_steps_give_clear_errors_and_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_text_names_the_failing_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rfactor_makes_a_partial_stage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_and_manual_schedules_are_replayable_text, setup, teardown),
     };
     return cmocka_run_group_tests_name("schedule_steps", tests, NULL, NULL);
