@@ -1,52 +1,18 @@
-/* 2-D convolution, NCHW input and FCKHKW (OIHW) weights, float32.
+/* 2-D convolution, NCHW input and FCKHKW (OIHW) weights, float32: the `conv2d` op of weft_op_build
+ * (`weft show/bench op/tune --op conv2d`).
  *
- * Zero padding is a separate injective stage "pad" so that the reduction stage "Y" reads a
- * tensor with plain strided indices (the shape the schedules tile and cache). Since SELECT
- * evaluates both arms, the load in pad's true arm clamps its indices into X; the select then
- * discards the clamped value outside the interior. A direction without padding gets no
- * condition and no clamp. Without any padding there is no pad stage at all.
+ * The stages are the graph's Conv (ops/nn_conv.c, weft_conv2d_stages), so a single-op benchmark
+ * measures the compute models run: zero padding is a separate injective stage "pad" whose
+ * interior loads X at clamped indices (SELECT evaluates both arms), padding that no tap reads is
+ * not materialized and taps that only read padding are dropped; the reduction stage is "Y".
+ * Without any padding read there is no pad stage at all. Weights stay [F, C, KH, KW] here: the
+ * filter-blocked layout is a compile-time rewrite of a model's constant weights
+ * (model/passes.c).
  */
 #include <inttypes.h>
 
 #include "ir/error.h"
 #include "ops/internal.h"
-
-/* Index of X along a padded dimension: clamp(v - pad, 0, extent - 1). */
-static const weft_expr *clamped(weft_arena *a, const weft_expr *v, int64_t pad, int64_t extent)
-{
-    const weft_expr *shifted = weft_sub(a, v, weft_i64(a, pad));
-    return weft_min(a, weft_max(a, shifted, weft_i64(a, 0)), weft_i64(a, extent - 1));
-}
-
-/* pad <= v < pad + extent. */
-static const weft_expr *inside(weft_arena *a, const weft_expr *v, int64_t pad, int64_t extent)
-{
-    return weft_and(a, weft_cmp(a, WEFT_EXPR_GE, v, weft_i64(a, pad)),
-                    weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, pad + extent)));
-}
-
-/* pad[n,c,h,w] over [N, C, H + 2*ph, W + 2*pw]: X inside the border, 0 outside. */
-static weft_tensor *pad_stage(weft_arena *a, const weft_tensor *X, int64_t ph, int64_t pw)
-{
-    int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
-    weft_tensor *P = weft_te_compute(a, "pad", 4, (int64_t[]){N, C, H + 2 * ph, W + 2 * pw},
-                                     (const char *const[]){"n", "c", "h", "w"});
-    if (!P) return NULL;
-    const weft_expr *n = weft_te_axis(P, 0), *c = weft_te_axis(P, 1);
-    const weft_expr *h = weft_te_axis(P, 2), *w = weft_te_axis(P, 3);
-    const weft_expr *cond = NULL, *xh = h, *xw = w;
-    if (ph > 0) {
-        cond = inside(a, h, ph, H);
-        xh = clamped(a, h, ph, H);
-    }
-    if (pw > 0) {
-        const weft_expr *in_w = inside(a, w, pw, W);
-        cond = cond ? weft_and(a, cond, in_w) : in_w;
-        xw = clamped(a, w, pw, W);
-    }
-    weft_te_set_body(P, WEFT_REDUCE_NONE, weft_select(a, cond, weft_te_at(a, X, n, c, xh, xw), weft_f32(a, 0.0)));
-    return P;
-}
 
 weft_te_func *weft_op_conv2d(weft_arena *a, int64_t N, int64_t C, int64_t H, int64_t W, int64_t F,
                              int64_t KH, int64_t KW, int64_t stride_h, int64_t stride_w,
@@ -74,20 +40,19 @@ weft_te_func *weft_op_conv2d(weft_arena *a, int64_t N, int64_t C, int64_t H, int
 
     weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 4, (int64_t[]){N, C, H, W});
     weft_tensor *Wt = weft_te_placeholder(a, "Wt", WEFT_F32, 4, (int64_t[]){F, C, KH, KW});
-    const weft_tensor *in = X;
-    if (X && (pad_h > 0 || pad_w > 0)) in = pad_stage(a, X, pad_h, pad_w);
-
-    weft_tensor *Y = weft_te_compute(a, "Y", 4, (int64_t[]){N, F, OH, OW}, (const char *const[]){"n", "f", "y", "x"});
-    if (Y) {
-        const weft_expr *n = weft_te_axis(Y, 0), *f = weft_te_axis(Y, 1);
-        const weft_expr *y = weft_te_axis(Y, 2), *x = weft_te_axis(Y, 3);
-        const weft_expr *rc = weft_te_reduce_axis(a, Y, "rc", C);
-        const weft_expr *ry = weft_te_reduce_axis(a, Y, "ry", KH);
-        const weft_expr *rx = weft_te_reduce_axis(a, Y, "rx", KW);
-        const weft_expr *ih = weft_add(a, weft_mul(a, y, weft_i64(a, stride_h)), ry);
-        const weft_expr *iw = weft_add(a, weft_mul(a, x, weft_i64(a, stride_w)), rx);
-        weft_te_set_body(Y, WEFT_REDUCE_SUM,
-                         weft_mul(a, weft_te_at(a, in, n, rc, ih, iw), weft_te_at(a, Wt, f, rc, ry, rx)));
-    }
+    weft_conv2d_spec spec = {.pad_name = "pad",
+                             .red_name = "Y",
+                             .out_name = "Y",
+                             .w = {.in = {H, W},
+                                   .k = {KH, KW},
+                                   .s = {stride_h, stride_w},
+                                   .d = {1, 1},
+                                   .pb = {pad_h, pad_w},
+                                   .pe = {pad_h, pad_w},
+                                   .out = {OH, OW}},
+                             .group = 1,
+                             .fb = 0,
+                             .F = F};
+    weft_tensor *Y = weft_conv2d_stages(a, &spec, X, Wt, NULL);
     return weft_ops_finish(a, op, 2, (const weft_tensor *const[]){X, Wt}, 1, (const weft_tensor *const[]){Y});
 }

@@ -28,5 +28,27 @@ weft_te_func *weft_ops_finish(weft_arena *a, const char *op, int n_inputs, const
  * it, so they share one TE (and one tuning record key) for the same shapes. */
 weft_tensor *weft_ops_matmul_product(weft_arena *a, const char *name, const weft_tensor *A, const weft_tensor *B,
                                      bool ta, bool tb, int64_t nb, int64_t M, int64_t N, int64_t K);
+/* Geometry of a 2-D sliding window (Conv, pooling): input extent, kernel, stride and dilation
+ * per spatial dim, padding at the begin (top, left) and the end (bottom, right), output extent. */
+typedef struct weft_window2d {
+    int64_t in[2], k[2], s[2], d[2];
+    int64_t pb[2], pe[2];
+    int64_t out[2];
+} weft_window2d;
+
+/* A 2-D convolution as ops/nn_conv.c builds it: the one definition behind the graph's Conv and
+ * weft_op_conv2d. X is [N, C, H, W]; Wt is [F, C/group, KH, KW], or with fb > 0 the blocked
+ * [ceil(F/fb), C/group, KH, KW, fb] (filters past F zero); B is [F] or NULL. Stage names: the
+ * zero padding is pad_name (absent when no tap reads padding), the reduction red_name when an
+ * output stage follows (a bias or blocked weights; that stage is out_name), else out_name. */
+typedef struct weft_conv2d_spec {
+    const char *pad_name, *red_name, *out_name;
+    weft_window2d w; /* w.out must be the output extent implied by in, k, s, d, pb and pe */
+    int64_t group, fb, F;
+} weft_conv2d_spec;
+
+/* The output tensor [N, F, OH, OW]; NULL when the arena failed (the error is set). */
+weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, const weft_tensor *X,
+                                const weft_tensor *Wt, const weft_tensor *B);
 
 #endif

@@ -2,7 +2,7 @@
  * channels: 1, depthwise, or grouped), BatchNormalization (inference form), MaxPool and
  * AveragePool (2-D), GlobalAveragePool and GlobalMaxPool.
  *
- * Padding is a separate stage "<name>.pad" over the padded extent, like ops/conv2d.c: the
+ * Padding is a separate stage "<name>.pad" over the padded extent: the
  * interior reads X at clamped indices (SELECT evaluates both arms) and the border holds the
  * fill value (0 for Conv and AveragePool, the lowest float for MaxPool). Without padding the
  * window stage reads X directly. Conv's bias is a separate elementwise output stage `name`
@@ -15,14 +15,11 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "ops/internal.h"
 #include "ops/nn_internal.h"
 
-/* Sliding-window geometry of the two spatial dims. */
-typedef struct window {
-    int64_t in[2], k[2], s[2], d[2];
-    int64_t pb[2], pe[2]; /* padding at the begin (top, left) and the end (bottom, right) */
-    int64_t out[2];
-} window;
+/* Sliding-window geometry of the two spatial dims (ops/internal.h). */
+typedef weft_window2d window;
 
 /* Reads kernel (given, or attribute kernel_shape), strides, dilations, pads and auto_pad. */
 static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, const int64_t *kernel, bool dilations_ok,
@@ -102,14 +99,14 @@ static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, cons
  * pooling, depthwise convs) the columns are split by phase, pad[n,c,h,q,w'] holding padded
  * column w'*ph + q, so window tap rx of output column x reads pad[.., rx % ph, x + rx / ph]:
  * unit stride in x (no gather per tap; the stage is made even without padding). */
-static const weft_tensor *pad_stage(weft_arena *a, const char *name, const weft_tensor *X, const window *w,
+static const weft_tensor *pad_stage(weft_arena *a, const char *pad_name, const weft_tensor *X, const window *w,
                                     const weft_expr *fill, int64_t ph)
 {
     if (!X || (ph <= 1 && w->pb[0] == 0 && w->pb[1] == 0 && w->pe[0] == 0 && w->pe[1] == 0)) return X;
     int64_t wp = X->shape[3] + w->pb[1] + w->pe[1];
     int64_t shape[5] = {X->shape[0], X->shape[1], X->shape[2] + w->pb[0] + w->pe[0], wp, 0};
     if (ph > 1) shape[3] = ph, shape[4] = (wp + ph - 1) / ph;
-    weft_tensor *P = weft_nn_compute(a, weft_nn_stage(a, name, ".pad"), ph > 1 ? 5 : 4, shape);
+    weft_tensor *P = weft_nn_compute(a, pad_name, ph > 1 ? 5 : 4, shape);
     if (!P) return NULL;
     const weft_expr *idx[5], *x[4], *cond = NULL;
     weft_nn_axes(P, idx);
@@ -212,10 +209,29 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     window w;
     if ((st = window_params(n, X->shape + 2, kern, true, &w)) != WEFT_OK) return st;
     int64_t F = fb ? weft_gnode_attr_int(n, "weft_conv_filters", 0) : Wt->shape[0];
-    int64_t cpg = Wt->shape[1], fpg = F / group; /* input channels and filters per group */
-    if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && fpg % fb)))
+    if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && (F / group) % fb)))
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
                             " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
+    bool own_out = has_b || fb;
+    weft_conv2d_spec spec = {.pad_name = weft_nn_stage(a, name, ".pad"),
+                             .red_name = own_out ? weft_nn_stage(a, name, ".red") : name,
+                             .out_name = name,
+                             .w = w,
+                             .group = group,
+                             .fb = fb,
+                             .F = F};
+    outs[0] = weft_conv2d_stages(a, &spec, X, Wt, has_b ? ins[2] : NULL);
+    return weft_nn_done(a, n);
+}
+
+weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, const weft_tensor *X,
+                                const weft_tensor *Wt, const weft_tensor *B)
+{
+    if (!X || !Wt) return NULL;
+    window w = spec->w;
+    int64_t fb = spec->fb, group = spec->group, F = spec->F;
+    bool has_b = B != NULL;
+    int64_t cpg = Wt->shape[1], fpg = F / group; /* input channels and filters per group */
     /* Taps that only ever read the zero padding (small images: a 3x3 kernel over a 1x1 image
      * reads one tap) are dropped, and padding no remaining tap reads is not materialized:
      * along each dim (dilation 1) taps [t0, t0 + nt) remain and P is padded by pw.pb/pw.pe. */
@@ -233,14 +249,14 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     }
     /* depthwise: columns in vectors, so a column stride splits the padded input by phase */
     bool dw = !fb && cpg == 1 && group > 1 && w.d[1] == 1;
-    const weft_tensor *P = pad_stage(a, name, X, &pw, weft_f32(a, 0.0), dw ? w.s[1] : 1);
+    const weft_tensor *P = pad_stage(a, spec->pad_name, X, &pw, weft_f32(a, 0.0), dw ? w.s[1] : 1);
 
     /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
      * and an injective stage reads it back as NCHW (plus the bias). */
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
     int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
     bool own_out = has_b || fb;
-    weft_tensor *R = weft_te_compute(a, own_out ? weft_nn_stage(a, name, ".red") : name, fb ? 5 : 4, rshape,
+    weft_tensor *R = weft_te_compute(a, own_out ? spec->red_name : spec->out_name, fb ? 5 : 4, rshape,
                                      (const char *const[]){"n", fb ? "fo" : "f", "y", "x", "fi"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
@@ -264,7 +280,7 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     }
     weft_tensor *Y = R;
     if (own_out) {
-        Y = weft_te_compute(a, name, 4, shape, (const char *const[]){"n", "f", "y", "x"});
+        Y = weft_te_compute(a, spec->out_name, 4, shape, (const char *const[]){"n", "f", "y", "x"});
         if (Y && R) {
             const weft_expr *idx[4];
             weft_nn_axes(Y, idx);
@@ -275,11 +291,10 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
                                (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), idx[2], idx[3],
                                                      weft_floormod(a, idx[1], blk)});
             } else v = weft_tload(a, R, 4, idx);
-            weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, ins[2], idx[1])) : v);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, B, idx[1])) : v);
         }
     }
-    outs[0] = Y;
-    return weft_nn_done(a, n);
+    return Y;
 }
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
@@ -371,8 +386,8 @@ weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_
     window w;
     if ((st = window_params(n, X->shape + 2, NULL, is_max, &w)) != WEFT_OK) return st;
     weft_reduce_kind rk = is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_SUM;
-    const weft_tensor *P =
-        pad_stage(a, name, X, &w, weft_te_reduce_identity(a, rk, WEFT_F32), w.d[1] == 1 ? w.s[1] : 1);
+    const weft_tensor *P = pad_stage(a, weft_nn_stage(a, name, ".pad"), X, &w,
+                                     weft_te_reduce_identity(a, rk, WEFT_F32), w.d[1] == 1 ? w.s[1] : 1);
     int64_t shape[4] = {X->shape[0], X->shape[1], w.out[0], w.out[1]};
     const char *const axes[4] = {"n", "c", "y", "x"};
     weft_tensor *R = weft_te_compute(a, is_max ? name : weft_nn_stage(a, name, ".sum"), 4, shape, axes);

@@ -134,7 +134,8 @@ static void test_conv2d_padded_shapes(void **state)
     assert_int_equal(Y->reduce_axis[1].extent, 7);
     assert_int_equal(Y->reduce_axis[2].extent, 7);
     const weft_tensor *pad = find(f, "pad");
-    assert_shape(pad, 4, (int64_t[]){1, 3, 38, 38});
+    /* the last window starts at row 28 and ends at 34: the bottom/right padding is never read */
+    assert_shape(pad, 4, (int64_t[]){1, 3, 35, 35});
     assert_axes(pad, (const char *const[]){"n", "c", "h", "w"}, 0, NULL);
     assert_int_equal(pad->body->kind, WEFT_EXPR_SELECT);
     /* SELECT evaluates both arms, so the load of X must be clamped: min(max(h - 3, 0), 31) */
@@ -172,6 +173,28 @@ static void test_conv2d_pads_one_direction(void **state)
     assert_non_null(f);
     assert_shape(find(f, "pad"), 4, (int64_t[]){1, 1, 7, 5});
     assert_shape(f->outputs[0], 4, (int64_t[]){1, 1, 5, 3});
+}
+
+/* conv2d is the graph's Conv (weft_conv2d_stages): a 3x3 kernel over a 1x1 image with pad 1
+ * only ever reads its centre tap, so the taps are dropped and no padding is materialized, and
+ * a single input channel has no channel reduction. */
+static void test_conv2d_drops_taps_that_read_only_padding(void **state)
+{
+    weft_te_func *f = weft_op_conv2d(*state, 2, 4, 1, 1, 8, 3, 3, 1, 1, 1, 1);
+    assert_non_null(f);
+    assert_null(find(f, "pad"));
+    const weft_tensor *Y = f->outputs[0];
+    assert_shape(Y, 4, (int64_t[]){2, 8, 1, 1});
+    assert_axes(Y, (const char *const[]){"n", "f", "y", "x"}, 3, (const char *const[]){"rc", "ry", "rx"});
+    assert_int_equal(Y->reduce_axis[0].extent, 4);
+    assert_int_equal(Y->reduce_axis[1].extent, 1);
+    assert_int_equal(Y->reduce_axis[2].extent, 1);
+    /* 2 flops per (output, channel, remaining tap) */
+    assert_true(weft_te_func_flops(f) == 2.0 * 2 * 8 * 4);
+    weft_te_func *g = weft_op_conv2d(*state, 1, 1, 6, 6, 2, 3, 3, 1, 1, 1, 1);
+    assert_non_null(g);
+    assert_int_equal(g->outputs[0]->n_reduce, 2); /* ry, rx */
+    assert_shape(find(g, "pad"), 4, (int64_t[]){1, 1, 8, 8});
 }
 
 static void test_conv2d_rejects_bad_arguments(void **state)
@@ -382,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conv2d_padded_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conv2d_without_padding_reads_x, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conv2d_pads_one_direction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conv2d_drops_taps_that_read_only_padding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conv2d_rejects_bad_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_stages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layer_norm_stages, setup, teardown),
