@@ -280,7 +280,9 @@ def main(argv=None):
     repo = os.path.dirname(HERE)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*", metavar="NAME", help="models to write (known: %s)" % ", ".join(MODELS))
-    ap.add_argument("--out", default=os.path.join(repo, "tests", "data", "zoo"), help="output folder (default tests/data/zoo)")
+    ap.add_argument("--out", default=None,
+                    help="output folder (default tests/data/zoo for the small models, bench/zoo (git-ignored) "
+                         "when any large one is asked for)")
     sel = ap.add_mutually_exclusive_group()
     sel.add_argument("--small", action="store_true", help="the small, committed models: " + ", ".join(SMALL))
     sel.add_argument("--big", action="store_true", help="the large, bench-time models: " + ", ".join(BIG))
@@ -298,6 +300,9 @@ def main(argv=None):
     for n in names:
         if n not in MODELS:
             ap.error("unknown model %r (known: %s)" % (n, ", ".join(MODELS)))
+    if args.out is None:  # large models never land in the committed folder by default
+        big = any(n in BIG for n in names)
+        args.out = os.path.join(repo, "bench", "zoo") if big else os.path.join(repo, "tests", "data", "zoo")
     names = list(dict.fromkeys(names))
     if args.list:
         print("\n".join(names))
