@@ -148,19 +148,30 @@ static const weft_expr *window_index(weft_arena *a, const weft_expr *v, int64_t 
 
 /* ---- Conv -------------------------------------------------------------------------------- */
 
-weft_status weft_nn_conv_infer(weft_graph *g, const weft_gnode *n)
+/* Conv and ConvTranspose inputs: X (4-D NCHW float32), W (float32), optional B (float32);
+ * `what` names the op in the refusal of other ranks ("convolution", "ConvTranspose"). */
+weft_status weft_nn_conv_inputs(weft_graph *g, const weft_gnode *n, const char *what, const weft_gvalue **X,
+                                const weft_gvalue **W, const weft_gvalue **B)
 {
     weft_status st = weft_nn_check_arity(n, 2, 3, 1, 1);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *B = weft_nn_in(g, n, 2);
-    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK ||
-        (st = weft_nn_check_dtype(n, W, "input W", WEFT_NN_F32)) != WEFT_OK ||
-        (B && (st = weft_nn_check_dtype(n, B, "input B", WEFT_NN_F32)) != WEFT_OK))
+    *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *B = weft_nn_in(g, n, 2);
+    if ((st = weft_nn_check_dtype(n, *X, "input X", WEFT_NN_F32)) != WEFT_OK ||
+        (st = weft_nn_check_dtype(n, *W, "input W", WEFT_NN_F32)) != WEFT_OK ||
+        (*B && (st = weft_nn_check_dtype(n, *B, "input B", WEFT_NN_F32)) != WEFT_OK))
         return st;
-    if (X->ndim != 4)
-        return weft_nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
-                            "input X has %d dims %s, expected 4 (NCHW; only 2-D convolution is supported)", X->ndim,
-                            weft_nn_shape_str(X->ndim, X->shape).s);
+    if ((*X)->ndim != 4)
+        return weft_nn_fail((*X)->ndim == 3 || (*X)->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
+                            "input X has %d dims %s, expected 4 (NCHW; only 2-D %s is supported)", (*X)->ndim,
+                            weft_nn_shape_str((*X)->ndim, (*X)->shape).s, what);
+    return WEFT_OK;
+}
+
+weft_status weft_nn_conv_infer(weft_graph *g, const weft_gnode *n)
+{
+    const weft_gvalue *X, *W, *B;
+    weft_status st = weft_nn_conv_inputs(g, n, "convolution", &X, &W, &B);
+    if (st != WEFT_OK) return st;
     if ((st = weft_nn_check_rank(n, W, "input W", 4, "FCKHKW")) != WEFT_OK) return st;
     int64_t group = weft_gnode_attr_int(n, "group", 1), C = X->shape[1], F = W->shape[0];
     if (group < 1 || C % group != 0 || F % group != 0)

@@ -95,17 +95,9 @@ static weft_status tgeom_read(const weft_gnode *n, const int64_t *xs, const int6
 
 weft_status weft_nn_conv_transpose_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = weft_nn_check_arity(n, 2, 3, 1, 1);
+    const weft_gvalue *X, *W, *B;
+    weft_status st = weft_nn_conv_inputs(g, n, "ConvTranspose", &X, &W, &B);
     if (st != WEFT_OK) return st;
-    const weft_gvalue *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *B = weft_nn_in(g, n, 2);
-    if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK ||
-        (st = weft_nn_check_dtype(n, W, "input W", WEFT_NN_F32)) != WEFT_OK ||
-        (B && (st = weft_nn_check_dtype(n, B, "input B", WEFT_NN_F32)) != WEFT_OK))
-        return st;
-    if (X->ndim != 4)
-        return weft_nn_fail(X->ndim == 3 || X->ndim == 5 ? WEFT_ERR_UNSUPPORTED : WEFT_ERR_SHAPE, n,
-                            "input X has %d dims %s, expected 4 (NCHW; only 2-D ConvTranspose is supported)", X->ndim,
-                            weft_nn_shape_str(X->ndim, X->shape).s);
     if ((st = weft_nn_check_rank(n, W, "input W", 4, "C, F/group, KH, KW")) != WEFT_OK) return st;
     tgeom t;
     if ((st = tgeom_read(n, X->shape, W->shape, &t)) != WEFT_OK) return st;

@@ -195,6 +195,10 @@ WEFT_NN_EVAL(weft_nn_range_eval);
 WEFT_NN_COMPUTE(weft_nn_range_compute);
 WEFT_NN_INFER(weft_nn_scatter_nd_infer);
 WEFT_NN_COMPUTE(weft_nn_scatter_nd_compute);
+/* nn_conv.c: the input checks Conv and ConvTranspose share (arity, dtypes, 4-D X) */
+weft_status weft_nn_conv_inputs(weft_graph *g, const weft_gnode *n, const char *what, const weft_gvalue **X,
+                                const weft_gvalue **W, const weft_gvalue **B);
+
 /* nn_rnn.c: ONNX GRU, LSTM, RNN (expanded by model/recur.c into a projection GEMM and a step
  * kernel; weft_nn_rnn_step_def in graph_ops.h is the definition an expanded node takes) */
 WEFT_NN_INFER(weft_nn_rnn_infer);

@@ -57,24 +57,6 @@ static weft_tensor *clone_op(weft_arena *a, const weft_tensor *t, const char *na
     return n;
 }
 
-/* A tensor name.SCOPE[, name.SCOPE2, ...] not used by any stage yet; fails when too long. */
-static weft_status unique_name(const weft_schedule *s, const char *base, const char *scope, char *out)
-{
-    char buf[3 * WEFT_SCHED_NAME];
-    for (int k = 1; k < 100; k++) {
-        if (k == 1) snprintf(buf, sizeof buf, "%s.%s", base, scope);
-        else snprintf(buf, sizeof buf, "%s.%s%d", base, scope, k);
-        if (strlen(buf) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_UNSUPPORTED, "stage name %s is too long", buf);
-        bool taken = false;
-        for (int i = 0; i < s->n_stages; i++) taken = taken || !strcmp(s->stages[i].name, buf);
-        if (!taken) {
-            memcpy(out, buf, strlen(buf) + 1);
-            return WEFT_OK;
-        }
-    }
-    return weft_fail(WEFT_ERR_UNSUPPORTED, "too many caches of %s", base);
-}
-
 weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step)
 {
     int c = weft_sched_find_stage(s, step->args[0]);
@@ -88,7 +70,7 @@ weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step
         return weft_fail(WEFT_ERR_INVALID_ARG, "cache_write must come before splits and fuses of %s", cs->name);
     if (s->n_stages >= WEFT_SCHED_MAX_STAGES) return weft_fail(WEFT_ERR_UNSUPPORTED, "too many stages");
     char name[WEFT_SCHED_NAME];
-    weft_status rc = unique_name(s, cs->name, step->args[1], name);
+    weft_status rc = weft_sched_unique_name(s, cs->name, step->args[1], name);
     if (rc != WEFT_OK) return rc;
     weft_tensor *cache = clone_op(s->arena, cs->op, name);
     weft_tensor *copy = weft_te_compute(s->arena, cs->name, cs->op->ndim, cs->op->shape, NULL);
@@ -160,7 +142,7 @@ weft_status weft_sched_apply_cache_read(weft_schedule *s, const weft_step *step)
     }
     if (s->n_stages >= WEFT_SCHED_MAX_STAGES) return weft_fail(WEFT_ERR_UNSUPPORTED, "too many stages");
     char name[WEFT_SCHED_NAME];
-    weft_status rc = unique_name(s, t->name, step->args[1], name);
+    weft_status rc = weft_sched_unique_name(s, t->name, step->args[1], name);
     if (rc != WEFT_OK) return rc;
     const char *axis_names[WEFT_MAX_DIMS];
     char buf[WEFT_MAX_DIMS][16];

@@ -24,24 +24,6 @@
 #include "ir/error.h"
 #include "schedule/state.h"
 
-/* A name base.rf[, base.rf2, ...] not used by any stage yet. */
-static weft_status rf_name(const weft_schedule *s, const char *base, char *out)
-{
-    char buf[3 * WEFT_SCHED_NAME];
-    for (int k = 1; k < 100; k++) {
-        if (k == 1) snprintf(buf, sizeof buf, "%s.rf", base);
-        else snprintf(buf, sizeof buf, "%s.rf%d", base, k);
-        if (strlen(buf) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_UNSUPPORTED, "stage name %s is too long", buf);
-        bool taken = false;
-        for (int i = 0; i < s->n_stages; i++) taken = taken || !strcmp(s->stages[i].name, buf);
-        if (!taken) {
-            memcpy(out, buf, strlen(buf) + 1);
-            return WEFT_OK;
-        }
-    }
-    return weft_fail(WEFT_ERR_UNSUPPORTED, "too many rfactor stages of %s", base);
-}
-
 /* Where ITER comes from: root reduce axis q (op->reduce_axis index), and for a split the
  * extents of both parts (outer, inner) and which part ITER is. */
 typedef struct rf_src {
@@ -105,7 +87,7 @@ weft_status weft_sched_apply_rfactor(weft_schedule *s, const weft_step *step)
                              s->stages[q].name, cs->name);
     if (s->n_stages >= WEFT_SCHED_MAX_STAGES) return weft_fail(WEFT_ERR_UNSUPPORTED, "too many stages");
     char name[WEFT_SCHED_NAME];
-    if ((rc = rf_name(s, cs->name, name)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_unique_name(s, cs->name, "rf", name)) != WEFT_OK) return rc;
 
     weft_arena *a = s->arena;
     const char *fname = cs->iters[it].name;

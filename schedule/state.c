@@ -181,3 +181,22 @@ void weft_schedule_print(const weft_schedule *s, FILE *out)
         fprintf(out, "\n");
     }
 }
+
+/* A stage name BASE.SUFFIX[, BASE.SUFFIX2, ...] not used by any stage yet (cache and rfactor
+ * stages); fails when too long. */
+weft_status weft_sched_unique_name(const weft_schedule *s, const char *base, const char *scope, char *out)
+{
+    char buf[3 * WEFT_SCHED_NAME];
+    for (int k = 1; k < 100; k++) {
+        if (k == 1) snprintf(buf, sizeof buf, "%s.%s", base, scope);
+        else snprintf(buf, sizeof buf, "%s.%s%d", base, scope, k);
+        if (strlen(buf) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_UNSUPPORTED, "stage name %s is too long", buf);
+        bool taken = false;
+        for (int i = 0; i < s->n_stages; i++) taken = taken || !strcmp(s->stages[i].name, buf);
+        if (!taken) {
+            memcpy(out, buf, strlen(buf) + 1);
+            return WEFT_OK;
+        }
+    }
+    return weft_fail(WEFT_ERR_UNSUPPORTED, "too many %s stages of %s", scope, base);
+}

@@ -93,6 +93,8 @@ typedef enum weft_step_kind {
 
 /* Lookups: index, or -1 with an error message set that names what was looked for. */
 int weft_sched_find_stage(const weft_schedule *s, const char *name);
+/* A stage name BASE.SUFFIX[, BASE.SUFFIX2, ...] not taken yet, into out (WEFT_SCHED_NAME bytes). */
+weft_status weft_sched_unique_name(const weft_schedule *s, const char *base, const char *suffix, char *out);
 int weft_sched_find_iter(const weft_stage *st, const char *name);
 int weft_sched_leaf_pos(const weft_stage *st, int iter);
 /* The stage whose result is tensor t, or -1 (placeholders have no stage). */

@@ -24,34 +24,13 @@
 
 #include "targets/target.h"
 #include "weft/model.h"
+#include "api_test_util.h"
 #include "weft/onnx.h"
 #include "../targets/fake_device.h"
 
 #define DATA "tests/data/models/"
 
-static float *read_floats(const char *path, size_t *bytes)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *x = malloc((size_t)len + 4);
-    assert_non_null(x);
-    assert_int_equal(fread(x, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *bytes = (size_t)len;
-    return x;
-}
 
-static void expect_error(weft_status got, weft_status want, const char *needle)
-{
-    const char *msg = weft_last_error();
-    if (got != want || !strstr(msg, needle))
-        fprintf(stderr, "got %s (want %s): '%s' (wanted '%s')\n", weft_status_name(got), weft_status_name(want), msg, needle);
-    assert_int_equal(got, want);
-    assert_non_null(strstr(msg, needle));
-}
 
 static weft_model *load(const char *file, const char *target, int threads)
 {
