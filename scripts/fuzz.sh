@@ -5,7 +5,8 @@
 # copied into build/fuzz/corpus/NAME (which grows across runs; the tree's corpus is not touched),
 # and a crashing input is written to build/fuzz/artifacts/NAME/. Exits 0 when no target found
 # anything, 1 on a finding or a build failure, 77 when clang or libFuzzer is missing.
-# Hours: scripts/fuzz.sh 3600. Extra libFuzzer flags: FUZZ_FLAGS="-max_len=4096".
+# Hours: scripts/fuzz.sh 3600. Extra libFuzzer flags: FUZZ_FLAGS="-max_len=4096". FUZZ_SEED=N fixes
+# libFuzzer's seed (scripts/test.sh uses 1, so a finding in CI replays with the same seed here).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -53,7 +54,7 @@ for t in "${TARGETS[@]}"; do
     echo "== fuzz $t: ${SECS}s"
     # -timeout: one input over 10 s is a finding (a hang); -rss_limit_mb: one over 2 GB too.
     nice -n 19 $B/fuzz_"$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
-        -print_final_stats=1 -artifact_prefix="$art/" ${FUZZ_FLAGS:-} "$corpus" >"$log" 2>&1
+        -print_final_stats=1 -artifact_prefix="$art/" ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${FUZZ_FLAGS:-} "$corpus" >"$log" 2>&1
     rc=$?
     runs=$(grep -o "stat::number_of_executed_units: *[0-9]*" "$log" | grep -o "[0-9]*$" | tail -1)
     cov=$(grep -o "cov: [0-9]*" "$log" | tail -1)

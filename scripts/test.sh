@@ -45,7 +45,7 @@ run_suite asan build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undef
 FUZZ_SECONDS=${FUZZ_SECONDS:-40}
 if [[ $FUZZ_SECONDS -gt 0 ]]; then
     fuzz_rc=0
-    bash scripts/fuzz.sh "$FUZZ_SECONDS" || fuzz_rc=$?
+    FUZZ_SEED=${FUZZ_SEED:-1} bash scripts/fuzz.sh "$FUZZ_SECONDS" || fuzz_rc=$?
     case $fuzz_rc in
         0) results+=("fuzz: passed (${FUZZ_SECONDS}s per target)") ;;
         77) results+=("fuzz: left out (no clang-14 with libFuzzer)") ;;

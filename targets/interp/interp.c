@@ -41,6 +41,7 @@ typedef struct rctx {
     bool gpu, reverse, in_block, stop;
     int64_t tid[3];   /* the running thread's threadIdx.x/y/z */
     int phase, bcount;
+    int64_t budget; /* loop iterations left (weft_interp_run_budget); < 0: unlimited */
 } rctx;
 
 /* Whether the running thread's effects count: always on the CPU; in a GPU block only in the
@@ -308,6 +309,11 @@ static bool exec(rctx *c, int32_t si)
         }
         if (c->gpu && !c->in_block && s->axis >= WEFT_THREAD_X) return exec_block(c, si); /* a grid of one block */
         for (int64_t j = 0; j < n; j++) {
+            if (c->budget >= 0 && c->budget-- == 0) {
+                if (c->st == WEFT_OK)
+                    c->st = weft_fail(WEFT_ERR_TIMEOUT, "interp: %s ran past its budget of loop iterations", c->k->name);
+                return false;
+            }
             v->i = (int64_t)((uint64_t)lo + (uint64_t)j);
             if (!(block_body ? exec_block(c, s->d) : exec(c, s->d))) return false;
             if (c->stop) return true;
@@ -360,10 +366,10 @@ static bool exec(rctx *c, int32_t si)
     }
 }
 
-static weft_status run_mode(weft_kernel *k, void *const *args, bool gpu, bool reverse)
+static weft_status run_mode(weft_kernel *k, void *const *args, bool gpu, bool reverse, int64_t budget)
 {
     if (!k) return weft_fail(WEFT_ERR_INVALID_ARG, "interp: run needs a kernel");
-    rctx c = {.k = k, .gpu = gpu, .reverse = reverse};
+    rctx c = {.k = k, .gpu = gpu, .reverse = reverse, .budget = budget};
     c.slots = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c.slots);
     c.mem = calloc((size_t)(k->n_bufs ? k->n_bufs : 1), sizeof *c.mem);
     if (!c.slots || !c.mem) {
@@ -397,7 +403,7 @@ done:
 static weft_status interp_run(weft_kernel *k, void *const *args, const weft_exec *ex)
 {
     (void)ex; /* every loop runs serially */
-    return run_mode(k, args, false, false);
+    return run_mode(k, args, false, false, -1);
 }
 
 weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool reverse)
@@ -405,7 +411,7 @@ weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool
     weft_kernel *k = NULL;
     weft_status st = weft_interp_program_compile(f, &k);
     if (st != WEFT_OK) return st;
-    st = run_mode(k, args, true, reverse);
+    st = run_mode(k, args, true, reverse, -1);
     weft_interp_program_destroy(k);
     return st;
 }
@@ -469,3 +475,13 @@ const weft_target_ops weft_target_interp_ops = {
     .kernel_destroy = weft_interp_program_destroy,
     .dump = interp_dump,
 };
+
+weft_status weft_interp_run_budget(const weft_loop_func *f, void *const *args, int64_t max_iterations)
+{
+    weft_kernel *k = NULL;
+    weft_status st = weft_interp_program_compile(f, &k);
+    if (st != WEFT_OK) return st;
+    st = run_mode(k, args, false, false, max_iterations < 0 ? 0 : max_iterations);
+    weft_interp_program_destroy(k);
+    return st;
+}

@@ -31,6 +31,10 @@
 
 /* Compiles and runs f once on args (args[i] is param i): a convenience for tests and tools. */
 weft_status weft_interp_run(const weft_loop_func *f, void *const *args);
+/* weft_interp_run with a bound on the work: after max_iterations loop iterations in all (every
+ * loop's every iteration counts once) it stops and returns WEFT_ERR_TIMEOUT; the outputs are then
+ * partial. For callers that run schedules from untrusted text (fuzzing, verification). */
+weft_status weft_interp_run_budget(const weft_loop_func *f, void *const *args, int64_t max_iterations);
 /* GPU mode: runs f as a GPU would. Each innermost block-bound loop's body is one block (a
  * thread-bound loop outside any block loop is a grid of one block); its threads are the
  * combinations of the thread-bound loops' indices (block size: the largest extent per axis; a

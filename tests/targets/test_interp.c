@@ -410,6 +410,29 @@ static void test_interp_run_helper_and_dump(void **state)
     assert_true(found);
 }
 
+/* The work budget: a 1000 x 1000 nest (1001000 iterations) stops with WEFT_ERR_TIMEOUT under a
+ * budget of 5000; one of 1001000 runs it whole, as weft_interp_run does. */
+static void test_interp_budget_stops_long_runs(void **state)
+{
+    fixture *fx = *state;
+    weft_arena *a = fx->a;
+    weft_buffer *C = param(fx, "C", WEFT_I64, 4, 0);
+    const weft_expr *i = weft_var(a, "i", WEFT_I64), *j = weft_var(a, "j", WEFT_I64);
+    const weft_expr *c0 = I(fx, 0);
+    const weft_stmt *inc = weft_store(a, C, c0, weft_add(a, weft_load(a, C, c0), I(fx, 1)));
+    const weft_buffer *params[] = {C};
+    weft_loop_func f = {"count", 1, params,
+                        weft_for(a, i, c0, I(fx, 1000), WEFT_FOR_SERIAL, weft_for(a, j, c0, I(fx, 1000), WEFT_FOR_SERIAL, inc))};
+    int64_t *pc = fx->mem[0];
+    pc[0] = 0;
+    assert_int_equal(weft_interp_run_budget(&f, fx->mem, 5000), WEFT_ERR_TIMEOUT);
+    assert_error_mentions("budget");
+    assert_true(pc[0] < 5000);
+    pc[0] = 0;
+    assert_int_equal(weft_interp_run_budget(&f, fx->mem, 1001000), WEFT_OK);
+    assert_int_equal(pc[0], 1000000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +453,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_interp_rejects_buffer_outside_its_allocate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interp_null_argument_is_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interp_run_helper_and_dump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interp_budget_stops_long_runs, setup, teardown),
     };
     return cmocka_run_group_tests_name("targets_interp", tests, NULL, NULL);
 }
