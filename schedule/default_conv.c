@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/error.h"
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 
@@ -285,19 +286,17 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     return true;
 }
 
-weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done)
+/* The blocked rule's decisions: the register tile, the filter blocks' place among the parallel
+ * loops (outermost: a block of weights is reused from L2 by consecutive chunks; innermost: an
+ * input tile is reused across filter blocks), and an auto_unroll pragma on the reduction. */
+typedef struct conv_knobs {
+    conv_tile tile;
+    bool spatial_outer;
+    int unroll;
+} conv_knobs;
+
+static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_target_caps *caps, const conv_knobs *kn)
 {
-    weft_status grc = WEFT_OK;
-    if ((*done = global_pool(s, caps, &grc))) return grc;
-    *done = false;
-    int y, r = blocked_reduction(s, &y);
-    if (r < 0) {
-        r = window_reduction(s, &y);
-        if (r < 0) return WEFT_OK;
-        *done = true;
-        return schedule_window(s, r, y, caps);
-    }
-    *done = true;
     int p = pad_stage_of(s, r);
     char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
@@ -312,7 +311,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 
     const weft_tensor *R = s->stages[r].op;
     int64_t fb = R->shape[4], OH = R->shape[2], OW = R->shape[3];
-    conv_tile t = choose_tile(R->shape, caps);
+    conv_tile t = kn->tile;
 
     /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
      * n.0 f.0 y.0 x.0 | f.1 n.1 y.1 x.1 f.2. */
@@ -332,7 +331,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
                 rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[1], (long long)fb);
                 snprintf(fin[n_fin++], sizeof fin[0], "%s.1", ax[1]);
             }
-            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[1]);
+            if (!kn->spatial_outer) snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[1]);
         } else if (tile[d] >= ext[d] && ext[d] > 1) {
             snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
         } else if (tile[d] <= 1) {
@@ -344,6 +343,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         }
     }
     if (rc != WEFT_OK) return rc;
+    if (kn->spatial_outer) snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[1]);
     /* The write-back reads the accumulators as they lie: f.1, then the spatial tile, then the
      * fb filters of a vector innermost (stores strided by OH*OW). Reading them across columns
      * instead (contiguous stores, a gather from the accumulators) kept LLVM from holding them
@@ -387,5 +387,91 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     for (int i = 0; i < 4 && rc == WEFT_OK; i++)
         if (unroll[i] > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, s->stages[r].iters[i].name);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", rname, s->stages[r].iters[4].name);
+    if (rc == WEFT_OK && kn->unroll > 0 && R->n_reduce > 0) /* on the outermost reduction loop */
+        rc = weft_sched_stepf(s, "pragma %s %s auto_unroll %d", rname, s->stages[r].iters[5].name, kn->unroll);
     return rc;
+}
+
+
+weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done)
+{
+    weft_status grc = WEFT_OK;
+    if ((*done = global_pool(s, caps, &grc))) return grc;
+    *done = false;
+    int y, r = blocked_reduction(s, &y);
+    if (r < 0) {
+        r = window_reduction(s, &y);
+        if (r < 0) return WEFT_OK;
+        *done = true;
+        return schedule_window(s, r, y, caps);
+    }
+    *done = true;
+    conv_knobs k = {.tile = choose_tile(s->stages[r].op->shape, caps)};
+    return schedule_blocked(s, r, y, caps, &k);
+}
+
+/* ---- knobs (weft_schedule_knob_space) ------------------------------------------------------ */
+
+enum { K_TF, K_TN, K_TY, K_TX, K_SPATIAL_OUTER, K_UNROLL, N_CONV_KNOBS };
+static const char *const conv_knob_names[N_CONV_KNOBS] = {"tf", "tn", "ty", "tx", "spatial_outer", "unroll"};
+
+/* Vector registers a tile keeps live: accumulators, a weight vector per filter block, a broadcast. */
+static int64_t tile_live_vectors(const conv_tile *t) { return t->tf * t->tn * t->ty * t->tx + t->tf + 1; }
+
+static int64_t vector_regs(const weft_target_caps *caps) { return caps && caps->vector_regs > 0 ? caps->vector_regs : 16; }
+
+static void knob_add(weft_knob_space *sp, int i, int64_t v)
+{
+    if (sp->n_values[i] < WEFT_KNOB_VALUES_MAX) sp->values[i][sp->n_values[i]++] = v;
+}
+
+weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    if (caps && caps->has_thread_binding) return WEFT_OK;
+    weft_schedule *s = NULL;
+    weft_status rc = weft_schedule_create(f, &s);
+    if (rc != WEFT_OK) return rc;
+    int y, r = blocked_reduction(s, &y);
+    if (r >= 0) {
+        const int64_t *sh = s->stages[r].op->shape; /* [N, FO, OH, OW, fb] */
+        int64_t regs = vector_regs(caps);
+        snprintf(sp->rule, sizeof sp->rule, "conv_blocked");
+        sp->n = N_CONV_KNOBS;
+        for (int i = 0; i < N_CONV_KNOBS; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
+        for (int64_t v = 1; v <= sh[1] && v <= 4; v++)
+            if (sh[1] % v == 0) knob_add(sp, K_TF, v);
+        for (int64_t v = 1; v <= sh[0] && v <= 8; v++) knob_add(sp, K_TN, v);
+        for (int64_t v = 1; v <= sh[2] && v <= 8; v++) knob_add(sp, K_TY, v);
+        for (int64_t v = 1; v <= sh[3] && v <= regs - 2; v++) knob_add(sp, K_TX, v);
+        knob_add(sp, K_SPATIAL_OUTER, 0);
+        knob_add(sp, K_SPATIAL_OUTER, 1);
+        knob_add(sp, K_UNROLL, 0);
+        knob_add(sp, K_UNROLL, 16);
+        knob_add(sp, K_UNROLL, 64);
+    }
+    weft_schedule_destroy(s);
+    return WEFT_OK;
+}
+
+weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *v)
+{
+    int y, r = blocked_reduction(s, &y);
+    if (r < 0 || (caps && caps->has_thread_binding))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
+    if (n != N_CONV_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_blocked takes %d knobs, got %d", N_CONV_KNOBS, n);
+    const int64_t *sh = s->stages[r].op->shape;
+    const int64_t max[N_CONV_KNOBS] = {sh[1], sh[0], sh[2], sh[3], 1, 4096};
+    for (int i = 0; i < N_CONV_KNOBS; i++)
+        if (v[i] < (i >= K_SPATIAL_OUTER ? 0 : 1) || v[i] > max[i])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [%d, %lld]", conv_knob_names[i], (long long)v[i],
+                             i >= K_SPATIAL_OUTER ? 0 : 1, (long long)max[i]);
+    conv_knobs k = {.tile = {v[K_TF], v[K_TN], v[K_TY], v[K_TX]}, .spatial_outer = v[K_SPATIAL_OUTER] != 0,
+                    .unroll = (int)v[K_UNROLL]};
+    if (sh[1] % k.tile.tf) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filter blocks", (long long)k.tile.tf, (long long)sh[1]);
+    if (tile_live_vectors(&k.tile) > vector_regs(caps))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lldx%lldx%lldx%lld tile keeps %lld vectors live, more than the %lld registers",
+                         (long long)k.tile.tf, (long long)k.tile.tn, (long long)k.tile.ty, (long long)k.tile.tx,
+                         (long long)tile_live_vectors(&k.tile), (long long)vector_regs(caps));
+    return schedule_blocked(s, r, y, caps, &k);
 }

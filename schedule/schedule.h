@@ -50,6 +50,26 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
  * rules (schedule/default_conv.c): *done tells whether the kernel had one of these patterns
  * (and got the schedule); otherwise s is unchanged. */
 weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done);
+/* Knobs: the decisions of a default rule that a tuner may vary (AutoTVM's template knobs), for
+ * kernels the tuner's sketches do not cover. Today: the blocked convolution's register tile
+ * (tf filter vectors x tn images x ty rows x tx columns), whether the filter blocks are the
+ * innermost parallel loop, and an auto_unroll pragma on its reduction (schedule/default_conv.c).
+ * weft_schedule_knob_space gives sp->n = 0 when f's kernel has no rule with knobs (or caps is a
+ * GPU's). weft_schedule_default_knobs schedules a fresh s by that rule with one value per knob,
+ * refusing (WEFT_ERR_INVALID_ARG, s unchanged, the message naming the knob) values out of range
+ * or a tile that does not fit the vector register file; the default schedule is one point of the
+ * space. */
+#define WEFT_KNOBS_MAX 8
+#define WEFT_KNOB_VALUES_MAX 32
+typedef struct weft_knob_space {
+    char rule[32];
+    int n;
+    char name[WEFT_KNOBS_MAX][16];
+    int n_values[WEFT_KNOBS_MAX];
+    int64_t values[WEFT_KNOBS_MAX][WEFT_KNOB_VALUES_MAX];
+} weft_knob_space;
+weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp);
+weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *values);
 /* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): a thread per output
  * element, reductions serial in the thread (schedule/default_gpu.c). */
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps);

@@ -15,8 +15,12 @@
  * The register tile keeps accumulators + one operand row + a broadcast within the target's
  * vector registers (16 with AVX2, 32 with AVX-512: weft_sketch_fits_registers).
  * Decisions: perfect factorizations of every axis (no guards), accumulator shape, reduction
- * split, unroll depth, parallel granularity. A kernel without a reuse stage has one candidate,
- * the default schedule.
+ * split, unroll depth, parallel granularity.
+ * A kernel these rules do not tile whose default rule has knobs (weft_schedule_knob_space: the
+ * convolution in filter blocks, whose 5-D reduction the output reads through a layout change)
+ * gets a knobbed sketch: candidates are knob values, scheduled by the default rule itself, and
+ * their step text starts with a "# knobs RULE name=value ..." comment. Any other kernel has one
+ * candidate, the default schedule.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +138,96 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
     free(prefix);
     weft_schedule_destroy(s);
     if (out->n_sp > WEFT_SKETCH_MAX_AXES || out->n_red > WEFT_SKETCH_MAX_AXES) out->tiled = false;
+    if (!out->tiled) {
+        weft_status krc = weft_schedule_knob_space(f, caps, &out->ks);
+        if (krc != WEFT_OK) return krc;
+        out->knobbed = out->ks.n > 0;
+        out->f = f;
+        if (caps) out->caps = *caps;
+    }
     return WEFT_OK;
+}
+
+/* ---- knobbed sketches ---- */
+
+/* The rule's schedule for c's knob values (NULL when the rule refuses them). */
+static weft_schedule *knob_schedule(const weft_sketch *sk, const weft_cand *c)
+{
+    weft_schedule *s = NULL;
+    if (weft_schedule_create(sk->f, &s) != WEFT_OK) return NULL;
+    if (weft_schedule_default_knobs(s, &sk->caps, sk->ks.n, c->knob) != WEFT_OK) {
+        weft_schedule_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static bool knobs_valid(const weft_sketch *sk, const weft_cand *c)
+{
+    weft_schedule *s = knob_schedule(sk, c);
+    weft_schedule_destroy(s);
+    return s != NULL;
+}
+
+static void knob_pick(const weft_sketch *sk, uint64_t *rng, weft_cand *c, int i)
+{
+    c->knob[i] = sk->ks.values[i][weft_tuner_rand(rng) % (uint64_t)sk->ks.n_values[i]];
+}
+
+static void knobs_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
+{
+    for (int tries = 0; tries < 64; tries++) {
+        for (int i = 0; i < sk->ks.n; i++) knob_pick(sk, rng, c, i);
+        if (knobs_valid(sk, c)) return;
+    }
+}
+
+static void knobs_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        weft_cand m = *c;
+        knob_pick(sk, rng, &m, (int)(weft_tuner_rand(rng) % (uint64_t)sk->ks.n));
+        if (knobs_valid(sk, &m)) {
+            *c = m;
+            return;
+        }
+    }
+    knobs_sample(sk, rng, c);
+}
+
+static char *knobs_steps(const weft_sketch *sk, const weft_cand *c)
+{
+    weft_schedule *s = knob_schedule(sk, c);
+    char *text = s ? weft_schedule_text(s) : NULL;
+    weft_schedule_destroy(s);
+    if (!text) return NULL;
+    weft_strbuf sb = {0};
+    weft_strbuf_printf(&sb, WEFT_KNOBS_COMMENT "%s", sk->ks.rule);
+    for (int i = 0; i < sk->ks.n; i++) weft_strbuf_printf(&sb, " %s=%lld", sk->ks.name[i], (long long)c->knob[i]);
+    weft_strbuf_printf(&sb, "\n%s", text);
+    free(text);
+    return weft_strbuf_take(&sb);
+}
+
+bool weft_sketch_knobs_from_steps(const weft_sketch *sk, const char *steps, weft_cand *c)
+{
+    size_t lc = strlen(WEFT_KNOBS_COMMENT), lr = strlen(sk->ks.rule);
+    if (!sk->knobbed || !steps || strncmp(steps, WEFT_KNOBS_COMMENT, lc) || strncmp(steps + lc, sk->ks.rule, lr))
+        return false;
+    memset(c, 0, sizeof *c);
+    const char *p = steps + lc + lr;
+    for (int i = 0; i < sk->ks.n; i++) {
+        size_t ln = strlen(sk->ks.name[i]);
+        if (*p != ' ' || strncmp(p + 1, sk->ks.name[i], ln) || p[1 + ln] != '=') return false;
+        char *end = NULL;
+        c->knob[i] = strtoll(p + 2 + ln, &end, 10);
+        if (end == p + 2 + ln) return false;
+        p = end;
+    }
+    char *again = knobs_steps(sk, c);
+    bool same = again && !strcmp(again, steps);
+    free(again);
+    return same;
 }
 
 /* Vector registers a candidate's register tile keeps live: its accumulators, one row of the
@@ -152,12 +245,17 @@ int weft_sketch_live_vectors(const weft_sketch *sk, const weft_cand *c)
 
 bool weft_sketch_fits_registers(const weft_sketch *sk, const weft_cand *c)
 {
+    if (sk->knobbed) return true; /* the rule checks its own tile */
     return weft_sketch_live_vectors(sk, c) <= sk->regs;
 }
 
 void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 {
     memset(c, 0, sizeof *c);
+    if (sk->knobbed) {
+        knobs_sample(sk, rng, c);
+        return;
+    }
     int64_t L = sk->lanes;
     for (int d = 0; d < sk->n_sp; d++) {
         int64_t e = sk->sp_ext[d];
@@ -182,6 +280,10 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 {
+    if (sk->knobbed) {
+        knobs_mutate(sk, rng, c);
+        return;
+    }
     weft_cand fresh;
     weft_sketch_sample(sk, rng, &fresh);
     switch (weft_tuner_rand(rng) % 5) {
@@ -214,6 +316,7 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
 {
+    if (sk->knobbed) return knobs_steps(sk, c);
     weft_strbuf sb = {0};
     weft_strbuf_puts(&sb, sk->prefix);
     const char *T = sk->t, *R = sk->r;

@@ -260,6 +260,7 @@ static int words(char *line, char **w, int max)
  * the candidate rebuilt from them must equal `steps`. */
 static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand *c)
 {
+    if (sk->knobbed) return weft_sketch_knobs_from_steps(sk, steps, c);
     if (!sk->tiled || !steps) return false;
     memset(c, 0, sizeof *c);
     char *text = strdup(steps);
@@ -300,7 +301,7 @@ static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand 
 static void task_round(tuner *tu, task_state *ts, int batch)
 {
     double before = ts->best;
-    if (!ts->sk.tiled || ts->trials == 0) {
+    if (!weft_sketch_searchable(&ts->sk) || ts->trials == 0) {
         /* The default schedule first (and, without a sketch, only). */
         weft_schedule *s = NULL;
         weft_schedule_create(ts->task->f, &s);
@@ -333,7 +334,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             weft_arena_destroy(a);
         }
         if (ts->first_best <= 0) ts->first_best = ts->best;
-        if (!ts->sk.tiled) {
+        if (!weft_sketch_searchable(&ts->sk)) {
             ts->done = true;
             return;
         }

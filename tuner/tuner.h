@@ -94,6 +94,12 @@ typedef struct weft_sketch {
     int64_t pack_last_ext;
     int lanes;             /* f32 vector lanes of the target */
     int regs;              /* vector registers of the target (register-tile budget) */
+    /* Untiled kernels whose default rule has knobs (weft_schedule_knob_space: the blocked
+     * convolution): candidates are knob values, scheduled by that rule. */
+    bool knobbed;
+    weft_knob_space ks;
+    const weft_te_func *f; /* the kernel (knobbed sketches schedule it per candidate) */
+    weft_target_caps caps;
 } weft_sketch;
 
 typedef struct weft_cand {
@@ -103,7 +109,16 @@ typedef struct weft_cand {
     int unroll;                          /* auto_unroll depth on the outer reduction loop */
     int n_par;                           /* outer loops fused into the parallel loop */
     bool pack;                           /* pack sk->pack per panel of the vector axis */
+    int64_t knob[WEFT_KNOBS_MAX];        /* knobbed sketches: one value per knob */
 } weft_cand;
+/* Whether a sketch has candidates beyond the default schedule. */
+static inline bool weft_sketch_searchable(const weft_sketch *sk) { return sk->tiled || sk->knobbed; }
+/* A knobbed sketch's step text starts with this comment line, then the knob values: the
+ * decisions travel with the record (step text ignores comments). */
+#define WEFT_KNOBS_COMMENT "# knobs "
+/* The candidate a knobbed sketch's step text was made from, read back from its comment line;
+ * false when the text is not one of the sketch's candidates. */
+bool weft_sketch_knobs_from_steps(const weft_sketch *sk, const char *steps, weft_cand *c);
 
 weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps, weft_sketch *out);
 void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c);

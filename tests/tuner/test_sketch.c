@@ -15,6 +15,7 @@
 #include "ops/ops.h"
 #include "compile/build.h"
 #include "tuner/tuner.h"
+#include "weft/graph.h"
 
 typedef struct kcase {
     const char *op;
@@ -44,95 +45,182 @@ static void run(const weft_target_ops *ops, weft_target *t, const weft_schedule 
     (void)f;
 }
 
+typedef struct targets {
+    const weft_target_ops *llvm, *interp;
+    weft_target *tl, *ti;
+    weft_target_caps caps;
+} targets;
+
+static void targets_open(targets *t)
+{
+    t->llvm = weft_target_find("llvm");
+    t->interp = weft_target_find("interp");
+    assert_int_equal(t->llvm->create(&t->tl), WEFT_OK);
+    assert_int_equal(t->interp->create(&t->ti), WEFT_OK);
+    t->llvm->caps(t->tl, &t->caps);
+}
+
+static void targets_close(targets *t)
+{
+    t->llvm->destroy(t->tl);
+    t->interp->destroy(t->ti);
+}
+
+/* Samples (and mutates) `trials` candidates of sk for f; each must replay to the same loop IR
+ * and compute what the naive schedule computes (LLVM and the interpreter). Returns the count. */
+static int check_candidates(targets *tg, const weft_te_func *f, const weft_sketch *sk, const char *what, int trials)
+{
+    int checked = 0;
+    int np = f->n_inputs + f->n_outputs, o = f->n_inputs;
+    void *ref[8], *got[8];
+    size_t bytes[8];
+    uint64_t seed = 5;
+    assert_true(np <= 8 && f->n_outputs == 1);
+    for (int i = 0; i < np; i++) {
+        const weft_tensor *x = i < f->n_inputs ? f->inputs[i] : f->outputs[i - f->n_inputs];
+        bytes[i] = (size_t)weft_te_numel(x) * 4;
+        ref[i] = malloc(bytes[i]);
+        got[i] = i < o ? ref[i] : malloc(bytes[i]);
+        for (size_t e = 0; i < o && e < bytes[i] / 4; e++)
+            ((float *)ref[i])[e] = (float)(weft_tuner_rand(&seed) % 2000) / 1000.0f - 1.0f;
+    }
+    weft_schedule *naive = NULL;
+    assert_int_equal(weft_schedule_create(f, &naive), WEFT_OK);
+    run(tg->interp, tg->ti, naive, f, ref);
+    weft_schedule_destroy(naive);
+    uint64_t rng = 42;
+    weft_cand cand;
+    for (int trial = 0; trial < trials; trial++) {
+        if (trial % 3 == 2) weft_sketch_mutate(sk, &rng, &cand);
+        else weft_sketch_sample(sk, &rng, &cand);
+        char *steps = weft_sketch_steps(sk, &cand);
+        if (!steps) print_error("%s trial %d: no steps: %s\n", what, trial, weft_last_error());
+        assert_non_null(steps);
+        weft_schedule *s = NULL, *r = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        weft_status rc = weft_schedule_apply_text(s, steps);
+        if (rc != WEFT_OK) print_error("%s: %s\nsteps:\n%s", what, weft_last_error(), steps);
+        assert_int_equal(rc, WEFT_OK);
+        /* replay of the printed text gives the same loop IR */
+        char *text = weft_schedule_text(s);
+        assert_int_equal(weft_schedule_create(f, &r), WEFT_OK);
+        assert_int_equal(weft_schedule_apply_text(r, text), WEFT_OK);
+        weft_arena *la = weft_arena_create(), *lb = weft_arena_create();
+        weft_loop_func *l1 = NULL, *l2 = NULL;
+        assert_int_equal(weft_lower(s, NULL, la, &l1), WEFT_OK);
+        assert_int_equal(weft_lower(r, NULL, lb, &l2), WEFT_OK);
+        char *i1 = weft_ir_func_str(l1), *i2 = weft_ir_func_str(l2);
+        assert_string_equal(i1, i2);
+        free(i1);
+        free(i2);
+        weft_arena_destroy(la);
+        weft_arena_destroy(lb);
+        for (int tgt = 0; tgt < 2; tgt++) {
+            memset(got[o], 0xff, bytes[o]);
+            run(tgt ? tg->interp : tg->llvm, tgt ? tg->ti : tg->tl, s, f, got);
+            double md = 0, mr = 1;
+            for (size_t e = 0; e < bytes[o] / 4; e++) {
+                double d = fabs((double)((float *)got[o])[e] - ((float *)ref[o])[e]);
+                if (!(d <= md)) md = d;
+                if (fabs(((float *)ref[o])[e]) > mr) mr = fabs(((float *)ref[o])[e]);
+            }
+            if (!(md <= 1e-4 * mr)) print_error("%s trial %d: error %g\n%s", what, trial, md, steps);
+            assert_true(md <= 1e-4 * mr);
+        }
+        /* a knobbed candidate's decisions are read back from its text */
+        if (sk->knobbed) {
+            weft_cand back;
+            assert_true(weft_sketch_knobs_from_steps(sk, steps, &back));
+            assert_memory_equal(back.knob, cand.knob, sizeof back.knob);
+        }
+        checked++;
+        free(text);
+        free(steps);
+        weft_schedule_destroy(s);
+        weft_schedule_destroy(r);
+    }
+    for (int i = 0; i < np; i++) {
+        free(ref[i]);
+        if (i >= o) free(got[i]);
+    }
+    return checked;
+}
+
 static void test_sampled_candidates_replay_and_match_naive(void **state)
 {
     (void)state;
-    const weft_target_ops *llvm = weft_target_find("llvm"), *interp = weft_target_find("interp");
-    weft_target *tl = NULL, *ti = NULL;
-    assert_int_equal(llvm->create(&tl), WEFT_OK);
-    assert_int_equal(interp->create(&ti), WEFT_OK);
-    weft_target_caps caps;
-    llvm->caps(tl, &caps);
+    targets tg;
+    targets_open(&tg);
     int checked = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         weft_arena *a = weft_arena_create();
         weft_te_func *f = NULL;
         assert_int_equal(weft_op_build(a, cases[c].op, cases[c].n, cases[c].shape, &f), WEFT_OK);
         weft_sketch sk;
-        assert_int_equal(weft_sketch_make(f, &caps, &sk), WEFT_OK);
+        assert_int_equal(weft_sketch_make(f, &tg.caps, &sk), WEFT_OK);
         assert_int_equal(sk.tiled, cases[c].tiled);
-        int np = f->n_inputs + f->n_outputs, o = f->n_inputs;
-        void *ref[8], *got[8];
-        size_t bytes[8];
-        uint64_t seed = 5;
-        for (int i = 0; i < np; i++) {
-            const weft_tensor *x = i < f->n_inputs ? f->inputs[i] : f->outputs[i - f->n_inputs];
-            bytes[i] = (size_t)weft_te_numel(x) * 4;
-            ref[i] = malloc(bytes[i]);
-            got[i] = i < o ? ref[i] : malloc(bytes[i]);
-            for (size_t e = 0; i < o && e < bytes[i] / 4; e++)
-                ((float *)ref[i])[e] = (float)(weft_tuner_rand(&seed) % 2000) / 1000.0f - 1.0f;
-        }
-        weft_schedule *naive = NULL;
-        assert_int_equal(weft_schedule_create(f, &naive), WEFT_OK);
-        run(interp, ti, naive, f, ref);
-        weft_schedule_destroy(naive);
-        uint64_t rng = 42;
-        weft_cand cand;
-        for (int trial = 0; sk.tiled && trial < 25; trial++) {
-            if (trial % 3 == 2) weft_sketch_mutate(&sk, &rng, &cand);
-            else weft_sketch_sample(&sk, &rng, &cand);
-            char *steps = weft_sketch_steps(&sk, &cand);
-            weft_schedule *s = NULL, *r = NULL;
-            assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-            weft_status rc = weft_schedule_apply_text(s, steps);
-            if (rc != WEFT_OK) print_error("%s: %s\nsteps:\n%s", cases[c].op, weft_last_error(), steps);
-            assert_int_equal(rc, WEFT_OK);
-            /* replay of the printed text gives the same loop IR */
-            char *text = weft_schedule_text(s);
-            assert_int_equal(weft_schedule_create(f, &r), WEFT_OK);
-            assert_int_equal(weft_schedule_apply_text(r, text), WEFT_OK);
-            weft_arena *la = weft_arena_create(), *lb = weft_arena_create();
-            weft_loop_func *l1 = NULL, *l2 = NULL;
-            assert_int_equal(weft_lower(s, NULL, la, &l1), WEFT_OK);
-            assert_int_equal(weft_lower(r, NULL, lb, &l2), WEFT_OK);
-            char *i1 = weft_ir_func_str(l1), *i2 = weft_ir_func_str(l2);
-            assert_string_equal(i1, i2);
-            free(i1);
-            free(i2);
-            weft_arena_destroy(la);
-            weft_arena_destroy(lb);
-            for (int tgt = 0; tgt < 2; tgt++) {
-                memset(got[o], 0xff, bytes[o]);
-                run(tgt ? interp : llvm, tgt ? ti : tl, s, f, got);
-                double md = 0, mr = 1;
-                for (size_t e = 0; e < bytes[o] / 4; e++) {
-                    double d = fabs((double)((float *)got[o])[e] - ((float *)ref[o])[e]);
-                    if (!(d <= md)) md = d;
-                    if (fabs(((float *)ref[o])[e]) > mr) mr = fabs(((float *)ref[o])[e]);
-                }
-                if (!(md <= 1e-4 * mr)) print_error("%s trial %d: error %g\n%s", cases[c].op, trial, md, steps);
-                assert_true(md <= 1e-4 * mr);
-            }
-            checked++;
-            free(text);
-            free(steps);
-            weft_schedule_destroy(s);
-            weft_schedule_destroy(r);
-        }
-        for (int i = 0; i < np; i++) {
-            free(ref[i]);
-            if (i >= o) free(got[i]);
-        }
+        if (sk.tiled) checked += check_candidates(&tg, f, &sk, cases[c].op, 25);
         weft_arena_destroy(a);
     }
     assert_true(checked >= 100);
-    llvm->destroy(tl);
-    interp->destroy(ti);
+    targets_close(&tg);
+}
+
+/* The Conv of a graph (weights laid out in filter blocks, bias and ReLU fused) is not tiled by
+ * the sketch rules but has a knobbed sketch (schedule/default_conv.c's register tile, loop
+ * order, unrolling): its candidates are valid and correct, their knobs read back from the step
+ * text; out-of-range knob values and tiles past the register file are refused by name. */
+static void test_blocked_conv_gets_knobbed_sketch(void **state)
+{
+    (void)state;
+    targets tg;
+    targets_open(&tg);
+    weft_graph *g = NULL;
+    weft_value x, w, b, y, h;
+    enum { C = 8, F = 40, H = 7 };
+    static float wd[F * C * 9], bd[F];
+    for (int i = 0; i < F * C * 9; i++) wd[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+    for (int i = 0; i < F; i++) bd[i] = (float)i / F - 0.5f;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){2, C, H, H}, &x), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, (int64_t[]){F, C, 3, 3}, wd, &w), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, (int64_t[]){F}, bd, &b), WEFT_OK);
+    assert_int_equal(weft_graph_conv2d(g, x, w, b, 1, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_unary(g, "Relu", y, &h), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, h, "out"), WEFT_OK);
+    weft_task *tasks = NULL;
+    int n = 0;
+    assert_int_equal(weft_tasks_from_graph(g, &tg.caps, &tasks, &n), WEFT_OK);
+    assert_int_equal(n, 1);
+    weft_sketch sk;
+    assert_int_equal(weft_sketch_make(tasks[0].f, &tg.caps, &sk), WEFT_OK);
+    assert_false(sk.tiled);
+    assert_true(sk.knobbed);
+    assert_string_equal(sk.ks.rule, "conv_blocked");
+    assert_int_equal(check_candidates(&tg, tasks[0].f, &sk, "conv_blocked", 24), 24);
+    /* refusals: values out of range, a tile past the register file */
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(tasks[0].f, &s), WEFT_OK);
+    int64_t bad_tx[6] = {1, 1, 1, 0, 0, 0};
+    assert_int_equal(weft_schedule_default_knobs(s, &tg.caps, sk.ks.n, bad_tx), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "tx"));
+    int64_t big[6] = {1, 2, 7, 7, 0, 0};
+    assert_int_equal(weft_schedule_default_knobs(s, &tg.caps, sk.ks.n, big), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "registers"));
+    assert_int_equal(weft_schedule_n_steps(s), 0);
+    /* a text that is not one of the sketch's candidates is not read back */
+    weft_cand c;
+    assert_false(weft_sketch_knobs_from_steps(&sk, "# knobs conv_blocked tf=1 tn=1 ty=1 tx=1 spatial_outer=0 unroll=0\nsplit x 2\n", &c));
+    assert_false(weft_sketch_knobs_from_steps(&sk, "# knobs other tf=1\n", &c));
+    weft_schedule_destroy(s);
+    weft_tasks_free(tasks, n);
+    weft_graph_destroy(g);
+    targets_close(&tg);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_sampled_candidates_replay_and_match_naive)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_sampled_candidates_replay_and_match_naive),
+                                       cmocka_unit_test(test_blocked_conv_gets_knobbed_sketch)};
     return cmocka_run_group_tests_name("tuner_sketch", tests, NULL, NULL);
 }
