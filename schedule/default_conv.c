@@ -170,7 +170,9 @@ static int window_reduction(const weft_schedule *s, int *out)
  * over (n, c), row and column tiles inside, columns in vectors; the window reduced per tile
  * into a local accumulator of ty rows x one or two vectors (window loops outside, rows
  * unrolled, columns vectorized). */
-static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_target_caps *caps)
+/* tile_x/tile_y > 0 override the column/row tile (knobs); 0 chooses them. */
+static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t tile_x,
+                                   int64_t tile_y)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     int p = pad_stage_of(s, r);
@@ -201,9 +203,11 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
             tx = t;
         }
     if (2 * tx < lanes && tx < OW) tx = lanes;
+    if (tile_x > 0) tx = tile_x;
     int64_t ty = 1;
     for (int64_t t = 1; t <= weft_sched_tile_rows(caps) / ceil_div(tx, lanes) / 2 && t <= OH; t++)
         if (OH % t == 0) ty = t;
+    if (tile_y > 0) ty = tile_y;
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
     char yo[WEFT_SCHED_NAME + 4], yi[WEFT_SCHED_NAME + 4], xo[WEFT_SCHED_NAME + 4], xi[WEFT_SCHED_NAME + 4];
@@ -403,7 +407,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         r = window_reduction(s, &y);
         if (r < 0) return WEFT_OK;
         *done = true;
-        return schedule_window(s, r, y, caps);
+        return schedule_window(s, r, y, caps, 0, 0);
     }
     *done = true;
     conv_knobs k = {.tile = choose_tile(s->stages[r].op->shape, caps)};
@@ -413,6 +417,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 /* ---- knobs (weft_schedule_knob_space) ------------------------------------------------------ */
 
 enum { K_TF, K_TN, K_TY, K_TX, K_SPATIAL_OUTER, K_UNROLL, N_CONV_KNOBS };
+enum { N_WINDOW_KNOBS = 2 }; /* the window rule's: tx, ty */
 static const char *const conv_knob_names[N_CONV_KNOBS] = {"tf", "tn", "ty", "tx", "spatial_outer", "unroll"};
 
 /* Vector registers a tile keeps live: accumulators, a weight vector per filter block, a broadcast. */
@@ -433,7 +438,25 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
     weft_status rc = weft_schedule_create(f, &s);
     if (rc != WEFT_OK) return rc;
     int y, r = blocked_reduction(s, &y);
-    if (r >= 0) {
+    weft_schedule *probe = NULL; /* global_pool schedules what it matches: probe a copy */
+    bool gp = false;
+    if (r < 0 && (rc = weft_schedule_create(f, &probe)) == WEFT_OK) {
+        weft_status ignored = WEFT_OK;
+        gp = global_pool(probe, caps, &ignored);
+        weft_schedule_destroy(probe);
+    }
+    if (r < 0 && !gp && (r = window_reduction(s, &y)) >= 0) {
+        const int64_t *sh = s->stages[y].op->shape; /* [N, C, OH, OW] */
+        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+        snprintf(sp->rule, sizeof sp->rule, "window");
+        sp->n = N_WINDOW_KNOBS;
+        snprintf(sp->name[0], sizeof sp->name[0], "tx");
+        snprintf(sp->name[1], sizeof sp->name[1], "ty");
+        for (int64_t v = 1; v <= sh[3] && v <= 2 * lanes; v++)
+            if (sh[3] % v == 0 || v == lanes) knob_add(sp, 0, v);
+        for (int64_t v = 1; v <= sh[2] && v <= 8; v++)
+            if (sh[2] % v == 0) knob_add(sp, 1, v);
+    } else if (r >= 0 && s->stages[r].op->ndim == 5) {
         const int64_t *sh = s->stages[r].op->shape; /* [N, FO, OH, OW, fb] */
         int64_t regs = vector_regs(caps);
         snprintf(sp->rule, sizeof sp->rule, "conv_blocked");
@@ -456,9 +479,25 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
 
 weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *v)
 {
+    if (caps && caps->has_thread_binding) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: no knobs on GPU targets");
+    weft_knob_space sp;
+    weft_status src = weft_schedule_knob_space(weft_schedule_func(s), caps, &sp);
+    if (src != WEFT_OK) return src;
+    if (sp.n == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
     int y, r = blocked_reduction(s, &y);
-    if (r < 0 || (caps && caps->has_thread_binding))
-        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
+    if (!strcmp(sp.rule, "window")) {
+        r = window_reduction(s, &y);
+        if (n != N_WINDOW_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: window takes %d knobs, got %d", N_WINDOW_KNOBS, n);
+        const int64_t *sh = s->stages[y].op->shape;
+        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+        if (v[0] < 1 || v[0] > sh[3] || v[1] < 1 || v[1] > sh[2])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tile %lld x %lld is outside the %lld x %lld output", (long long)v[1],
+                             (long long)v[0], (long long)sh[2], (long long)sh[3]);
+        if (v[1] * ceil_div(v[0], lanes) + 2 > vector_regs(caps))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",
+                             (long long)v[1], (long long)v[0], (long long)vector_regs(caps));
+        return schedule_window(s, r, y, caps, v[0], v[1]);
+    }
     if (n != N_CONV_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_blocked takes %d knobs, got %d", N_CONV_KNOBS, n);
     const int64_t *sh = s->stages[r].op->shape;
     const int64_t max[N_CONV_KNOBS] = {sh[1], sh[0], sh[2], sh[3], 1, 4096};

@@ -218,9 +218,49 @@ static void test_blocked_conv_gets_knobbed_sketch(void **state)
     targets_close(&tg);
 }
 
+/* A max-pool (the window rule: pooling and depthwise convs) has a knobbed sketch too: its
+ * column and row tile. */
+static void test_window_reduction_gets_knobbed_sketch(void **state)
+{
+    (void)state;
+    targets tg;
+    targets_open(&tg);
+    weft_graph *g = NULL;
+    weft_value x, y;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, 6, 21, 24}, &x), WEFT_OK);
+    int64_t strides[2] = {1, 1}, pads[4] = {1, 1, 1, 1}, ks[2] = {3, 3};
+    weft_attr attrs[3] = {
+        {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = strides},
+        {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = pads},
+        {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = ks},
+    };
+    assert_int_equal(weft_graph_add_op(g, "MaxPool", "pool", 1, &x, 3, attrs, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "out"), WEFT_OK);
+    weft_task *tasks = NULL;
+    int n = 0;
+    assert_int_equal(weft_tasks_from_graph(g, &tg.caps, &tasks, &n), WEFT_OK);
+    assert_int_equal(n, 1);
+    weft_sketch sk;
+    assert_int_equal(weft_sketch_make(tasks[0].f, &tg.caps, &sk), WEFT_OK);
+    assert_true(sk.knobbed);
+    assert_string_equal(sk.ks.rule, "window");
+    assert_int_equal(check_candidates(&tg, tasks[0].f, &sk, "window", 12), 12);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(tasks[0].f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_default_knobs(s, &tg.caps, 2, (int64_t[]){25, 1}), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "outside"));
+    assert_int_equal(weft_schedule_n_steps(s), 0);
+    weft_schedule_destroy(s);
+    weft_tasks_free(tasks, n);
+    weft_graph_destroy(g);
+    targets_close(&tg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_sampled_candidates_replay_and_match_naive),
-                                       cmocka_unit_test(test_blocked_conv_gets_knobbed_sketch)};
+                                       cmocka_unit_test(test_blocked_conv_gets_knobbed_sketch),
+                                       cmocka_unit_test(test_window_reduction_gets_knobbed_sketch)};
     return cmocka_run_group_tests_name("tuner_sketch", tests, NULL, NULL);
 }
