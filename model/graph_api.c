@@ -166,6 +166,21 @@ static void drop_last_node(weft_graph *g, int first_value)
     }
 }
 
+static weft_status rnn_batch_major(weft_graph *g, const char *op_type, const char *name, int n_inputs,
+                                   const weft_value *inputs, int n_attrs, const weft_attr *attrs, int n_outputs,
+                                   weft_value *outputs);
+
+/* A GRU/LSTM/RNN node with layout=1 (batch-major: X [batch, seq, input], initial states
+ * [batch, dirs, hidden], Y [batch, seq, dirs, hidden]). */
+static bool rnn_layout_1(const char *op_type, int n_attrs, const weft_attr *attrs)
+{
+    if (strcmp(op_type, "GRU") && strcmp(op_type, "LSTM") && strcmp(op_type, "RNN")) return false;
+    for (int i = 0; i < n_attrs; i++)
+        if (attrs[i].name && !strcmp(attrs[i].name, "layout") && attrs[i].kind == WEFT_ATTR_INT && attrs[i].i == 1)
+            return true;
+    return false;
+}
+
 weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *name, int n_inputs,
                               const weft_value *inputs, int n_attrs, const weft_attr *attrs, int n_outputs,
                               weft_value *outputs)
@@ -186,6 +201,8 @@ weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *na
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] < -1 || inputs[i] >= g->n_values)
             return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': input %d is not a value of this graph", op_type, name, i);
+    if (rnn_layout_1(op_type, n_attrs, attrs))
+        return rnn_batch_major(g, op_type, name, n_inputs, inputs, n_attrs, attrs, n_outputs, outputs);
     if (g->n_nodes == g->cap_nodes) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
         weft_gnode *v = realloc(g->nodes, sizeof *v * (size_t)cap);
@@ -237,6 +254,52 @@ weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *na
     }
     for (int k = 0; k < n_outputs; k++) outputs[k] = first_value + k;
     return weft_model_fold_small(g, g->n_nodes - 1);
+}
+
+/* layout=1 as layout=0 between Transposes: X and the initial states in, Y and the final
+ * states out (the recurrence itself is unchanged, and Transposes of constants fold). On an
+ * error every node added here is removed again. */
+static weft_status rnn_batch_major(weft_graph *g, const char *op_type, const char *name, int n_inputs,
+                                   const weft_value *inputs, int n_attrs, const weft_attr *attrs, int n_outputs,
+                                   weft_value *outputs)
+{
+    if (n_inputs < 1 || inputs[0] < 0 || n_attrs > 64 || n_inputs > 8 || n_outputs > 3)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': layout=1 needs X and at most 8 inputs, 3 outputs, 64 "
+                         "attributes", op_type, name);
+    if (!g->values[inputs[0]].symbolic && g->values[inputs[0]].ndim != 3)
+        return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': with layout=1, X must be 3-D [batch, seq_len, input], got %d dims",
+                         op_type, name, g->values[inputs[0]].ndim);
+    int nodes0 = g->n_nodes, values0 = g->n_values;
+    weft_attr a2[64];
+    int n2 = 0;
+    for (int i = 0; i < n_attrs; i++)
+        if (!attrs[i].name || strcmp(attrs[i].name, "layout")) a2[n2++] = attrs[i];
+    static const int64_t p021[3] = {1, 0, 2}, p2013[4] = {2, 0, 1, 3};
+    weft_attr t3 = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 3, .ints = p021};
+    weft_attr t4 = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 4, .ints = p2013};
+    weft_value in[8], mid[3];
+    char nm[200];
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < n_inputs; i++) {
+        in[i] = inputs[i];
+        /* X (0), initial_h (5), initial_c (6): batch-major -> sequence-major */
+        if (rc == WEFT_OK && inputs[i] >= 0 && (i == 0 || i == 5 || i == 6)) {
+            snprintf(nm, sizeof nm, "%.150s/layout_in%d", name, i);
+            rc = weft_graph_add_op(g, "Transpose", nm, 1, &inputs[i], 1, &t3, 1, &in[i]);
+        }
+    }
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, op_type, name, n_inputs, in, n2, a2, n_outputs, mid);
+    for (int k = 0; rc == WEFT_OK && k < n_outputs; k++) {
+        snprintf(nm, sizeof nm, "%.150s/layout_out%d", name, k);
+        rc = weft_graph_add_op(g, "Transpose", nm, 1, &mid[k], 1, k ? &t3 : &t4, 1, &outputs[k]);
+    }
+    if (rc != WEFT_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", weft_last_error());
+        while (g->n_nodes > nodes0) drop_last_node(g, values0); /* the first call drops the values */
+        return weft_fail(rc, "%s", msg);
+    }
+    return WEFT_OK;
 }
 
 weft_status weft_graph_set_output(weft_graph *g, weft_value v, const char *name)

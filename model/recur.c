@@ -18,7 +18,8 @@
  *                                  (R's bias), H0 [D, B, H] (initial_h or zeros) and for LSTM
  *                                  C0; outputs Y [T, D, B, H], Y_h, and for LSTM Y_c and the
  *                                  cell-state sequence [T, D, B, H] (the step's state storage),
- *                                  and last a scratch [D, G*H/blk, B, blk] for the product.
+ *                                  and last a scratch [D, G*H/blk, B, blk] for the product (a
+ *                                  GRU with linear_before_reset=0: two more, [D, B, H]).
  * Outputs the model did not ask for are created (they are the recurrence's storage).
  * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
  */
@@ -103,6 +104,10 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
     if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
     if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 4, (int64_t[]){D, NB, B, blk}); /* the product's scratch */
+    /* GRU with linear_before_reset=0: the gated state r * h and its product (ops/nn_rnn.c) */
+    bool lbr0 = gru && weft_gnode_attr_int(&g->nodes[ni], "linear_before_reset", 0) == 0;
+    if (rc == WEFT_OK && lbr0) rc = add_output(g, ni, 3, 3, state);
+    if (rc == WEFT_OK && lbr0) rc = add_output(g, ni, 4, 3, state);
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;
 }

@@ -21,6 +21,10 @@
  *   gates from xw_d[b, d*G*H + n] (the hoisted projection incl. W's bias), rec_d and rb[d, n]
  *   GRU (z, r, n; linear_before_reset=1):  h' = n + z * (h - n),
  *        n = tanh(xw_n + r * (rec_n + rb_n))
+ *   GRU with linear_before_reset=0: n = tanh(xw_n + rec2 + rb_n), rec2 = (r * h) Rt_n: the
+ *        gated state rh = r * h and its product rec2 are two more kernel outputs (scratch
+ *        buffers [D, B, H], so the default schedule gives rec2 a matmul output's nest and r is
+ *        computed once per element, not once per product term)
  *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')
  *   RNN: h' = tanh(xw + rec + rb)
  * The recurrent product is a kernel output of its own (a per-node scratch buffer, so the default
@@ -81,8 +85,9 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
     int D = directions(n, &rev);
     if (D < 0) return WEFT_ERR_UNSUPPORTED; /* directions() set the message */
     if (weft_gnode_attr_int(n, "layout", 0) != 0)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "layout=%" PRId64 " (batch-major) is not supported, only layout=0 "
-                            "([seq_len, batch, input])", weft_gnode_attr_int(n, "layout", 0));
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "layout=%" PRId64 " is not supported, only 0 ([seq_len, batch, "
+                            "input]) and 1 (batch-major; weft_graph_add_op puts the node between Transposes)",
+                            weft_gnode_attr_int(n, "layout", 0));
     /* activations (a STRINGS attribute, comma-joined by the importer): the defaults only */
     const char *acts = weft_gnode_attr_string(n, "activations", NULL);
     if (acts) {
@@ -99,9 +104,9 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
             if (!strcmp(n->attrs[k].name, refused[i]))
                 return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute '%s' is not supported (default "
                                     "activations, without clip)", refused[i]);
-    if (c == CELL_GRU && weft_gnode_attr_int(n, "linear_before_reset", 0) != 1)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "linear_before_reset=0 is not supported, only 1 (as PyTorch "
-                            "exports)");
+    int64_t lbr = weft_gnode_attr_int(n, "linear_before_reset", 0);
+    if (c == CELL_GRU && lbr != 0 && lbr != 1)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "linear_before_reset=%" PRId64 ", expected 0 or 1", lbr);
     if (c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "input_forget=1 is not supported");
     if (c == CELL_LSTM && weft_nn_has_in(n, 7))
@@ -188,7 +193,8 @@ static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, i
 
 /* Node inputs after expansion: 0 XW [T, B, D*G*H], 1 Rt [D, H, G*H], 2 rb [D, G*H], 3 H0 [D, B, H],
  * 4 C0 [D, B, H] (LSTM). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
- * [T, D, B, H]; last, the recurrent product's scratch [D, B, G*H]. */
+ * [T, D, B, H]; then the recurrent product's scratch [D, B, G*H]; a GRU with
+ * linear_before_reset=0 also 3 rh and 4 rec2, [D, B, H] each. */
 static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
                             weft_op_step_param *params, int *n_params, int64_t *n_steps)
 {
@@ -196,7 +202,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     const char *name = c == CELL_GRU ? "gru" : c == CELL_LSTM ? "lstm" : "rnn";
     bool rev_only;
     int D = directions(n, &rev_only);
-    int need_out = c == CELL_LSTM ? 5 : 3, rec_out = need_out - 1;
+    bool lbr0 = c == CELL_GRU && weft_gnode_attr_int(n, "linear_before_reset", 0) == 0;
+    int need_out = c == CELL_LSTM ? 5 : lbr0 ? 5 : 3, rec_out = c == CELL_LSTM ? 4 : 2;
     if (D < 0 || n->n_inputs < (c == CELL_LSTM ? 5 : 4) || n->n_outputs < need_out)
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "step kernel of a node that was not expanded");
     const weft_gvalue *Y = &g->values[n->outputs[0]];
@@ -210,7 +217,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     const weft_tensor *ins[2 + 3 * 2];
     const weft_tensor *outs[5 * 2];
     int n_in = 0, n_out = 0;
-    weft_op_step_param pin[2 + 3 * 2], pout[5 * 2];
+    weft_op_step_param pin[2 + 3 * 2], pout[5 * 2]; /* at most 5 outputs per direction */
+    weft_tensor *lbr0_rh = NULL, *lbr0_rec2 = NULL;
     ins[n_in] = Rt, pin[n_in++] = (weft_op_step_param){n->inputs[1], 0, 0, -1, 0};
     ins[n_in] = rb, pin[n_in++] = (weft_op_step_param){n->inputs[2], 0, 0, -1, 0};
     for (int64_t d = 0; d < D; d++) {
@@ -267,6 +275,26 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         weft_tensor *cs = NULL;
         if (c == CELL_RNN) {
             weft_te_set_body(y, WEFT_REDUCE_NONE, th(a, pre(a, &io, rb, d, GH, b, j, 0, true)));
+        } else if (c == CELL_GRU && lbr0) {
+            /* rh = r * h; rec2[b, j] = sum_k rh[b, k] Rt[d, n-gate column 2H + j] */
+            weft_tensor *rh = stage(a, name, "rh", d, B, H);
+            char r2[32];
+            snprintf(r2, sizeof r2, ".rec2_%" PRId64, d);
+            weft_tensor *rec2 = weft_te_compute(a, weft_nn_stage(a, name, r2), 2, (int64_t[]){B, H}, (const char *[]){"b", "j"});
+            if (!rh || !rec2) return weft_nn_done(a, n);
+            const weft_expr *rb_ = weft_te_axis(rh, 0), *rj = weft_te_axis(rh, 1);
+            weft_te_set_body(rh, WEFT_REDUCE_NONE,
+                             weft_mul(a, sig(a, pre(a, &io, rb, d, GH, rb_, rj, H, true)), weft_te_at(a, io.h, rb_, rj)));
+            const weft_expr *kk = weft_te_reduce_axis(a, rec2, "k", H), *bw = weft_i64(a, blk);
+            const weft_expr *col2 = weft_add(a, weft_te_axis(rec2, 1), weft_i64(a, 2 * H));
+            const weft_expr *w2 = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, col2, bw), kk, weft_floormod(a, col2, bw));
+            weft_te_set_body(rec2, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, rh, weft_te_axis(rec2, 0), kk), w2));
+            const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
+            const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
+            const weft_expr *lin = weft_add(a, weft_te_at(a, rec2, b, j), weft_te_at(a, rb, weft_i64(a, d), col));
+            const weft_expr *cand = th(a, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), lin));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))));
+            lbr0_rh = rh, lbr0_rec2 = rec2;
         } else if (c == CELL_GRU) {
             const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
             const weft_expr *r = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
@@ -289,6 +317,10 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         /* the product is a kernel output (a scratch buffer of the node): the default schedules
          * then give it the register-tiled, vectorized and parallel nest of a matmul output */
         outs[n_out] = io.rec, pout[n_out++] = (weft_op_step_param){n->outputs[rec_out], d * B * GH * fb, 0, -1, 0};
+        if (lbr0) {
+            outs[n_out] = lbr0_rh, pout[n_out++] = (weft_op_step_param){n->outputs[3], d * B * H * fb, 0, -1, 0};
+            outs[n_out] = lbr0_rec2, pout[n_out++] = (weft_op_step_param){n->outputs[4], d * B * H * fb, 0, -1, 0};
+        }
         weft_tensor *yh = stage(a, name, "yh", d, B, H);
         if (!yh) return weft_nn_done(a, n);
         weft_te_set_body(yh, WEFT_REDUCE_NONE, weft_te_at(a, y, weft_te_axis(yh, 0), weft_te_axis(yh, 1)));

@@ -5,10 +5,12 @@
  *     within 1e-4 * max(1, max |reference|) at 1 and 2 threads (2 threads also with every
  *     kernel forced onto the pool, WEFT_SERIAL_BELOW_US=0);
  *   - GRU / LSTM / RNN nodes built with the graph API in directions forward, reverse and
- *     bidirectional, with and without B, initial_h / initial_c and sequence_lens, match a
+ *     bidirectional, with and without B, initial_h / initial_c and sequence_lens, in layout 0
+ *     and 1 (batch-major: the graph API puts the node between Transposes), GRU with
+ *     linear_before_reset 1 and 0, match a
  *     naive C implementation of the ONNX formulas (same tolerance);
  *   - bad inputs give clear errors: an input of the wrong sequence length, missing weights,
- *     unsupported attributes (layout 1, linear_before_reset 0, other activations, clip,
+ *     unsupported attributes (layout 2, linear_before_reset 2, other activations, clip,
  *     peepholes, a bad direction), sequence_lens shorter than the sequence.
  */
 #include <stdarg.h>
@@ -135,7 +137,18 @@ typedef struct cfg {
     const char *dir;      /* forward, reverse, bidirectional */
     int T, B, I, H;
     bool bias, h0, c0, seq_lens;
+    bool batch_major; /* layout=1: x [B, T, I], states [B, D, H], y [B, T, D, H] */
+    bool lbr0;        /* GRU with linear_before_reset=0 */
 } cfg;
+
+/* Swaps the first two axes of a [n0, n1, inner] array (a fresh copy). */
+static float *swap01(const float *x, int n0, int n1, int inner)
+{
+    float *y = malloc(sizeof(float) * (size_t)n0 * n1 * inner + 4);
+    for (int a = 0; a < n0; a++)
+        for (int b = 0; b < n1; b++) memcpy(y + ((size_t)b * n0 + a) * inner, x + ((size_t)a * n1 + b) * inner, sizeof(float) * (size_t)inner);
+    return y;
+}
 
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -164,7 +177,14 @@ static void naive(const cfg *c, int G, int D, const float *x, const float *w, co
                 for (int j = 0; j < H; j++) {
                     float hn;
                     if (G == 1) hn = tanhf(g[j] + gr[j]);
-                    else if (G == 3) {
+                    else if (G == 3 && c->lbr0) { /* n = tanh(Wx + (r * h) R_n + Rb_n) */
+                        float z = sigm(g[j] + gr[j]), rr, lin = Rb ? Rb[2 * H + j] : 0;
+                        for (int k = 0; k < H; k++) {
+                            rr = sigm(g[H + k] + gr[H + k]);
+                            lin += rr * hb[k] * R[(size_t)(2 * H + j) * H + k];
+                        }
+                        hn = (1 - z) * tanhf(g[2 * H + j] + lin) + z * hb[j];
+                    } else if (G == 3) {
                         float z = sigm(g[j] + gr[j]), rr = sigm(g[H + j] + gr[H + j]);
                         float nn = tanhf(g[2 * H + j] + rr * gr[2 * H + j]);
                         hn = (1 - z) * nn + z * hb[j];
@@ -209,7 +229,9 @@ static void check_node(const cfg *c)
     weft_graph *g = NULL;
     assert_int_equal(weft_graph_create(&g), WEFT_OK);
     weft_value vx, vw, vr, vb = -1, vl = -1, vh = -1, vc = -1, outs[3];
-    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){T, B, I}, &vx), WEFT_OK);
+    int64_t xs[3] = {T, B, I}, ss[3] = {D, B, H};
+    if (c->batch_major) xs[0] = B, xs[1] = T, ss[0] = B, ss[1] = D;
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, xs, &vx), WEFT_OK);
     assert_int_equal(weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, I}, w, &vw), WEFT_OK);
     assert_int_equal(weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, H}, r, &vr), WEFT_OK);
     if (c->bias) assert_int_equal(weft_graph_add_constant(g, "B", WEFT_TYPE_FLOAT32, 2, (int64_t[]){D, 2 * G * H}, b, &vb), WEFT_OK);
@@ -218,19 +240,34 @@ static void check_node(const cfg *c)
         for (int i = 0; i < B; i++) lens[i] = T;
         assert_int_equal(weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){B}, lens, &vl), WEFT_OK);
     }
-    if (c->h0) assert_int_equal(weft_graph_add_input(g, "h0", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, B, H}, &vh), WEFT_OK);
-    if (c->c0) assert_int_equal(weft_graph_add_input(g, "c0", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, B, H}, &vc), WEFT_OK);
+    if (c->h0) assert_int_equal(weft_graph_add_input(g, "h0", WEFT_TYPE_FLOAT32, 3, ss, &vh), WEFT_OK);
+    if (c->c0) assert_int_equal(weft_graph_add_input(g, "c0", WEFT_TYPE_FLOAT32, 3, ss, &vc), WEFT_OK);
     weft_value ins[7] = {vx, vw, vr, vb, vl, vh, vc};
-    weft_attr attrs[3] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
+    weft_attr attrs[4] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
                           {.name = "direction", .kind = WEFT_ATTR_STRING, .s = c->dir},
-                          {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 1}};
+                          {.name = "layout", .kind = WEFT_ATTR_INT, .i = c->batch_major},
+                          {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = !c->lbr0}};
     int n_out = lstm ? 3 : 2;
-    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, G == 3 ? 3 : 2, attrs, n_out, outs);
+    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, G == 3 ? 4 : 3, attrs, n_out, outs);
     if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
     assert_int_equal(rc, WEFT_OK);
     for (int k = 0; k < n_out; k++) assert_int_equal(weft_graph_set_output(g, outs[k], k ? "state" : "y"), WEFT_OK);
     float *yr = calloc(ny, sizeof(float)), *yhr = calloc(ns, sizeof(float)), *ycr = calloc(ns, sizeof(float));
     naive(c, G, D, x, w, r, c->bias ? b : NULL, c->h0 ? h0 : NULL, c->c0 ? c0 : NULL, yr, yhr, lstm ? ycr : NULL);
+    if (c->batch_major) { /* the model's inputs and expected outputs in layout 1 */
+        float *t;
+        t = swap01(x, T, B, I), free(x), x = t;
+        t = swap01(h0, D, B, H), free(h0), h0 = t;
+        t = swap01(c0, D, B, H), free(c0), c0 = t;
+        t = swap01(yr, T, D * B, H); /* [T, D, B, H] -> [D*B, T, H]: regroup to [B, T, D, H] */
+        for (int d = 0; d < D; d++)
+            for (int bb = 0; bb < B; bb++)
+                for (int s = 0; s < T; s++)
+                    memcpy(yr + (((size_t)bb * T + s) * D + d) * H, t + (((size_t)(d * B + bb)) * T + s) * H, sizeof(float) * (size_t)H);
+        free(t);
+        t = swap01(yhr, D, B, H), free(yhr), yhr = t;
+        t = swap01(ycr, D, B, H), free(ycr), ycr = t;
+    }
     for (int threads = 1; threads <= 2; threads++) {
         weft_model_options o = weft_model_options_default();
         o.threads = threads;
@@ -264,19 +301,27 @@ static void test_nodes_vs_naive(void **state)
 {
     (void)state;
     static const cfg cases[] = {
-        {"GRU", "forward", 5, 2, 7, 9, true, false, false, false},
-        {"GRU", "reverse", 4, 3, 5, 8, true, true, false, true},
-        {"GRU", "bidirectional", 6, 1, 6, 33, false, true, false, false},
-        {"LSTM", "forward", 5, 2, 4, 10, true, true, true, false},
-        {"LSTM", "reverse", 3, 2, 6, 7, false, false, false, true},
-        {"LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, false},
-        {"RNN", "forward", 6, 2, 5, 16, true, false, false, false},
-        {"RNN", "reverse", 5, 1, 3, 4, false, true, false, false},
-        {"RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true},
+        {"GRU", "forward", 5, 2, 7, 9, true, false, false, false, false, false},
+        {"GRU", "reverse", 4, 3, 5, 8, true, true, false, true, false, false},
+        {"GRU", "bidirectional", 6, 1, 6, 33, false, true, false, false, false, false},
+        {"LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false},
+        {"LSTM", "reverse", 3, 2, 6, 7, false, false, false, true, false, false},
+        {"LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, false, false, false},
+        {"RNN", "forward", 6, 2, 5, 16, true, false, false, false, false, false},
+        {"RNN", "reverse", 5, 1, 3, 4, false, true, false, false, false, false},
+        {"RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true, false, false},
         /* batches from 4: the product tiles batch rows (ops/nn_rnn.c) */
-        {"GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false},
-        {"LSTM", "reverse", 4, 4, 5, 16, true, true, true, false},
-        {"RNN", "forward", 3, 17, 8, 33, false, false, false, false},
+        {"GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false, false, false},
+        {"LSTM", "reverse", 4, 4, 5, 16, true, true, true, false, false, false},
+        {"RNN", "forward", 3, 17, 8, 33, false, false, false, false, false, false},
+        /* layout=1 (batch-major) */
+        {"GRU", "bidirectional", 4, 3, 5, 7, true, true, false, false, true, false},
+        {"LSTM", "bidirectional", 3, 2, 4, 6, true, true, true, true, true, false},
+        {"RNN", "reverse", 5, 4, 3, 5, false, true, false, false, true, false},
+        /* GRU with linear_before_reset=0 (Keras / TensorFlow exports) */
+        {"GRU", "forward", 5, 2, 7, 9, true, true, false, false, false, true},
+        {"GRU", "bidirectional", 4, 5, 6, 40, true, true, false, false, false, true},
+        {"GRU", "reverse", 3, 1, 4, 6, false, false, false, false, true, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_node(&cases[i]);
 }
@@ -318,19 +363,19 @@ static void expect_error(weft_status rc, weft_status want, const char *text)
 static void test_errors(void **state)
 {
     (void)state;
-    weft_attr layout = {.name = "layout", .kind = WEFT_ATTR_INT, .i = 1};
-    weft_attr lbr0 = {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 0};
+    weft_attr layout = {.name = "layout", .kind = WEFT_ATTR_INT, .i = 2};
+    weft_attr lbr0 = {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 2};
     weft_attr relu = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Relu,Tanh"};
     weft_attr clip = {.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = 3.0};
     weft_attr dir = {.name = "direction", .kind = WEFT_ATTR_STRING, .s = "sideways"};
-    expect_error(add_bad("GRU", &layout, false, false, false), WEFT_ERR_UNSUPPORTED, "layout=1");
+    expect_error(add_bad("GRU", &layout, false, false, false), WEFT_ERR_UNSUPPORTED, "layout=2");
     expect_error(add_bad("GRU", NULL, true, false, false), WEFT_ERR_INVALID_ARG, "GRU node 'cell'");
     expect_error(add_bad("GRU", NULL, false, true, false), WEFT_ERR_UNSUPPORTED, "sequence_lens[1] = 3");
     expect_error(add_bad("GRU", &relu, false, false, false), WEFT_ERR_UNSUPPORTED, "activations 'Relu,Tanh'");
     expect_error(add_bad("GRU", &clip, false, false, false), WEFT_ERR_UNSUPPORTED, "'clip'");
     expect_error(add_bad("GRU", &dir, false, false, false), WEFT_ERR_UNSUPPORTED, "direction 'sideways'");
     expect_error(add_bad("LSTM", NULL, false, false, true), WEFT_ERR_UNSUPPORTED, "peepholes");
-    expect_error(add_bad("GRU", &lbr0, false, false, false), WEFT_ERR_UNSUPPORTED, "linear_before_reset=0");
+    expect_error(add_bad("GRU", &lbr0, false, false, false), WEFT_ERR_INVALID_ARG, "linear_before_reset=2");
     assert_int_equal(add_bad("GRU", NULL, false, false, false), WEFT_OK); /* the same node, supported */
     /* a weight given as a graph input (not a constant) */
     weft_graph *g = NULL;
