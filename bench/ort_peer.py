@@ -6,8 +6,10 @@
 
 (bash bench/setup_peers.sh creates bench/.venv with onnxruntime.) The session runs on the CPU
 execution provider with intra_op_num_threads=T, inter_op_num_threads=1, sequential execution
-and all graph optimizations. The input is X.bin when given, else MODEL.input.bin next to the
-model when present, else zeros (.bin files: raw little-endian float32, C order). When
+and all graph optimizations. The first input is X.bin when given, else MODEL.input.bin next to
+the model when present; any input NAME is MODEL.in.NAME.bin when present (the recurrent models'
+convention, scripts/gen_rnn.py); else zeros. .bin files are raw little-endian C order in the
+input's type (float32, float64, int64, int32, bool). When
 MODEL.output.bin sits next to the model, the first output is compared with it and
 "ort_peer: max |ort - ref| = E (max |ref| = M)" goes to stderr. Then, after W warm-up runs
 (default max(3, N/10)), N timed runs; one line on stdout:
@@ -62,22 +64,29 @@ def main(argv=None):
         fail(EXIT_USAGE, "cannot load %s: %s" % (args.onnx, str(e).splitlines()[0] if str(e) else type(e).__name__))
 
     stem = args.onnx[: -len(".onnx")] if args.onnx.endswith(".onnx") else args.onnx
+    types = {"tensor(float)": "<f4", "tensor(double)": "<f8", "tensor(int64)": "<i8", "tensor(int32)": "<i4",
+             "tensor(bool)": "?"}
     feeds = {}
     for i, inp in enumerate(sess.get_inputs()):
         if any(not isinstance(d, int) for d in inp.shape):
             fail(EXIT_USAGE, "input %r has a dynamic shape %s; static shapes only" % (inp.name, inp.shape))
+        if inp.type not in types:
+            fail(EXIT_USAGE, "input %r has type %s; supported: %s" % (inp.name, inp.type, ", ".join(sorted(types))))
+        dt = np.dtype(types[inp.type])
         shape = tuple(inp.shape)
         count = int(np.prod(shape)) if shape else 1
         path = args.input if (args.input and i == 0) else (stem + ".input.bin" if i == 0 else None)
+        if not (path and (args.input or os.path.isfile(path))) and os.path.isfile("%s.in.%s.bin" % (stem, inp.name)):
+            path = "%s.in.%s.bin" % (stem, inp.name)
         if path and (args.input or os.path.isfile(path)):
             if not os.path.isfile(path):
                 fail(EXIT_USAGE, "missing %s" % path)
-            a = np.fromfile(path, dtype="<f4")
+            a = np.fromfile(path, dtype=dt)
             if a.size != count:
-                fail(EXIT_USAGE, "%s holds %d floats, input %r %s needs %d" % (path, a.size, inp.name, list(shape), count))
-            feeds[inp.name] = a.astype(np.float32).reshape(shape)
+                fail(EXIT_USAGE, "%s holds %d values, input %r %s needs %d" % (path, a.size, inp.name, list(shape), count))
+            feeds[inp.name] = a.reshape(shape)
         else:
-            feeds[inp.name] = np.zeros(shape, dtype=np.float32)
+            feeds[inp.name] = np.zeros(shape, dtype=dt)
 
     out = sess.run(None, feeds)
     ref = stem + ".output.bin"
