@@ -166,6 +166,20 @@ static void test_sampled_candidates_replay_and_match_naive(void **state)
     targets_close(&tg);
 }
 
+/* g's one task: its sketch must be knobbed by `rule`, and `trials` of its candidates valid and
+ * correct (check_candidates). */
+static void knobbed_task(targets *tg, const weft_graph *g, const char *rule, int trials, weft_task **tasks, int *n,
+                         weft_sketch *sk)
+{
+    assert_int_equal(weft_tasks_from_graph(g, &tg->caps, tasks, n), WEFT_OK);
+    assert_int_equal(*n, 1);
+    assert_int_equal(weft_sketch_make((*tasks)[0].f, &tg->caps, sk), WEFT_OK);
+    assert_false(sk->tiled);
+    assert_true(sk->knobbed);
+    assert_string_equal(sk->ks.rule, rule);
+    assert_int_equal(check_candidates(tg, (*tasks)[0].f, sk, rule, trials), trials);
+}
+
 /* The Conv of a graph (weights laid out in filter blocks, bias and ReLU fused) is not tiled by
  * the sketch rules but has a knobbed sketch (schedule/default_conv.c's register tile, loop
  * order, unrolling): its candidates are valid and correct, their knobs read back from the step
@@ -190,14 +204,8 @@ static void test_blocked_conv_gets_knobbed_sketch(void **state)
     assert_int_equal(weft_graph_set_output(g, h, "out"), WEFT_OK);
     weft_task *tasks = NULL;
     int n = 0;
-    assert_int_equal(weft_tasks_from_graph(g, &tg.caps, &tasks, &n), WEFT_OK);
-    assert_int_equal(n, 1);
     weft_sketch sk;
-    assert_int_equal(weft_sketch_make(tasks[0].f, &tg.caps, &sk), WEFT_OK);
-    assert_false(sk.tiled);
-    assert_true(sk.knobbed);
-    assert_string_equal(sk.ks.rule, "conv_blocked");
-    assert_int_equal(check_candidates(&tg, tasks[0].f, &sk, "conv_blocked", 24), 24);
+    knobbed_task(&tg, g, "conv_blocked", 24, &tasks, &n, &sk);
     /* refusals: values out of range, a tile past the register file */
     weft_schedule *s = NULL;
     assert_int_equal(weft_schedule_create(tasks[0].f, &s), WEFT_OK);
@@ -239,13 +247,8 @@ static void test_window_reduction_gets_knobbed_sketch(void **state)
     assert_int_equal(weft_graph_set_output(g, y, "out"), WEFT_OK);
     weft_task *tasks = NULL;
     int n = 0;
-    assert_int_equal(weft_tasks_from_graph(g, &tg.caps, &tasks, &n), WEFT_OK);
-    assert_int_equal(n, 1);
     weft_sketch sk;
-    assert_int_equal(weft_sketch_make(tasks[0].f, &tg.caps, &sk), WEFT_OK);
-    assert_true(sk.knobbed);
-    assert_string_equal(sk.ks.rule, "window");
-    assert_int_equal(check_candidates(&tg, tasks[0].f, &sk, "window", 12), 12);
+    knobbed_task(&tg, g, "window", 12, &tasks, &n, &sk);
     weft_schedule *s = NULL;
     assert_int_equal(weft_schedule_create(tasks[0].f, &s), WEFT_OK);
     assert_int_equal(weft_schedule_default_knobs(s, &tg.caps, 2, (int64_t[]){25, 1}), WEFT_ERR_INVALID_ARG);
