@@ -53,7 +53,7 @@ typedef struct weft_cli_tune {
  * a message (weft_cli_tune_free either way). */
 int weft_cli_tune_prepare(int argc, char **argv, weft_cli_tune *t);
 void weft_cli_tune_free(weft_cli_tune *t);
-/* The MPI job size this process runs in (Open MPI's OMPI_COMM_WORLD_SIZE, or PMI_SIZE), 1 when
+/* The MPI job size this process runs in (Open MPI's OMPI_COMM_WORLD_SIZE, or PMI_SIZE), 0 when
  * not started by mpirun. */
 int weft_cli_mpi_size(void);
 /* argv[0] is the db subcommand (ls, check, ...). */

@@ -25,7 +25,10 @@
  * Machine keys. Records are keyed by the machine rank 0 runs on. A measuring rank whose key
  * (CPU, ISA features, cores, threads) differs from rank 0's is refused with a message naming
  * it and both keys, and measures nothing: its times would be filed under the wrong machine.
- * Ranks whose weft build or tasks differ are refused the same way.
+ * Ranks whose weft build or tasks differ are refused the same way. mpirun binds each rank to a
+ * core or socket when it starts few ranks; every rank undoes that first (unbind below), so the
+ * key, which counts the cores the process may use, is the machine's, as a plain `weft tune`
+ * and `weft run` on that machine see it, and measurements use the cores as they would.
  *
  * Faults. Rank 0 never blocks on a measuring rank: it polls (MPI_Iprobe) with a deadline. A rank
  * that sends no result for --rank-timeout seconds (default 120; each candidate's own worker
@@ -39,7 +42,9 @@
  * lost, rank 0 ends the job with MPI_Abort after closing the database (a hung rank would
  * otherwise block MPI_Finalize), exit status 3 when tuning itself succeeded.
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -431,6 +436,22 @@ static int run_worker(weft_cli_tune *t, int rank, bool ready, const char *prep_e
     return 0;
 }
 
+/* Lets this process use every CPU the machine (and its cpuset) allows; true when that widened
+ * the set mpirun bound it to. */
+static bool unbind(void)
+{
+    cpu_set_t before, all;
+    CPU_ZERO(&before);
+    CPU_ZERO(&all);
+    if (sched_getaffinity(0, sizeof before, &before) != 0) return false;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++) CPU_SET((int)i, &all);
+    if (sched_setaffinity(0, sizeof all, &all) != 0) return false; /* the kernel keeps the cpuset's */
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    return sched_getaffinity(0, sizeof after, &after) == 0 && CPU_COUNT(&after) > CPU_COUNT(&before);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "tune")) {
@@ -441,6 +462,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    bool widened = unbind();
     if (rank != 0) { /* one rank prints the usage errors and the help */
         FILE *f = freopen("/dev/null", "w", stdout);
         (void)f;
@@ -458,6 +480,7 @@ int main(int argc, char **argv)
             status = rc == WEFT_OK ? 0 : 1;
         }
     } else if (rank == 0) {
+        if (widened && ex < 0) printf("weft tune over MPI: undid mpirun's process binding (records are keyed by the whole machine)\n");
         status = run_rank0(&t, size, ex < 0);
         if (ex >= 0) status = ex;
     } else {

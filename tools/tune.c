@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -58,8 +59,21 @@ int weft_cli_mpi_size(void)
 {
     const char *v = getenv("OMPI_COMM_WORLD_SIZE");
     if (!v) v = getenv("PMI_SIZE");
-    int n = v ? atoi(v) : 1;
-    return n > 0 ? n : 1;
+    int n = v ? atoi(v) : 0;
+    return n > 0 ? n : 0;
+}
+
+/* Whether weft-mpi sits next to this executable. */
+static bool have_weft_mpi(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+    if (n <= 0) return false;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash) return false;
+    strcpy(slash + 1, "weft-mpi");
+    return access(path, X_OK) == 0;
 }
 
 void weft_cli_tune_free(weft_cli_tune *t)
@@ -140,7 +154,7 @@ int weft_cmd_tune(int argc, char **argv)
     /* under mpirun with several ranks, every rank becomes weft-mpi (which links MPI; weft
      * does not): rank 0 searches, the others measure */
     int size = weft_cli_mpi_size();
-    if (size > 1) {
+    if (size > 1 || (size == 1 && have_weft_mpi())) { /* one rank: weft-mpi undoes mpirun's binding */
         char **av = calloc((size_t)argc + 1, sizeof *av);
         if (!av) return 1;
         av[0] = (char *)"tune";
