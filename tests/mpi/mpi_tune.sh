@@ -7,7 +7,8 @@
 #     named, and the others tune;
 #   - a rank killed with kill -9 mid-run: under mpirun --enable-recovery the run goes on with the
 #     other rank and says which one was lost; under plain mpirun the job ends, rank 0 says so,
-#     and in both cases the database is valid and keeps what was measured.
+#     and in both cases the database is valid and keeps what was measured;
+#   - a hung rank (SIGSTOP) is given up after --rank-timeout and the job ends with status 3.
 # Usage: mpi_tune.sh PATH/TO/weft WITH_MPI(ON|OFF) [SANITIZE] [PATH/TO/compare_f32]
 # Exit 77 (skipped, with the reason) when weft was built without MPI or mpirun is missing.
 set -u
@@ -106,6 +107,20 @@ check "mpirun names the killed rank" grep -q "rank 1 .*exited on signal 9" "$tmp
 check "rank 0 says it was stopped and the database holds the measurements" grep -q "stopped by a signal.*holds every measurement" "$tmp/out5"
 check "database valid after the job ended" sh -c "'$weft' db check '$tmp/p.db' | grep -qx ok"
 check "the measurements before the kill are kept" test "$(total "$tmp/p.db")" -gt 0
+
+# a hung rank (SIGSTOP) under plain mpirun: rank 0 gives it up after --rank-timeout, goes on with
+# the other, and ends the job (exit 3), which kills the hung rank
+"${mpirun[@]}" -n 3 "$weft" tune --op matmul --shape 96,96,64 --db "$tmp/h.db" --time 10 --threads 1 --rank-timeout 4 \
+    > "$tmp/out6" 2>&1 &
+job=$!
+pid=$(rank_pid "$tmp/out6" 2)
+[[ -n "$pid" ]] && kill -STOP "$pid"
+wait $job
+rc=$?
+check "hung rank: the job ends with status 3 (got $rc)" test $rc -eq 3
+check "the hung rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 4 s (dead or hung)" "$tmp/out6"
+check "database valid after the hang" sh -c "'$weft' db check '$tmp/h.db' | grep -qx ok"
+[[ -n "$pid" ]] && kill -CONT "$pid" 2> /dev/null
 
 # --rank-timeout without mpirun is refused
 check "--rank-timeout outside mpirun is an error" sh -c "! '$weft' tune --op matmul --shape 8,8,8 --db '$tmp/x.db' --rank-timeout 5 2> '$tmp/err' && grep -q 'applies under mpirun only' '$tmp/err'"
