@@ -80,15 +80,15 @@ rank_pid() { # outfile rank
 }
 
 # kill -9 of a measuring rank under mpirun --enable-recovery: the run goes on with the other
-"${mpirun[@]}" --enable-recovery -n 3 "$weft" tune --op matmul --shape 96,96,64 --db "$tmp/k.db" --time 14 --threads 1 \
-    --rank-timeout 4 > "$tmp/out4" 2>&1 &
+"${mpirun[@]}" --enable-recovery -n 3 "$weft" tune --op matmul --shape 96,96,64 --db "$tmp/k.db" --time 18 --threads 1 \
+    --rank-timeout 6 > "$tmp/out4" 2>&1 &
 job=$!
 pid=$(rank_pid "$tmp/out4" 2)
 at_kill=$(total "$tmp/k.db")
 [[ -n "$pid" ]] && kill -9 "$pid"
 wait $job
 check "killed rank found (pid ${pid:-none})" test -n "$pid"
-check "the lost rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 4 s" "$tmp/out4"
+check "the lost rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 6 s" "$tmp/out4"
 check "the run ends its job saying so" grep -q "ending the MPI job: rank(s) 2 (host .*) were lost" "$tmp/out4"
 check "database valid after the kill" sh -c "'$weft' db check '$tmp/k.db' | grep -qx ok"
 after=$(total "$tmp/k.db")
@@ -110,7 +110,7 @@ check "the measurements before the kill are kept" test "$(total "$tmp/p.db")" -g
 
 # a hung rank (SIGSTOP) under plain mpirun: rank 0 gives it up after --rank-timeout, goes on with
 # the other, and ends the job (exit 3), which kills the hung rank
-"${mpirun[@]}" -n 3 "$weft" tune --op matmul --shape 96,96,64 --db "$tmp/h.db" --time 10 --threads 1 --rank-timeout 4 \
+"${mpirun[@]}" -n 3 "$weft" tune --op matmul --shape 96,96,64 --db "$tmp/h.db" --time 12 --threads 1 --rank-timeout 6 \
     > "$tmp/out6" 2>&1 &
 job=$!
 pid=$(rank_pid "$tmp/out6" 2)
@@ -118,7 +118,7 @@ pid=$(rank_pid "$tmp/out6" 2)
 wait $job
 rc=$?
 check "hung rank: the job ends with status 3 (got $rc)" test $rc -eq 3
-check "the hung rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 4 s (dead or hung)" "$tmp/out6"
+check "the hung rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 6 s (dead or hung)" "$tmp/out6"
 check "database valid after the hang" sh -c "'$weft' db check '$tmp/h.db' | grep -qx ok"
 [[ -n "$pid" ]] && kill -CONT "$pid" 2> /dev/null
 
