@@ -233,17 +233,21 @@ static weft_status mpi_measure(void *ud, weft_tune_cand *c, int n)
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             if (count != (int)sizeof m) { /* cannot happen between equal builds (hello checks) */
-                char junk[1];
-                MPI_Recv(junk, 0, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                void *junk = malloc(count > 0 ? (size_t)count : 1);
+                if (!junk) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+                MPI_Recv(junk, count, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                free(junk);
                 continue;
             }
             MPI_Recv(&m, (int)sizeof m, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             rank_info *r = &d->r[st.MPI_SOURCE];
+            if (!r->live || r->busy < 0 || m.id != r->busy_id) continue; /* from a rank already given up */
             d->received++;
             d->bytes_in += (long)sizeof m;
-            if (!r->live || r->busy < 0 || m.id != r->busy_id) continue; /* from a rank already given up */
             weft_tune_cand *ci = &c[r->busy];
             ci->r = m.r;
+            if (ci->r.n_times < 0 || ci->r.n_times > WEFT_MEASURE_MAX_TIMES) ci->r.n_times = 0;
+            ci->r.error[sizeof ci->r.error - 1] = '\0';
             m.error[sizeof m.error - 1] = '\0';
             snprintf(ci->error, sizeof ci->error, "%s", m.error);
             r->busy = -1;
@@ -294,6 +298,9 @@ static int run_rank0(weft_cli_tune *t, int size, bool ready)
         MPI_Status st;
         verdict_msg v = {0};
         if (!wait_msg(k, TAG_HELLO, d.timeout, &st)) {
+            /* counted as lost, so the job ends with MPI_Abort rather than waiting for it */
+            size_t len = strlen(d.lost_list);
+            snprintf(d.lost_list + len, sizeof d.lost_list - len, "%s%d (silent at start)", len ? ", " : "", k);
             if (ready) printf("weft tune: rank %d sent no hello in %.0f s; it measures nothing\n", k, d.timeout);
             continue;
         }
@@ -375,7 +382,7 @@ static int run_rank0(weft_cli_tune *t, int size, bool ready)
 
 /* ---- ranks 1..N-1 ---------------------------------------------------------------------------- */
 
-static int run_worker(weft_cli_tune *t, int rank, bool ready, const char *prep_error)
+static int run_worker(weft_cli_tune *t, bool ready, const char *prep_error)
 {
     hello_msg h;
     memset(&h, 0, sizeof h);
@@ -388,16 +395,19 @@ static int run_worker(weft_cli_tune *t, int rank, bool ready, const char *prep_e
     if (gethostname(h.host, sizeof h.host - 1) != 0) snprintf(h.host, sizeof h.host, "?");
     if (ready) hash_tasks(t->tasks, t->n, h.tasks);
     snprintf(h.error, sizeof h.error, "%s", prep_error);
+    weft_tune_measurer *m = NULL;
+    if (ready && weft_tune_measurer_create(t->tasks, t->n, t->o.threads, &m) != WEFT_OK) {
+        h.ok = 0;
+        snprintf(h.error, sizeof h.error, "%s", weft_last_error());
+    }
     MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
     verdict_msg v;
     MPI_Status st;
     wait_msg(0, TAG_VERDICT, 0, &st);
     MPI_Recv(&v, (int)sizeof v, MPI_BYTE, 0, TAG_VERDICT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (!v.go) return ready ? 0 : 1;
-    weft_tune_measurer *m = NULL;
-    if (weft_tune_measurer_create(t->tasks, t->n, t->o.threads, &m) != WEFT_OK) {
-        /* rank 0 sees no results and gives this rank up after --rank-timeout */
-        fprintf(stderr, "weft tune (rank %d): %s\n", rank, weft_last_error());
+    if (!v.go) {
+        weft_tune_measurer_destroy(m);
+        return ready ? 0 : 1;
     }
     char *buf = NULL;
     int cap = 0;
@@ -416,7 +426,7 @@ static int run_worker(weft_cli_tune *t, int rank, bool ready, const char *prep_e
             cap = count;
         }
         MPI_Recv(buf, count, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (st.MPI_TAG != TAG_CAND || count <= (int)sizeof(cand_head) || !m) continue;
+        if (st.MPI_TAG != TAG_CAND || count <= (int)sizeof(cand_head)) continue;
         cand_head hd;
         memcpy(&hd, buf, sizeof hd);
         buf[count - 1] = '\0';
@@ -484,7 +494,7 @@ int main(int argc, char **argv)
         status = run_rank0(&t, size, ex < 0);
         if (ex >= 0) status = ex;
     } else {
-        status = run_worker(&t, rank, ex < 0, prep_error);
+        status = run_worker(&t, ex < 0, prep_error);
     }
     weft_cli_tune_free(&t);
     MPI_Finalize();
