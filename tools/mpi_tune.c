@@ -46,6 +46,7 @@
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -473,6 +474,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     bool widened = unbind();
+    /* a rank never outlives the launcher that started it (mpirun, or its daemon on a remote
+     * machine), even if that crashes */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (rank != 0) { /* one rank prints the usage errors and the help */
         FILE *f = freopen("/dev/null", "w", stdout);
         (void)f;

@@ -8,7 +8,7 @@
 #   - a rank killed with kill -9 mid-run: under mpirun --enable-recovery the run goes on with the
 #     other rank and says which one was lost; under plain mpirun the job ends, rank 0 says so,
 #     and in both cases the database is valid and keeps what was measured;
-#   - a hung rank (SIGSTOP) is given up after --rank-timeout and the job ends with status 3.
+#   - a hung rank (SIGSTOP) is given up after --rank-timeout and rank 0 ends the job saying why.
 # Usage: mpi_tune.sh PATH/TO/weft WITH_MPI(ON|OFF) [SANITIZE] [PATH/TO/compare_f32]
 # Exit 77 (skipped, with the reason) when weft was built without MPI or mpirun is missing.
 set -u
@@ -117,10 +117,13 @@ pid=$(rank_pid "$tmp/out6" 2)
 [[ -n "$pid" ]] && kill -STOP "$pid"
 wait $job
 rc=$?
-check "hung rank: the job ends with status 3 (got $rc)" test $rc -eq 3
+# (rank 0 aborts with 3; mpirun usually exits with that, but Open MPI 4.1's mpirun has been seen
+# to crash while it kills a stopped process)
+check "hung rank: the job ends with a nonzero status (got $rc)" test $rc -ne 0
 check "the hung rank is named" grep -q "rank 2 (host .*, pid $pid) sent no result for 6 s (dead or hung)" "$tmp/out6"
+check "rank 0 ends the job saying why" grep -q "ending the MPI job: rank(s) 2 (host .*) were lost" "$tmp/out6"
 check "database valid after the hang" sh -c "'$weft' db check '$tmp/h.db' | grep -qx ok"
-[[ -n "$pid" ]] && kill -CONT "$pid" 2> /dev/null
+[[ -n "$pid" ]] && kill -9 "$pid" 2> /dev/null
 
 # --rank-timeout without mpirun is refused
 check "--rank-timeout outside mpirun is an error" sh -c "! '$weft' tune --op matmul --shape 8,8,8 --db '$tmp/x.db' --rank-timeout 5 2> '$tmp/err' && grep -q 'applies under mpirun only' '$tmp/err'"
