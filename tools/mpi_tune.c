@@ -47,6 +47,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,9 +353,18 @@ static int run_rank0(weft_cli_tune *t, int size, bool ready)
     double wall = now() - t0;
     signal(SIGTERM, SIG_DFL);
     if (rc != WEFT_OK) fprintf(stderr, "weft tune: %s\n", weft_last_error());
+    struct rusage ru;
+    double cpu = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                                                        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6
+                                                  : 0;
     printf("mpi: %ld candidate(s) measured by %d rank(s) in %.1f s (%.2f per second); rank 0 searched %.1f s and waited "
-           "%.1f s for results\n", d.received, size - 1, wall, wall > 0 ? d.received / wall : 0.0,
-           wall - d.in_callback, d.in_callback);
+           "%.1f s for results (%.1f s of CPU in all)\n", d.received, size - 1, wall, wall > 0 ? d.received / wall : 0.0,
+           wall - d.in_callback, d.in_callback, cpu);
+    double busy = 0;
+    for (int k = 1; k < size; k++) busy += d.r[k].seconds;
+    if (d.received > 0 && wall > 0)
+        printf("mpi: the measuring ranks were busy %.0f%% of the run (their seconds per candidate summed, over %d x %.1f s)\n",
+               100.0 * busy / ((size - 1) * wall), size - 1, wall);
     for (int k = 1; k < size; k++) {
         if (!d.r[k].done) continue;
         printf("mpi: rank %d (host %s): %ld candidate(s), %.3f s each (compile + measure + check)%s\n", k, d.r[k].host,

@@ -17,7 +17,7 @@ for r in $(seq 1 "$reps"); do
         line=$(grep "^mpi: .* per second" "$tmp/out")
         rate=$(sed -n 's/.*(\([0-9.]*\) per second).*/\1/p' <<< "$line")
         echo "run $r, $((n - 1)) measuring rank(s): $line"
-        grep "^mpi: rank\|^mpi: messages" "$tmp/out" | sed 's/^/    /'
+        grep "^mpi: rank\|^mpi: messages\|^mpi: the measuring" "$tmp/out" | sed 's/^/    /'
         rates[$n]="${rates[$n]:-} $rate"
     done
 done
