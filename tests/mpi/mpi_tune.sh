@@ -125,6 +125,10 @@ check "rank 0 ends the job saying why" grep -q "ending the MPI job: rank(s) 2 (h
 check "database valid after the hang" sh -c "'$weft' db check '$tmp/h.db' | grep -qx ok"
 [[ -n "$pid" ]] && kill -9 "$pid" 2> /dev/null
 
+# weft itself does not link MPI (weft-mpi does)
+check "weft links no libmpi" sh -c "! ldd '$weft' | grep -q libmpi"
+check "weft-mpi links libmpi" sh -c "ldd '$(dirname "$weft")/weft-mpi' | grep -q libmpi"
+
 # --rank-timeout without mpirun is refused
 check "--rank-timeout outside mpirun is an error" sh -c "! '$weft' tune --op matmul --shape 8,8,8 --db '$tmp/x.db' --rank-timeout 5 2> '$tmp/err' && grep -q 'applies under mpirun only' '$tmp/err'"
 
