@@ -43,6 +43,7 @@
  * otherwise block MPI_Finalize), exit status 3 when tuning itself succeeded.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include <fcntl.h>
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
@@ -487,12 +488,24 @@ int main(int argc, char **argv)
     /* a rank never outlives the launcher that started it (mpirun, or its daemon on a remote
      * machine), even if that crashes */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (rank != 0) { /* one rank prints the usage errors and the help */
+    /* one rank prints the help and the usage errors; the others' stderr is theirs again after
+     * parsing (a failure to build the tasks there reaches rank 0 in the hello) */
+    int saved_err = -1;
+    if (rank != 0) {
         FILE *f = freopen("/dev/null", "w", stdout);
         (void)f;
+        fflush(stderr);
+        saved_err = dup(2);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 2), close(null);
     }
     weft_cli_tune t;
     int ex = weft_cli_tune_prepare(argc - 2, argv + 2, &t);
+    if (saved_err >= 0) {
+        fflush(stderr);
+        dup2(saved_err, 2);
+        close(saved_err);
+    }
     char prep_error[300] = "";
     if (ex >= 0) snprintf(prep_error, sizeof prep_error, "%s", ex == 2 || ex == 0 ? "bad arguments" : weft_last_error());
     int status;
@@ -509,6 +522,7 @@ int main(int argc, char **argv)
         if (ex >= 0) status = ex;
     } else {
         status = run_worker(&t, ex < 0, prep_error);
+        if (ex >= 0) status = ex; /* help or a usage error: the same status on every rank */
     }
     weft_cli_tune_free(&t);
     MPI_Finalize();
