@@ -11,6 +11,7 @@ PACKAGES=(
     libprotobuf-c-dev protobuf-c-compiler libonnx-dev  # ONNX import (frontend/)
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
     clang-14 libclang-rt-14-dev        # libFuzzer targets (scripts/fuzz.sh)
+    libopenmpi-dev openmpi-bin         # weft-mpi: mpirun -n N weft tune (optional; left out without)
 )
 
 missing=()

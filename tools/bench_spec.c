@@ -31,33 +31,34 @@ const weft_cmd_spec weft_spec_bench_op = {
     "softmax M,N; layer_norm M,N; reduce_sum M,N; elementwise ops (relu, add, ...) over any shape.\n",
 };
 
-int weft_cli_exec_bench(int argc, char **argv)
+int weft_cli_exec_sibling(const char *exe, const char *cmd, const char *target, int argc, char **argv)
 {
     char path[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
     if (n <= 0) {
-        fprintf(stderr, "weft bench: cannot find the weft executable's folder (/proc/self/exe: %s)\n", strerror(errno));
+        fprintf(stderr, "weft %s: cannot find the weft executable's folder (/proc/self/exe: %s)\n", cmd, strerror(errno));
         return 1;
     }
     path[n] = '\0';
     char *slash = strrchr(path, '/');
-    const char *exe = "weft-bench";
     if (!slash || (size_t)(slash + 1 - path) + strlen(exe) + 1 > sizeof path) {
-        fprintf(stderr, "weft bench: cannot place weft-bench next to '%s'\n", path);
+        fprintf(stderr, "weft %s: cannot place %s next to '%s'\n", cmd, exe, path);
         return 1;
     }
     strcpy(slash + 1, exe);
     char **av = calloc((size_t)argc + 2, sizeof *av);
     if (!av) {
-        fprintf(stderr, "weft bench: out of memory\n");
+        fprintf(stderr, "weft %s: out of memory\n", cmd);
         return 1;
     }
     av[0] = (char *)exe;
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
     fflush(NULL);
     execv(path, av);
-    fprintf(stderr, "weft bench: cannot run %s (%s); it is built with weft (cmake --build ... --target weft_bench)\n",
-            path, strerror(errno));
+    fprintf(stderr, "weft %s: cannot run %s (%s); it is built with weft (cmake --build ... --target %s)\n", cmd, path,
+            strerror(errno), target);
     free(av);
     return 1;
 }
+
+int weft_cli_exec_bench(int argc, char **argv) { return weft_cli_exec_sibling("weft-bench", "bench", "weft_bench", argc, argv); }

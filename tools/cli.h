@@ -31,10 +31,31 @@ int weft_cmd_bench(int argc, char **argv);
 /* weft bench op, in weft: runs weft-bench (next to this executable) with argv ("op", then the
  * arguments); returns only on failure, 1 after a message. */
 int weft_cli_exec_bench(int argc, char **argv);
+/* Replaces this process by the executable `exe` next to it (same folder), with argv[0] exe and
+ * then argv; returns only on failure, 1 after "weft CMD: cannot run ..." naming the cmake
+ * target that builds it. */
+int weft_cli_exec_sibling(const char *exe, const char *cmd, const char *target, int argc, char **argv);
 int weft_cmd_run(int argc, char **argv);
 int weft_cmd_show_model(int argc, char **argv);
 int weft_cmd_bench_model(int argc, char **argv);
 int weft_cmd_tune(int argc, char **argv);
+/* weft tune, in two halves so that weft-mpi (tools/mpi_tune.c) can run the same command: the
+ * options parsed and the tasks built, then weft_tune_tasks. */
+typedef struct weft_cli_tune {
+    weft_args a;
+    weft_tune_options o;
+    weft_task *tasks;
+    int n;
+    bool batch_given;     /* --batch was given (else weft-mpi sizes it by the ranks) */
+    double rank_timeout;  /* --rank-timeout, seconds (0: not given) */
+} weft_cli_tune;
+/* Parses `weft tune` arguments and builds the tasks: -1 when ready, else the exit status after
+ * a message (weft_cli_tune_free either way). */
+int weft_cli_tune_prepare(int argc, char **argv, weft_cli_tune *t);
+void weft_cli_tune_free(weft_cli_tune *t);
+/* The MPI job size this process runs in (Open MPI's OMPI_COMM_WORLD_SIZE, or PMI_SIZE), 0 when
+ * not started by mpirun. */
+int weft_cli_mpi_size(void);
 /* argv[0] is the db subcommand (ls, check, ...). */
 int weft_cmd_db(int argc, char **argv);
 

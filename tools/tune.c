@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -31,55 +32,92 @@ static const weft_opt tune_opts[] = {
     {"--dim", WEFT_OPT_LIST, "NAME=SIZE", 0, 0, false,
      "the size to tune a symbolic dimension of the model at (ONNX dim_param; one --dim per symbol)"},
     WEFT_CLI_OPT_CPU,
+    {"--batch", WEFT_OPT_INT, "N", 1, 4096, false,
+     "candidates measured per round (default 8; under mpirun 4 per measuring rank, at least 8)"},
+    {"--rank-timeout", WEFT_OPT_FLOAT, "SEC", 0, 86400, true,
+     "under mpirun: a rank with no result for SEC seconds is lost (dead or hung) and its candidates dropped (default 120)"},
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_tune = {
     "tune", "MODEL.onnx|--op OP --shape S --db DB [--trials N] [--time SEC] [--threads T] [--seed S] [--curve CSV] "
-            "[--dim NAME=SIZE ...] [--cpu NAME]",
+            "[--dim NAME=SIZE ...] [--cpu NAME] [--batch N] [--rank-timeout SEC]",
     0, 1,
     "Searches schedules for every kernel of a model (or one op) under a learned cost model and records every\n"
     "measurement in DB; a second run with the same database resumes where the first stopped. With both --trials\n"
     "and --time, tuning stops at whichever comes first.",
     tune_opts,
+    "Under mpirun (mpirun -n N weft tune ...) rank 0 searches and keeps DB and ranks 1..N-1 measure (weft-mpi; see\n"
+    "the README, \"Tuning across machines with MPI\").\n"
     "examples:\n"
     "  weft tune tests/data/models/resnet9.onnx --db tune.db --time 300 --curve curve.csv\n"
-    "  weft tune --op matmul --shape 1024,1024,1024 --db tune.db --trials 400\n",
+    "  weft tune --op matmul --shape 1024,1024,1024 --db tune.db --trials 400\n"
+    "  mpirun -n 9 weft tune tests/data/models/resnet9.onnx --db tune.db --time 300 --threads 1\n",
 };
 
-int weft_cmd_tune(int argc, char **argv)
+int weft_cli_mpi_size(void)
 {
-    weft_args a;
-    int ex = weft_args_parse(&weft_spec_tune, argc, argv, &a);
+    const char *v = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!v) v = getenv("PMI_SIZE");
+    int n = v ? atoi(v) : 0;
+    return n > 0 ? n : 0;
+}
+
+/* Whether weft-mpi sits next to this executable. */
+static bool have_weft_mpi(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+    if (n <= 0) return false;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash) return false;
+    strcpy(slash + 1, "weft-mpi");
+    return access(path, X_OK) == 0;
+}
+
+void weft_cli_tune_free(weft_cli_tune *t)
+{
+    weft_tasks_free(t->tasks, t->n);
+    t->tasks = NULL;
+    t->n = 0;
+}
+
+int weft_cli_tune_prepare(int argc, char **argv, weft_cli_tune *t)
+{
+    memset(t, 0, sizeof *t);
+    weft_args *a = &t->a;
+    int ex = weft_args_parse(&weft_spec_tune, argc, argv, a);
     if (ex >= 0) return ex;
-    const char *db = weft_args_str(&a, "--db", NULL), *op = weft_args_str(&a, "--op", NULL);
+    const char *db = weft_args_str(a, "--db", NULL), *op = weft_args_str(a, "--op", NULL);
     if (!db) return weft_args_fail(&weft_spec_tune, "--db DB is required");
-    if (op && a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model or --op, not both");
-    if (!op && !a.n_pos) return weft_args_fail(&weft_spec_tune, "give a model (MODEL.onnx) or --op OP --shape S");
-    if (!op && weft_args_has(&a, "--shape")) return weft_args_fail(&weft_spec_tune, "--shape applies to --op only");
-    if (op && weft_args_has(&a, "--dim")) return weft_args_fail(&weft_spec_tune, "--dim applies to a model only");
+    if (op && a->n_pos) return weft_args_fail(&weft_spec_tune, "give a model or --op, not both");
+    if (!op && !a->n_pos) return weft_args_fail(&weft_spec_tune, "give a model (MODEL.onnx) or --op OP --shape S");
+    if (!op && weft_args_has(a, "--shape")) return weft_args_fail(&weft_spec_tune, "--shape applies to --op only");
+    if (op && weft_args_has(a, "--dim")) return weft_args_fail(&weft_spec_tune, "--dim applies to a model only");
     weft_cli_dims dims;
-    if (weft_cli_parse_dims(&a, &dims) != 0) return 2;
-    weft_tune_options o = {0};
-    o.db = db;
-    o.trials = (int)weft_args_int(&a, "--trials", 0);
-    o.time_s = weft_args_float(&a, "--time", 0);
-    if (!o.trials && !o.time_s) o.trials = 200;
-    o.threads = (int)weft_args_int(&a, "--threads", 0);
-    o.seed = (uint64_t)weft_args_int(&a, "--seed", 1);
-    o.curve = weft_args_str(&a, "--curve", NULL);
-    o.log = stdout;
-    weft_task *tasks = NULL;
-    int n = 0;
+    if (weft_cli_parse_dims(a, &dims) != 0) return 2;
+    weft_tune_options *o = &t->o;
+    o->db = db;
+    o->trials = (int)weft_args_int(a, "--trials", 0);
+    o->time_s = weft_args_float(a, "--time", 0);
+    if (!o->trials && !o->time_s) o->trials = 200;
+    o->threads = (int)weft_args_int(a, "--threads", 0);
+    o->seed = (uint64_t)weft_args_int(a, "--seed", 1);
+    o->curve = weft_args_str(a, "--curve", NULL);
+    o->batch = (int)weft_args_int(a, "--batch", 0);
+    o->log = stdout;
+    t->batch_given = weft_args_has(a, "--batch");
+    t->rank_timeout = weft_args_float(a, "--rank-timeout", 0);
     weft_status rc;
     if (op) {
         int64_t shape[16];
-        int ns = weft_cli_shape(&a, shape, 16);
+        int ns = weft_cli_shape(a, shape, 16);
         if (ns < 0) return 2;
-        rc = weft_task_from_op(op, ns, shape, &tasks, &n);
+        rc = weft_task_from_op(op, ns, shape, &t->tasks, &t->n);
     } else {
         weft_graph *g = NULL;
-        rc = weft_onnx_load(a.pos[0], &g);
+        rc = weft_onnx_load(a->pos[0], &g);
         /* a model with symbolic dimensions is tuned at the --dim sizes: its kernels are those
          * of that shape, and so are the records */
         if (rc == WEFT_OK && weft_graph_is_symbolic(g)) {
@@ -89,24 +127,54 @@ int weft_cmd_tune(int argc, char **argv)
             g = h;
         } else if (rc == WEFT_OK && dims.n) {
             weft_graph_destroy(g);
-            return weft_args_fail(&weft_spec_tune, "--dim: %s has no symbolic dimensions", a.pos[0]);
+            return weft_args_fail(&weft_spec_tune, "--dim: %s has no symbolic dimensions", a->pos[0]);
         }
         if (rc == WEFT_OK) {
             const weft_target_ops *llvm = weft_target_find("llvm");
-            weft_target *t = NULL;
+            weft_target *tg = NULL;
             weft_target_caps caps;
-            rc = llvm ? llvm->create(&t) : weft_fail(WEFT_ERR_UNAVAILABLE, "no llvm target");
+            rc = llvm ? llvm->create(&tg) : weft_fail(WEFT_ERR_UNAVAILABLE, "no llvm target");
             if (rc == WEFT_OK) {
-                llvm->caps(t, &caps);
-                rc = weft_tasks_from_graph(g, &caps, &tasks, &n);
-                llvm->destroy(t);
+                llvm->caps(tg, &caps);
+                rc = weft_tasks_from_graph(g, &caps, &t->tasks, &t->n);
+                llvm->destroy(tg);
             }
         }
         weft_graph_destroy(g);
     }
-    if (rc == WEFT_OK) rc = weft_tune_tasks(tasks, n, &o);
+    if (rc != WEFT_OK) {
+        fprintf(stderr, "weft tune: %s\n", weft_last_error());
+        return 1;
+    }
+    return -1;
+}
+
+int weft_cmd_tune(int argc, char **argv)
+{
+    /* under mpirun with several ranks, every rank becomes weft-mpi (which links MPI; weft
+     * does not): rank 0 searches, the others measure */
+    int size = weft_cli_mpi_size();
+    if (size > 1 || (size == 1 && have_weft_mpi())) { /* one rank: weft-mpi undoes mpirun's binding */
+        char **av = calloc((size_t)argc + 1, sizeof *av);
+        if (!av) return 1;
+        av[0] = (char *)"tune";
+        for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+        weft_cli_exec_sibling("weft-mpi", "tune", "weft_mpi", argc + 1, av);
+        fprintf(stderr, "weft tune: started by mpirun with %d ranks, but weft-mpi (the MPI driver) is not next to weft: "
+                        "this build has no MPI (cmake says so when it configures; install libopenmpi-dev)\n", size);
+        free(av);
+        return 1;
+    }
+    weft_cli_tune t;
+    int ex = weft_cli_tune_prepare(argc, argv, &t);
+    if (ex < 0 && t.rank_timeout > 0) ex = weft_args_fail(&weft_spec_tune, "--rank-timeout applies under mpirun only");
+    if (ex >= 0) {
+        weft_cli_tune_free(&t);
+        return ex;
+    }
+    weft_status rc = weft_tune_tasks(t.tasks, t.n, &t.o);
     if (rc != WEFT_OK) fprintf(stderr, "weft tune: %s\n", weft_last_error());
-    weft_tasks_free(tasks, n);
+    weft_cli_tune_free(&t);
     return rc == WEFT_OK ? 0 : 1;
 }
 

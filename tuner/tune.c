@@ -3,8 +3,11 @@
  *
  * Per round of a task: a pool of candidates (random samples of its sketch, and mutations of
  * its best measured ones) is lowered and scored by the cost model; the best-scored unmeasured
- * ones, plus a few random picks (epsilon-greedy), are compiled and measured in forked workers.
- * Every measurement is written to the database at once. A candidate that would become the
+ * ones, plus a few random picks (epsilon-greedy), are handed as one batch to the measure callback
+ * (weft_tune_options.measure: by default the local measurer of tune_measure.c, which compiles
+ * and measures them one by one in forked workers; tools/mpi_tune.c spreads them over machines).
+ * Every measurement is written to the database as soon as its batch returns, one transaction
+ * each; a candidate the callback lost is not recorded and may come up again. A candidate that would become the
  * task's best is first checked against the naive schedule on random inputs; a mismatch is
  * recorded as an error and never served. The cost model is retrained on everything measured
  * after each round and saved to the database. The scheduler gives each task a first round,
@@ -23,9 +26,6 @@
 #include <string.h>
 
 #include "ir/error.h"
-#include "lower/lower.h"
-#include "compile/build.h"
-#include "tuner/measure.h"
 #include "tuner/tuner.h"
 
 #define POOL_RANDOM 192
@@ -35,6 +35,7 @@
 
 typedef struct task_state {
     weft_task *task;
+    int index;           /* in the tasks array (weft_tune_cand.task) */
     weft_sketch sk;
     int trials;          /* measurements in the database for this task and target */
     int trials_run;      /* ... made by this run */
@@ -47,9 +48,6 @@ typedef struct task_state {
     int n_top;
     double improvement;  /* relative improvement of the last round */
     bool done;           /* nothing left to try (untiled: default measured) */
-    weft_kernel *naive;
-    weft_arena *naive_arena;
-    weft_loop_func *naive_lf;
     char *seeds[SEEDS];  /* step texts of the nearest machines' best records (first round) */
     int n_seeds;
 } task_state;
@@ -68,6 +66,9 @@ typedef struct tuner {
     double t0;
     FILE *curve;
     int total_trials;
+    weft_tune_measurer *local; /* when o->measure is NULL */
+    weft_status stop;    /* the measure callback failed: the run ends with this */
+    char stop_msg[512];  /* ... and its message */
 } tuner;
 
 static uint64_t hash_text(const char *s)
@@ -112,18 +113,6 @@ static void add_row(tuner *tu, const float *feat, float y)
     tu->y[tu->n_rows++] = y;
 }
 
-/* Lowers step text for task f into arena a; NULL (message set) when the steps do not apply. */
-static weft_loop_func *lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_schedule **keep)
-{
-    weft_schedule *s = NULL;
-    weft_loop_func *lf = NULL;
-    if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
-    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, NULL, a, &lf) != WEFT_OK) lf = NULL;
-    if (keep && lf) *keep = s;
-    else weft_schedule_destroy(s);
-    return lf;
-}
-
 /* Score for the cost model: GFLOP/s (errors score 0). */
 static float score(const weft_task *t, double median) { return median > 0 ? (float)(t->flops / median * 1e-9) : 0.0f; }
 
@@ -146,7 +135,7 @@ static bool on_record(void *ud, const char *steps, double median, const char *er
     weft_cand c;
     if (ok && cand_from_steps(&ts->sk, steps, &c)) keep_top(ts, &c, median); /* parents when resuming */
     weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = a ? lower_steps(ts->task->f, steps, a, NULL) : NULL;
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, steps, a) : NULL;
     if (lf) {
         float feat[WEFT_FEATURE_DIM];
         weft_features_extract(lf, feat);
@@ -163,54 +152,63 @@ static weft_status record(tuner *tu, task_state *ts, const char *steps, const we
     return weft_db_put_measurement(tu->db, &m);
 }
 
-/* Compiles, measures, checks and records one candidate. Returns its median (0 on error). */
-static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_arena *a, weft_loop_func *lf)
+/* One candidate of a round: its step text and lowered loop function (for the features), and
+ * its sketch decisions when it has them (parents for mutation). */
+typedef struct cand_pick {
+    const char *steps;
+    weft_loop_func *lf;
+    weft_cand c;
+    bool has_c;
+    double m;            /* out: median (0: an error; < 0: lost, not recorded) */
+} cand_pick;
+
+/* Measures a round's picks through the callback (or the local measurer), then records each
+ * one, in order, and updates the task's best and parents. */
+static void measure_picks(tuner *tu, task_state *ts, cand_pick *p, int n)
 {
-    weft_kernel *k = NULL;
-    weft_measure_result r;
-    memset(&r, 0, sizeof r);
-    weft_measure_opts mo = weft_measure_opts_default();
-    mo.threads = tu->o->threads;
-    mo.min_time_s = 0.05;
-    mo.seed = tu->rng;
-    const char *error = NULL;
-    char msg[300];
-    (void)a;
-    if (tu->ops->compile(tu->target, lf, &k) != WEFT_OK) {
-        snprintf(msg, sizeof msg, "compile: %.280s", weft_last_error());
-        error = msg;
-    } else if (weft_measure_kernel(tu->ops, k, lf, &mo, &r) != WEFT_OK) {
-        snprintf(msg, sizeof msg, "%.290s", r.error[0] ? r.error : weft_last_error());
-        error = msg;
-    } else if (ts->best <= 0 || r.median < ts->best) {
-        /* A new best is served only when it computes what the naive schedule computes. */
-        if (!ts->naive) {
-            ts->naive_arena = weft_arena_create();
-            weft_schedule *ns = NULL;
-            if (weft_schedule_create(ts->task->f, &ns) == WEFT_OK)
-                weft_target_build(tu->ops, tu->target, ns, ts->naive_arena, &ts->naive_lf, &ts->naive);
-            weft_schedule_destroy(ns);
-        }
-        weft_measure_result cr;
-        memset(&cr, 0, sizeof cr);
-        if (!ts->naive) {
-            snprintf(msg, sizeof msg, "no naive reference: %.260s", weft_last_error());
-            error = msg;
-        } else if (weft_measure_check(tu->ops, k, lf, ts->naive, ts->naive_lf, 1e-4, &mo, &cr) != WEFT_OK) {
-            snprintf(msg, sizeof msg, "rejected: %.280s", cr.error[0] ? cr.error : weft_last_error());
-            error = msg;
+    if (n <= 0 || tu->stop != WEFT_OK) {
+        for (int i = 0; i < n; i++) p[i].m = -1;
+        return;
+    }
+    weft_tune_cand *c = calloc((size_t)n, sizeof *c);
+    if (!c) {
+        tu->stop = WEFT_ERR_NOMEM;
+        snprintf(tu->stop_msg, sizeof tu->stop_msg, "out of memory");
+        for (int i = 0; i < n; i++) p[i].m = -1;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        c[i] = (weft_tune_cand){.task = ts->index, .steps = p[i].steps, .seed = tu->rng, .check_below = ts->best};
+    weft_status rc = WEFT_OK;
+    if (tu->o->measure) rc = tu->o->measure(tu->o->measure_ud, c, n);
+    else
+        for (int i = 0; i < n; i++) weft_tune_measurer_run(tu->local, &c[i]);
+    if (rc != WEFT_OK) {
+        tu->stop = rc;
+        snprintf(tu->stop_msg, sizeof tu->stop_msg, "%s", weft_last_error());
+    }
+    for (int i = 0; i < n; i++) {
+        p[i].m = -1;
+        if (rc != WEFT_OK || c[i].lost) continue;
+        const char *error = c[i].error[0] ? c[i].error : NULL;
+        /* a candidate better than the best kept so far must have passed the check */
+        if (!error && ts->best > 0 && c[i].r.median < ts->best && c[i].check_below > 0 && c[i].r.median >= c[i].check_below)
+            error = "internal: a new best was not checked against the naive schedule";
+        record(tu, ts, p[i].steps, &c[i].r, error);
+        ts->trials++;
+        ts->trials_run++;
+        tu->total_trials++;
+        mark_seen(ts, hash_text(p[i].steps));
+        float feat[WEFT_FEATURE_DIM];
+        weft_features_extract(p[i].lf, feat);
+        add_row(tu, feat, error ? 0.0f : score(ts->task, c[i].r.median));
+        p[i].m = error ? 0 : c[i].r.median;
+        if (p[i].m > 0) {
+            if (p[i].has_c) keep_top(ts, &p[i].c, p[i].m);
+            if (ts->best <= 0 || p[i].m < ts->best) ts->best = p[i].m;
         }
     }
-    if (k) tu->ops->kernel_destroy(k);
-    record(tu, ts, steps, &r, error);
-    ts->trials++;
-    ts->trials_run++;
-    tu->total_trials++;
-    mark_seen(ts, hash_text(steps));
-    float feat[WEFT_FEATURE_DIM];
-    weft_features_extract(lf, feat);
-    add_row(tu, feat, error ? 0.0f : score(ts->task, r.median));
-    return error ? 0 : r.median;
+    free(c);
 }
 
 typedef struct pool_item {
@@ -297,53 +295,60 @@ static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand 
     return same;
 }
 
-/* One round of a task: at most `batch` new measurements. */
+/* One round of a task: at most `batch` new measurements, measured as one batch (two in a
+ * task's first round: the default schedule and the nearest machines' records first). */
 static void task_round(tuner *tu, task_state *ts, int batch)
 {
     double before = ts->best;
     if (!weft_sketch_searchable(&ts->sk) || ts->trials == 0) {
-        /* The default schedule first (and, without a sketch, only). */
+        /* The default schedule first (and, without a sketch, only), then the best records of
+         * the nearest machines (tuned elsewhere, measured here). */
+        cand_pick p[1 + SEEDS];
+        weft_arena *ar[1 + SEEDS];
+        int np = 0;
         weft_schedule *s = NULL;
         weft_schedule_create(ts->task->f, &s);
         char *steps = NULL;
         if (s && weft_schedule_default(s, &tu->caps) == WEFT_OK) steps = weft_schedule_text(s);
         weft_schedule_destroy(s);
-        if (steps && !seen(ts, hash_text(steps))) {
+        for (int i = -1; i < ts->n_seeds && np < batch; i++) {
+            const char *text = i < 0 ? steps : ts->seeds[i];
+            if (!text || seen(ts, hash_text(text))) continue;
+            bool dup = false;
+            for (int j = 0; j < np && !dup; j++) dup = !strcmp(p[j].steps, text);
+            if (dup) continue;
             weft_arena *a = weft_arena_create();
-            weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
-            if (lf) {
-                double m = try_candidate(tu, ts, steps, a, lf);
-                if (m > 0 && (ts->best <= 0 || m < ts->best)) ts->best = m;
+            weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, text, a) : NULL;
+            if (!lf) {
+                weft_arena_destroy(a);
+                continue;
             }
-            weft_arena_destroy(a);
-            batch--;
+            ar[np] = a;
+            p[np] = (cand_pick){.steps = text, .lf = lf};
+            p[np].has_c = i >= 0 && cand_from_steps(&ts->sk, text, &p[np].c);
+            np++;
+        }
+        measure_picks(tu, ts, p, np);
+        int lost = 0;
+        for (int i = 0; i < np; i++) {
+            if (p[i].m >= 0) batch--;
+            else lost++;
+            weft_arena_destroy(ar[i]);
         }
         free(steps);
-        /* then the best records of the nearest machines (tuned elsewhere, measured here) */
-        for (int i = 0; i < ts->n_seeds && batch > 0; i++) {
-            if (seen(ts, hash_text(ts->seeds[i]))) continue;
-            weft_arena *a = weft_arena_create();
-            weft_loop_func *lf = a ? lower_steps(ts->task->f, ts->seeds[i], a, NULL) : NULL;
-            if (lf) {
-                double m = try_candidate(tu, ts, ts->seeds[i], a, lf);
-                weft_cand c;
-                if (m > 0 && cand_from_steps(&ts->sk, ts->seeds[i], &c)) keep_top(ts, &c, m);
-                if (m > 0 && (ts->best <= 0 || m < ts->best)) ts->best = m;
-                batch--;
-            }
-            weft_arena_destroy(a);
-        }
         if (ts->first_best <= 0) ts->first_best = ts->best;
         if (!weft_sketch_searchable(&ts->sk)) {
-            ts->done = true;
+            ts->done = lost == 0; /* nothing else to try (unless it was lost: then again) */
             return;
         }
+        if (batch <= 0 || tu->stop != WEFT_OK) return;
     }
     int n_pool = POOL_RANDOM + (ts->n_top ? POOL_MUTANTS : 0);
     pool_item *pool = calloc((size_t)n_pool, sizeof *pool);
     float *feat = malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
+    cand_pick *picks = calloc((size_t)(batch > 0 ? batch : 1), sizeof *picks);
     int n = 0;
-    for (int i = 0; pool && feat && i < n_pool; i++) {
+    for (int i = 0; pool && feat && picks && i < n_pool; i++) {
         weft_cand c;
         if (i < POOL_RANDOM) weft_sketch_sample(&ts->sk, &tu->rng, &c);
         else {
@@ -359,7 +364,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             continue;
         }
         weft_arena *a = weft_arena_create();
-        weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
+        weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, steps, a) : NULL;
         if (!lf) {
             free(steps);
             weft_arena_destroy(a);
@@ -378,27 +383,24 @@ static void task_round(tuner *tu, task_state *ts, int batch)
     }
     /* epsilon-greedy: a quarter of the batch (at least one) from the rest of the pool */
     int n_eps = weft_cost_model_trained(tu->model) ? (batch + 3) / 4 : batch;
-    int n_top = batch - n_eps;
-    for (int i = 0; i < n && batch > 0; i++) {
+    int n_top = batch - n_eps, np = 0;
+    for (int i = 0; i < n && np < batch; i++) {
         bool take = i < n_top;
         if (!take && n_eps > 0 && weft_tuner_rand(&tu->rng) % (uint64_t)(n - i > 0 ? n - i : 1) < (uint64_t)n_eps) take = true;
         if (!take) continue;
         if (i >= n_top) n_eps--;
-        double m = try_candidate(tu, ts, pool[i].steps, pool[i].arena, pool[i].lf);
-        if (m > 0) {
-            keep_top(ts, &pool[i].c, m);
-            if (ts->best <= 0 || m < ts->best) ts->best = m;
-        }
-        batch--;
+        picks[np++] = (cand_pick){.steps = pool[i].steps, .lf = pool[i].lf, .c = pool[i].c, .has_c = true};
     }
+    measure_picks(tu, ts, picks, np);
     for (int i = 0; i < n; i++) {
         free(pool[i].steps);
         weft_arena_destroy(pool[i].arena);
     }
     free(pool);
     free(feat);
+    free(picks);
     ts->improvement = before > 0 && ts->best > 0 ? (before - ts->best) / before : 1.0;
-    if (n == 0) ts->done = true; /* the sketch's space is exhausted */
+    if (n == 0 && tu->stop == WEFT_OK) ts->done = true; /* the sketch's space is exhausted */
 }
 
 /* A task new to this machine: the best records of the nearest machines, nearest first, one
@@ -498,8 +500,10 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         free(buf);
         if (rc == WEFT_OK && !found) rc = load_nearest_model(&tu);
     }
+    if (rc == WEFT_OK && !o->measure) rc = weft_tune_measurer_create(tasks, n, o->threads, &tu.local);
     for (int i = 0; rc == WEFT_OK && i < n; i++) {
         ts[i].task = &tasks[i];
+        ts[i].index = i;
         weft_db_workload w = {tasks[i].key, tasks[i].te_text ? tasks[i].te_text : "", tasks[i].shapes, tasks[i].flops};
         rc = weft_db_put_workload(tu.db, &w);
         if (rc == WEFT_OK) rc = weft_sketch_make(tasks[i].f, &tu.caps, &ts[i].sk);
@@ -543,6 +547,12 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         int this_batch = batch;
         if (o->trials > 0 && o->trials - tu.total_trials < this_batch) this_batch = o->trials - tu.total_trials;
         task_round(&tu, &ts[pick], this_batch);
+        if (tu.stop != WEFT_OK) {
+            /* the measure callback gave up: end as a finished run would (model saved, summary
+             * printed), then return its error */
+            if (o->log) fprintf(o->log, "tuning stops: %s\n", tu.stop_msg);
+            break;
+        }
         if (tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
         elapsed = weft_rt_now() - tu.t0;
         double lat = model_latency(ts, n);
@@ -583,9 +593,9 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         fprintf(o->log, "estimated model latency %.3f ms (sum of weight x best); %d measurements in %s\n",
                 model_latency(ts, n) * 1e3, tu.total_trials, o->db);
     }
+    if (rc == WEFT_OK && tu.stop != WEFT_OK) rc = weft_fail(tu.stop, "%s", tu.stop_msg);
+    weft_tune_measurer_destroy(tu.local);
     for (int i = 0; ts && i < n; i++) {
-        if (ts[i].naive) tu.ops->kernel_destroy(ts[i].naive);
-        weft_arena_destroy(ts[i].naive_arena);
         free(ts[i].seen);
         for (int j = 0; j < ts[i].n_seeds; j++) free(ts[i].seeds[j]);
     }

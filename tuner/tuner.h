@@ -21,6 +21,7 @@
 #include "schedule/schedule.h"
 #include "tuner/cost_model.h"
 #include "tuner/db.h"
+#include "tuner/measure.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 
@@ -130,6 +131,40 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c);
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c);
 uint64_t weft_tuner_rand(uint64_t *state);
 
+/* ---- tune_measure.c: measuring candidates, the tuner's callback interface ----
+ * The search hands each round's candidates to a measure callback as step text plus the index
+ * of their task, so the measuring side (this process, or another machine: tools/mpi_tune.c)
+ * rebuilds each kernel itself from the same tasks. The callback fills every candidate's
+ * result; a candidate it could not measure (its measuring process was lost) is marked lost and
+ * is neither recorded nor counted as a trial. */
+
+typedef struct weft_tune_cand {
+    /* in */
+    int task;               /* index into the tasks given to weft_tune_tasks */
+    const char *steps;      /* the candidate's step text */
+    uint64_t seed;          /* random inputs */
+    double check_below;     /* a median below this (any median when <= 0) must match the naive
+                             * schedule on random inputs before it is kept (else an error) */
+    /* out */
+    weft_measure_result r;  /* times and median when error is "" */
+    char error[300];        /* what went wrong ("compile: ...", "timed out ...", "rejected: ...") */
+    bool lost;              /* not measured at all: not recorded */
+} weft_tune_cand;
+
+/* Measures c[0..n-1]; WEFT_OK when every candidate has its result (or is lost); another status
+ * (message set) ends the tuning run cleanly: nothing of c is recorded. */
+typedef weft_status (*weft_tune_measure_fn)(void *ud, weft_tune_cand *c, int n);
+
+/* The local measurer: compiles a candidate's steps for the host (llvm), measures it in a
+ * forked worker with `threads` threads and checks it against the naive schedule of its task
+ * when check_below says so. It keeps one naive kernel per task (built on first need). */
+typedef struct weft_tune_measurer weft_tune_measurer;
+weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft_tune_measurer **out);
+void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c);
+void weft_tune_measurer_destroy(weft_tune_measurer *m);
+/* Lowers step text for f into arena a; NULL (message set) when the steps do not apply. */
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a);
+
 /* ---- tune.c ---- */
 typedef struct weft_tune_options {
     const char *db;
@@ -140,6 +175,8 @@ typedef struct weft_tune_options {
     const char *curve;    /* CSV path for best-so-far vs trials and seconds, or NULL */
     int batch;            /* candidates measured per round (default 8) */
     FILE *log;            /* progress lines (NULL: quiet) */
+    weft_tune_measure_fn measure; /* measures a round's candidates (NULL: the local measurer) */
+    void *measure_ud;
 } weft_tune_options;
 
 weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o);

@@ -1,0 +1,129 @@
+/* The local measurer of tuning candidates (tuner.h, "tune_measure.c"): what one process does
+ * with a candidate, whether the search runs in it or sends it candidates from elsewhere.
+ *
+ *   steps --lower--> loop function --compile (llvm, this process)--> kernel
+ *         --weft_measure_kernel (forked worker, timeout)--> median
+ *         --when median < check_below (or check_below <= 0): weft_measure_check against the
+ *           task's naive schedule, tolerance 1e-4 relative--> kept, or "rejected: ..."
+ *
+ * Every failure is the candidate's error text, never the caller's: a measurer goes on with the
+ * next candidate. The naive kernel of a task is built the first time one of its candidates
+ * needs the check, and kept until the measurer is destroyed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/build.h"
+#include "ir/error.h"
+#include "lower/lower.h"
+#include "tuner/tuner.h"
+
+typedef struct naive_ref {
+    weft_kernel *k;
+    weft_arena *a;
+    weft_loop_func *lf;
+    bool tried;
+} naive_ref;
+
+struct weft_tune_measurer {
+    const weft_target_ops *ops;
+    weft_target *target;
+    weft_task *tasks;
+    int n;
+    int threads;
+    naive_ref *naive; /* one per task */
+};
+
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a)
+{
+    weft_schedule *s = NULL;
+    weft_loop_func *lf = NULL;
+    if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
+    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, NULL, a, &lf) != WEFT_OK) lf = NULL;
+    weft_schedule_destroy(s);
+    return lf;
+}
+
+weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft_tune_measurer **out)
+{
+    if (!out || (n > 0 && !tasks) || n < 0) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_tune_measurer_create: bad arguments");
+    *out = NULL;
+    weft_tune_measurer *m = calloc(1, sizeof *m);
+    if (!m) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    m->tasks = tasks;
+    m->n = n;
+    m->threads = threads;
+    m->naive = calloc((size_t)(n ? n : 1), sizeof *m->naive);
+    m->ops = weft_target_find("llvm");
+    weft_status rc = !m->naive ? weft_fail(WEFT_ERR_NOMEM, "out of memory")
+                     : m->ops  ? m->ops->create(&m->target)
+                               : weft_fail(WEFT_ERR_UNAVAILABLE, "tune: this build has no llvm target");
+    if (rc != WEFT_OK) {
+        weft_tune_measurer_destroy(m);
+        return rc;
+    }
+    *out = m;
+    return WEFT_OK;
+}
+
+void weft_tune_measurer_destroy(weft_tune_measurer *m)
+{
+    if (!m) return;
+    for (int i = 0; m->naive && i < m->n; i++) {
+        if (m->naive[i].k) m->ops->kernel_destroy(m->naive[i].k);
+        weft_arena_destroy(m->naive[i].a);
+    }
+    free(m->naive);
+    if (m->target) m->ops->destroy(m->target);
+    free(m);
+}
+
+static naive_ref *naive_of(weft_tune_measurer *m, int task)
+{
+    naive_ref *r = &m->naive[task];
+    if (!r->tried) {
+        r->tried = true;
+        r->a = weft_arena_create();
+        weft_schedule *ns = NULL;
+        if (r->a && weft_schedule_create(m->tasks[task].f, &ns) == WEFT_OK)
+            weft_target_build(m->ops, m->target, ns, r->a, &r->lf, &r->k);
+        weft_schedule_destroy(ns);
+    }
+    return r;
+}
+
+void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
+{
+    memset(&c->r, 0, sizeof c->r);
+    c->error[0] = '\0';
+    c->lost = false;
+    if (c->task < 0 || c->task >= m->n || !c->steps) {
+        snprintf(c->error, sizeof c->error, "measure: no task %d (there are %d) or no steps", c->task, m->n);
+        return;
+    }
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = m->threads;
+    mo.min_time_s = 0.05;
+    mo.seed = c->seed;
+    weft_arena *a = weft_arena_create();
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a) : NULL;
+    weft_kernel *k = NULL;
+    if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", a ? weft_last_error() : "out of memory");
+    else if (m->ops->compile(m->target, lf, &k) != WEFT_OK)
+        snprintf(c->error, sizeof c->error, "compile: %.280s", weft_last_error());
+    else if (weft_measure_kernel(m->ops, k, lf, &mo, &c->r) != WEFT_OK)
+        snprintf(c->error, sizeof c->error, "%.290s", c->r.error[0] ? c->r.error : weft_last_error());
+    else if (c->check_below <= 0 || c->r.median < c->check_below) {
+        /* A candidate that may become the best is served only when it computes what the naive
+         * schedule computes. */
+        naive_ref *nr = naive_of(m, c->task);
+        weft_measure_result cr;
+        memset(&cr, 0, sizeof cr);
+        if (!nr->k) snprintf(c->error, sizeof c->error, "no naive reference: %.260s", weft_last_error());
+        else if (weft_measure_check(m->ops, k, lf, nr->k, nr->lf, 1e-4, &mo, &cr) != WEFT_OK)
+            snprintf(c->error, sizeof c->error, "rejected: %.280s", cr.error[0] ? cr.error : weft_last_error());
+    }
+    if (k) m->ops->kernel_destroy(k);
+    weft_arena_destroy(a);
+}
