@@ -19,3 +19,7 @@ endif()
 add_test(NAME cli_cuda COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cuda/cli.sh $<TARGET_FILE:weft_cli> "${WEFT_FAKECUDA_LIB}"
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_cuda PROPERTIES LABELS "cli;cuda" TIMEOUT 300 SKIP_RETURN_CODE 77)
+# on a real device only (label gpu, scripts/gpu-run.sh): skipped with exit 77 elsewhere
+if(TARGET targets_test_cuda_device)
+  set_tests_properties(targets_test_cuda_device PROPERTIES LABELS "targets;gpu" SKIP_RETURN_CODE 77)
+endif()
