@@ -217,36 +217,37 @@ static weft_status cuda_run(weft_kernel *k, void *const *args, const weft_exec *
     const weft_cu_api *cu = NULL;
     weft_status st = weft_cu_enter(&cu);
     if (st != WEFT_OK) return st;
-    pthread_mutex_lock(&k->mu);
-    st = load_locked(cu, k);
-    pthread_mutex_unlock(&k->mu);
-    if (st != WEFT_OK) return st;
     int n = k->n_params + k->src.n_temps;
     CUdeviceptr vals[WEFT_MAX_LAUNCH_ARGS];
     void *params[WEFT_MAX_LAUNCH_ARGS + 1];
     if (n > WEFT_MAX_LAUNCH_ARGS)
         return weft_fail(WEFT_ERR_UNSUPPORTED, "cuda: kernel %s takes %d arguments (at most %d)", k->src.names[0], n,
                          WEFT_MAX_LAUNCH_ARGS);
+    CUstream stream = ex ? (CUstream)ex->queue : NULL;
+    /* under mu: one run's launches are enqueued together, so two host threads running this
+     * kernel on one stream do not interleave their use of its temporaries */
+    pthread_mutex_lock(&k->mu);
+    st = load_locked(cu, k);
     for (int i = 0; i < n; i++) {
         vals[i] = i < k->n_params ? (CUdeviceptr)(uintptr_t)args[i] : k->temp[i - k->n_params];
         params[i] = &vals[i];
     }
     params[n] = NULL;
-    CUstream stream = ex ? (CUstream)ex->queue : NULL;
     for (int i = 0; st == WEFT_OK && i < k->src.n_launches; i++) {
         const weft_gpu_launch *l = &k->src.launches[i];
         if ((st = check_dims(k, i)) != WEFT_OK) break;
-        char what[160];
-        snprintf(what, sizeof what, "%s, grid (%lld, %lld, %lld), block (%lld, %lld, %lld)", k->src.names[i],
-                 (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
-                 (long long)l->block[1], (long long)l->block[2]);
         /* shared memory is static (__shared__ arrays in the source): no dynamic bytes */
-        st = weft_cu_check(cu,
-                           cu->launch(k->fn[i], (unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2],
-                                      (unsigned)l->block[0], (unsigned)l->block[1], (unsigned)l->block[2], 0, stream, params,
-                                      NULL),
-                           "cuLaunchKernel", what);
+        CUresult r = cu->launch(k->fn[i], (unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2],
+                                (unsigned)l->block[0], (unsigned)l->block[1], (unsigned)l->block[2], 0, stream, params, NULL);
+        if (r != WEFT_CU_SUCCESS) {
+            char what[160];
+            snprintf(what, sizeof what, "%s, grid (%lld, %lld, %lld), block (%lld, %lld, %lld)", k->src.names[i],
+                     (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+                     (long long)l->block[1], (long long)l->block[2]);
+            st = weft_cu_check(cu, r, "cuLaunchKernel", what);
+        }
     }
+    pthread_mutex_unlock(&k->mu);
     return st;
 }
 
