@@ -7,7 +7,8 @@
  *                   threads. TVM's cross-thread reduction through rfactor:
  *                     split R k T; rfactor R k.1         R.rf[.., k.1] = partial sums over k.0
  *                     cache_write R.rf shared; compute_inline R.rf
- *                     fuse R's axes; split R r 1; bind r.0 blockIdx.x; bind r.1 threadIdx.x
+ *                     split R r 1 (r: R's last axis); bind r.0 blockIdx.x; bind r.1 threadIdx.x
+ *                     (up to two more axes of extent > 1 on blockIdx.y, blockIdx.z)
  *                     compute_at R.rf.shared R r.0; bind R.rf.shared k.1 threadIdx.x
  *                   so each thread of a block sums every T-th point of the row into shared
  *                   memory, a barrier (lowering's barrier pass) follows, and one thread (the
@@ -67,20 +68,45 @@ static int stage_names(const weft_schedule *s, char (*out)[WEFT_SCHED_NAME])
     return s->n_stages;
 }
 
+enum { GPU_GRID_YZ = 65535 }; /* blockIdx.y and .z extents */
+
+/* The output axes of row reduction st that get a block axis: those of extent > 1 (the others
+ * leave no loop), the last one at least; at most three, outer ones within GPU_GRID_YZ. Returns
+ * their number (0: the block-per-row rule does not apply). */
+static int row_axes(const weft_stage *st, int *axes)
+{
+    const weft_tensor *op = st->op;
+    int n = 0;
+    for (int d = 0; d < op->ndim; d++)
+        if (op->shape[d] > 1 || d == op->ndim - 1) {
+            if (n == 3) return 0;
+            axes[n++] = d;
+        }
+    for (int i = 0; i + 1 < n; i++)
+        if (op->shape[axes[i]] > GPU_GRID_YZ) return 0;
+    return n;
+}
+
 static bool is_row_reduction(const weft_stage *st)
 {
     const weft_tensor *op = st->op;
+    int axes[3];
     return op->ndim >= 1 && op->n_reduce == 1 && weft_tensor_pattern(op) == WEFT_PATTERN_REDUCTION &&
-           op->reduce_axis[0].extent >= GPU_ROW_MIN;
+           op->reduce_axis[0].extent >= GPU_ROW_MIN && row_axes(st, axes) > 0;
 }
 
-/* The block-per-row rule (above) for row reduction `name`. */
+/* The block-per-row rule (above) for row reduction `name`. Its output axes get one block axis
+ * each (the last blockIdx.x, then .y, .z) rather than one fused loop: the shared stage attached
+ * at the last one then covers exactly one row (bounds through a fused index's div/mod would
+ * cover more). */
 static weft_status block_per_row(weft_schedule *s, const char *name, int64_t block)
 {
     char old[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
     int r = weft_sched_find_stage(s, name);
     const weft_stage *st = &s->stages[r];
-    char k[WEFT_SCHED_NAME], rf[WEFT_SCHED_NAME], sh[WEFT_SCHED_NAME], row[WEFT_SCHED_NAME];
+    int axes[3], n = row_axes(st, axes);
+    char k[WEFT_SCHED_NAME], rf[WEFT_SCHED_NAME], sh[WEFT_SCHED_NAME], ax[3][WEFT_SCHED_NAME];
+    for (int i = 0; i < n; i++) snprintf(ax[i], WEFT_SCHED_NAME, "%s", st->iters[axes[i]].name);
     snprintf(k, sizeof k, "%s", st->iters[st->op->ndim].name);
     int64_t extent = st->op->reduce_axis[0].extent, t = extent < block ? extent : block;
     weft_status rc = weft_sched_stepf(s, "split %s %s %lld", name, k, (long long)t);
@@ -96,12 +122,14 @@ static weft_status block_per_row(weft_schedule *s, const char *name, int64_t blo
     if (rc == WEFT_OK && i < 0) rc = weft_fail(WEFT_ERR_INTERNAL, "default gpu: cache_write of %s added no stage", rf);
     if (rc != WEFT_OK) return rc;
     snprintf(sh, sizeof sh, "%s", s->stages[i].name);
+    const char *last = ax[n - 1];
     if ((rc = weft_sched_stepf(s, "compute_inline %s", rf)) != WEFT_OK) return rc;
-    if ((rc = fuse_spatial(s, weft_sched_find_stage(s, name), row)) != WEFT_OK) return rc;
-    if ((rc = weft_sched_stepf(s, "split %s %s 1", name, row)) != WEFT_OK) return rc;
-    if ((rc = weft_sched_stepf(s, "bind %s %s.0 blockIdx.x", name, row)) != WEFT_OK) return rc;
-    if ((rc = weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", name, row)) != WEFT_OK) return rc;
-    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s.0", sh, name, row)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "split %s %s 1", name, last)) != WEFT_OK) return rc;
+    for (int a = 0; a + 1 < n; a++)
+        if ((rc = weft_sched_stepf(s, "bind %s %s blockIdx.%c", name, ax[a], "zy"[a + 3 - n])) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "bind %s %s.0 blockIdx.x", name, last)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", name, last)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s.0", sh, name, last)) != WEFT_OK) return rc;
     return weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", sh, k);
 }
 

@@ -7,10 +7,11 @@
  *   - one op: buffers allocated, uploaded, downloaded, freed; one cuLaunchKernel per launch of
  *     the lowered function, in order, named as in the cubin, with the grid and block of its
  *     bound loops and the caller's buffers as arguments;
- *   - the MLP and ResNet-9 compiled for "cuda" (the fake reports compute capability 8.6):
+ *   - the MLP, ResNet-9 and the transformer compiled for "cuda" (the fake reports compute capability 8.6):
  *     constants uploaded once at compile time, each run uploads exactly the input, launches
  *     every kernel's launches in model order with device arguments only, downloads exactly the
  *     output, synchronizes; everything freed and every module unloaded when the model goes;
+ *   - a 4-D softmax: block per row with the outer axes on blockIdx.z, .y, .x;
  *   - driver failures (out of memory, a module that does not load, a launch failure, a fault
  *     reported at synchronize) come back as errors naming the driver call and its error.
  */
@@ -27,6 +28,7 @@
 #include "compile/build.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
+#include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
 #ifdef WEFT_WITH_CUDA
@@ -312,6 +314,44 @@ static void test_models_on_fake_driver(void **state)
     (void)state;
     check_model("mlp");
     check_model("resnet9");
+    check_model("transformer"); /* 4-D softmax rows: one block per row within the shared limit */
+}
+
+/* A softmax over the last axis of [2, 3, 4, 300]: its max and sum get a block per row, the
+ * three outer axes on blockIdx.z, .y, .x, 256 threads; the output one thread per element. */
+static void test_softmax_block_axes(void **state)
+{
+    (void)state;
+    int64_t shape[4] = {2, 3, 4, 300};
+    weft_graph *g = NULL;
+    weft_value in, out;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, shape, &in), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Softmax", "sm", 1, &in, 0, NULL, 1, &out), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, out, "y"), WEFT_OK);
+    weft_model_options o = weft_model_options_default();
+    o.target = "cuda";
+    weft_model *m = NULL;
+    assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+    float *x = calloc(7200, 4), *y = calloc(7200, 4);
+    fc.reset();
+    assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+    fakecuda_stats s = stats();
+    assert_int_equal(s.launches, 3);
+    assert_int_equal(s.bad, 0);
+    static const unsigned grid[3][3] = {{4, 3, 2}, {4, 3, 2}, {29, 1, 1}}; /* 7200 / 256 -> 29 */
+    for (int i = 0; i < 3; i++) {
+        fakecuda_launch l;
+        assert_true(fc.launch(i, &l));
+        printf("launch %s: grid (%u, %u, %u), block (%u, %u, %u)\n", l.name, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+               l.block[1], l.block[2]);
+        for (int d = 0; d < 3; d++) assert_int_equal(l.grid[d], grid[i][d]);
+        assert_int_equal(l.block[0], 256);
+    }
+    free(x);
+    free(y);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
 }
 
 static void test_driver_errors(void **state)
@@ -368,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_no_driver_no_device),
         cmocka_unit_test(test_op_launches),
         cmocka_unit_test(test_models_on_fake_driver),
+        cmocka_unit_test(test_softmax_block_axes),
         cmocka_unit_test(test_driver_errors),
     };
     return cmocka_run_group_tests_name("cuda_run", tests, NULL, NULL);

@@ -8,7 +8,8 @@
  * launch for these models (block-per-row softmax and layer norm, thread-per-output Gemm and
  * conv, ...) against PyTorch's outputs.
  *
- * Tolerance: max |weft - torch| <= 1e-4 * max(1, max |torch|), as the CPU model tests. */
+ * Tolerance: max |weft - torch| <= 1e-4 * max(1, max |torch|), as the CPU model tests. Also a
+ * 4-D softmax (block-per-row with several block axes) against the llvm target. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include "ir/caps.h"
 #include "targets/interp/interp.h"
 #include "targets/target.h"
+#include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
 
@@ -147,6 +149,61 @@ static void test_resnet9(void **state)
     check_model("resnet9", "resnet9", 0);
 }
 
+/* Softmax over the last axis of a 4-D tensor: its max and sum get a block per row with two or
+ * three block axes (blockIdx.x for the last output axis, .y, .z for the outer ones of extent
+ * > 1); against the same graph on llvm with the CPU default schedule (tolerance 1e-5). */
+static void test_softmax_rows_nd(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][4] = {{1, 3, 5, 40}, {2, 3, 4, 300}};
+    for (int c = 0; c < 2; c++) {
+        float *y[2] = {NULL, NULL};
+        size_t n = 1;
+        for (int d = 0; d < 4; d++) n *= (size_t)shapes[c][d];
+        float *x = malloc(n * 4);
+        uint64_t seed = 3;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            x[i] = (float)((seed >> 41) & 0xffff) / 4096.0f - 8.0f;
+        }
+        for (int t = 0; t < 2; t++) {
+            weft_graph *g = NULL;
+            weft_value in, out;
+            assert_int_equal(weft_graph_create(&g), WEFT_OK);
+            assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, shapes[c], &in), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "Softmax", "sm", 1, &in, 0, NULL, 1, &out), WEFT_OK);
+            assert_int_equal(weft_graph_set_output(g, out, "y"), WEFT_OK);
+            weft_model_options o = weft_model_options_default();
+            o.threads = 1;
+            o.target = t ? "interp-gpu" : "llvm";
+            weft_model *m = NULL;
+            weft_status rc = weft_model_compile(g, &o, &m);
+            if (rc != WEFT_OK) print_error("%s: %s\n", o.target, weft_last_error());
+            assert_int_equal(rc, WEFT_OK);
+            y[t] = malloc(n * 4);
+            for (int rev = 0; rev < (t ? 2 : 1); rev++) {
+                reverse = rev;
+                memset(y[t], 0xff, n * 4);
+                assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y[t]}), WEFT_OK);
+                double err = 0;
+                for (size_t i = 0; t && i < n; i++) {
+                    double d = fabs((double)y[1][i] - y[0][i]);
+                    if (!(d <= err)) err = d;
+                }
+                if (t) printf("softmax %lldx%lldx%lldx%lld (%s threads): max |gpu - cpu| = %.3g\n", (long long)shapes[c][0],
+                              (long long)shapes[c][1], (long long)shapes[c][2], (long long)shapes[c][3],
+                              rev ? "reversed" : "forward", err);
+                assert_true(err <= 1e-5);
+            }
+            weft_model_destroy(m);
+            weft_graph_destroy(g);
+        }
+        free(x);
+        free(y[0]);
+        free(y[1]);
+    }
+}
+
 int main(void)
 {
     ops = interp_gpu_ops;
@@ -159,6 +216,7 @@ int main(void)
     }
     if (getenv("TEST_FILTER")) cmocka_set_test_filter(getenv("TEST_FILTER")); /* e.g. test_mlp */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_softmax_rows_nd),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_transformer),
         cmocka_unit_test(test_resnet9),
