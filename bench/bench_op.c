@@ -7,6 +7,11 @@
  * Each row is the median of repeated runs after a warm-up, repeated until --min-time seconds
  * (at least 5 runs, at least 3 for slow ones). Every weft schedule's output is compared with
  * the naive schedule's before it is reported; a mismatch is an error, not a row.
+ *
+ * --target: a host target runs every row; a device target (CUDA) runs the default and tuned
+ * rows on the device (inputs uploaded once, a timed run is the kernel's launches and a
+ * synchronize, the output downloaded afterwards and checked) and the naive reference on llvm;
+ * manual and the CPU peers are left out there.
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,16 +79,24 @@ static void row(const bench_ctx *b, const char *sched, double sec)
 
 typedef struct kernel_run {
     const weft_target_ops *ops;
+    weft_target *t; /* a device target: synchronize after each run */
     weft_kernel *k;
     void **args;
     weft_threadpool *pool;
+    weft_status rc; /* the first failure */
+    char msg[512];
 } kernel_run;
 
 static void run_kernel(void *ud)
 {
     kernel_run *r = ud;
     weft_exec ex = {.pool = r->pool};
-    r->ops->run(r->k, r->args, &ex);
+    weft_status rc = r->ops->run(r->k, r->args, &ex);
+    if (rc == WEFT_OK && r->t) rc = r->ops->synchronize(r->t, &ex);
+    if (rc != WEFT_OK && r->rc == WEFT_OK) {
+        r->rc = rc;
+        snprintf(r->msg, sizeof r->msg, "%s", weft_last_error());
+    }
 }
 
 /* Max |x - ref| relative to max(1, max|ref|). */
@@ -131,8 +144,22 @@ static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops 
     }
     int out = b->f->n_inputs;
     memset(b->args[out], 0, b->bytes[out]);
-    kernel_run r = {ops, k, b->args, pool};
-    double sec = time_median(run_kernel, &r, b->min_time);
+    kernel_run r = {.ops = ops, .k = k, .args = b->args, .pool = pool};
+    void *dev[16] = {0};
+    bool device = !weft_target_is_host(ops);
+    weft_status dr = WEFT_OK;
+    for (int i = 0; device && dr == WEFT_OK && i < b->n_params; i++) {
+        dr = ops->alloc(t, b->bytes[i], &dev[i]);
+        if (dr == WEFT_OK && i < out) dr = ops->upload(t, dev[i], b->args[i], b->bytes[i], NULL);
+    }
+    if (device) r.t = t, r.args = dev;
+    double sec = dr == WEFT_OK ? time_median(run_kernel, &r, b->min_time) : 0;
+    if (device && dr == WEFT_OK && r.rc == WEFT_OK) dr = ops->download(t, b->args[out], dev[out], b->bytes[out], NULL);
+    if (device && dr == WEFT_OK && r.rc == WEFT_OK) dr = ops->synchronize(t, NULL);
+    if (dr != WEFT_OK || r.rc != WEFT_OK)
+        fprintf(stderr, "weft bench: %s schedule on %s: %s\n", name, ops->name, dr != WEFT_OK ? weft_last_error() : r.msg);
+    for (int i = 0; device && i < b->n_params; i++) ops->free_buf(t, dev[i]);
+    if (dr != WEFT_OK || r.rc != WEFT_OK) goto done;
     size_t n = b->bytes[out] / sizeof(float);
     if (!b->reference) {
         b->reference = malloc(b->bytes[out]);
@@ -208,14 +235,23 @@ int weft_cmd_bench(int argc, char **argv)
     weft_te_func *f = NULL;
     weft_threadpool *pool = NULL;
     weft_target *t = NULL;
-    const weft_target_ops *ops = weft_target_find("llvm");
+    weft_target *dt = NULL;
+    const weft_target_ops *ops = weft_target_find("llvm"), *dops = weft_cli_target(&args);
+    if (!dops) {
+        weft_arena_destroy(a);
+        return 2;
+    }
+    if (!weft_cli_device_ready(weft_args_str(&args, "--target", "llvm"), "weft bench op")) {
+        weft_arena_destroy(a);
+        return 1;
+    }
     if (!ops) {
         fprintf(stderr, "weft bench: %s\n", weft_last_error());
         weft_arena_destroy(a);
         return 1;
     }
     if (weft_op_build(a, op, n, shape, &f) != WEFT_OK || weft_threadpool_create(b.threads, &pool) != WEFT_OK ||
-        ops->create(&t) != WEFT_OK) {
+        ops->create(&t) != WEFT_OK || dops->create(&dt) != WEFT_OK) {
         fprintf(stderr, "weft bench: %s\n", weft_last_error());
         goto done;
     }
@@ -236,16 +272,19 @@ int weft_cmd_bench(int argc, char **argv)
     }
     if (b.csv) printf("kernel,shape,schedule,threads,median_us,gflops\n");
     else printf("%-10s %-16s %-9s %7s %12s %9s\n", "kernel", "shape", "schedule", "threads", "median_us", "gflops");
-    status = bench_schedule(&b, "naive", ops, t, pool);
-    if (status == 0) status = bench_schedule(&b, "default", ops, t, pool);
+    bool host = weft_target_is_host(dops);
+    /* the naive reference runs on llvm when the chosen target is a device (it is not launchable there) */
+    status = host ? bench_schedule(&b, "naive", dops, dt, pool) : bench_schedule(&b, "naive", ops, t, pool);
+    if (status == 0) status = bench_schedule(&b, "default", dops, dt, pool);
     bool matmul = !strcmp(op, "matmul") || !strcmp(op, "dense_bias_relu");
-    if (status == 0 && matmul) status = bench_schedule(&b, "manual", ops, t, pool);
-    if (status == 0 && b.db) status = bench_schedule(&b, "tuned", ops, t, pool);
-    if (status == 0 && !strcmp(op, "matmul")) bench_peers(&b, shape[0], shape[1], shape[2]);
+    if (status == 0 && matmul && host) status = bench_schedule(&b, "manual", dops, dt, pool);
+    if (status == 0 && b.db) status = bench_schedule(&b, "tuned", dops, dt, pool);
+    if (status == 0 && !strcmp(op, "matmul") && host) bench_peers(&b, shape[0], shape[1], shape[2]);
 done:
     for (int i = 0; i < b.n_params; i++) weft_rt_free(b.args[i]);
     free(b.reference);
     if (t) ops->destroy(t);
+    if (dt) dops->destroy(dt);
     weft_threadpool_destroy(pool);
     weft_arena_destroy(a);
     return status;

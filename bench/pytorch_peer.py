@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """PyTorch peer for `weft bench model`: times the PyTorch model an ONNX reference file came from.
 
-  python3 bench/pytorch_peer.py MODEL.onnx --threads T --repeat N [--warmup W]
+  python3 bench/pytorch_peer.py MODEL.onnx --threads T --repeat N [--warmup W] [--device cpu|cuda]
 
 The model is found by the .onnx file's basename (mlp, resnet9, resnet9_b32, transformer,
 transformer_s64) and built by scripts/gen_reference.py, the code that exported the file; the
 .onnx itself is not read. The input is MODEL.input.bin next to it. Before timing, the output is
 checked against MODEL.output.bin (max |diff| <= 1e-4 * max(1, max |ref|)). Runs under
 torch.inference_mode() with torch.set_num_threads(T), warms up, times N runs with
-time.perf_counter and prints one line on stdout:
+time.perf_counter and prints one line on stdout. With --device cuda (CUDA eager, for
+scripts/gpu-run.sh) the model and input live on the GPU, TF32 is off (weft computes in float32)
+and each timed run ends with torch.cuda.synchronize():
 
   median_ms=<float>
 
@@ -38,6 +40,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
     ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where PyTorch runs (default cpu)")
     args = ap.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         fail(EXIT_USAGE, "--threads and --repeat must be >= 1")
@@ -72,11 +75,18 @@ def main(argv=None):
     model = ref.build_model(name)
     shape = ref.input_shape(name)
     x = torch.from_numpy(load(".input.bin", int(np.prod(shape))).reshape(shape))
+    sync = lambda: None
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            fail(EXIT_NO_TORCH, "--device cuda: torch.cuda.is_available() is False")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        model, x, sync = model.to("cuda"), x.to("cuda"), torch.cuda.synchronize
 
     with torch.inference_mode():
         y = model(x)
         want = load(".output.bin", y.numel())
-        got = y.reshape(-1).numpy()
+        got = y.reshape(-1).cpu().numpy()
         diff = float(np.abs(got - want).max())
         tol = 1e-4 * max(1.0, float(np.abs(want).max()))
         if not diff <= tol:
@@ -85,10 +95,12 @@ def main(argv=None):
         warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
         for _ in range(warmup):
             model(x)
+        sync()
         times = []
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             model(x)
+            sync()
             times.append(time.perf_counter() - t0)
 
     print("median_ms=%.6f" % (statistics.median(times) * 1e3))

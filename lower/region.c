@@ -243,7 +243,10 @@ static void place(weft_lower_ctx *c, int i)
     for (int l = 0; l < st->n_leaves; l++) {
         int it = st->leaves[l];
         if (st->iters[it].is_reduce && si->first_reduce < 0) si->first_reduce = l;
-        if (si->iter_ext[it] == 1) {
+        /* a bound loop of extent 1 stays: on a thread axis it says that one thread of the block
+         * runs the body (the others skip it), as a block-per-row reduction's final sum needs;
+         * on a block axis it keeps the launch's block structure (barriers, shared memory) */
+        if (si->iter_ext[it] == 1 && st->iters[it].annot != WEFT_FOR_THREAD_BOUND) {
             si->leaf_var[l] = NULL;
             val[it] = weft_i64(a, 0);
         } else {

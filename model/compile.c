@@ -327,7 +327,8 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     weft_target_caps caps;
     if (rc == WEFT_OK) {
         m->ops->caps(m->target, &caps);
-        caps.max_threads = weft_threadpool_size(m->pool);
+        /* on a CPU the cores this model may use; a device keeps its threads per block */
+        if (weft_target_is_host(m->ops)) caps.max_threads = weft_threadpool_size(m->pool);
         rc = optimize_graph(m->g, &caps);
     }
     if (rc == WEFT_OK) rc = weft_model_fuse(m->g, &groups, &n_groups);

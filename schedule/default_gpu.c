@@ -1,16 +1,153 @@
-/* Default GPU schedules (simple and correct first): elementwise and injective stages that are
- * not outputs are inlined into their readers; every other stage gets one thread per output
- * element: its spatial loops are fused, split by the block size (256 threads, or the whole
- * extent when smaller) and bound to blockIdx.x / threadIdx.x; reduction loops stay serial
- * in the thread. This covers every op class (matmul, conv, pooling, elementwise chains,
- * softmax and layer-norm rows, reductions, transposes) with one rule; faster schedules come
- * from tuning. A stage without spatial axes (a scalar) runs on one thread. */
+/* Default GPU schedules (simple and correct first). Elementwise and injective stages that are
+ * not outputs are inlined into their readers. Then each root stage gets one of two rules:
+ *
+ *   block per row   a row reduction (pattern REDUCTION: a row sum or max, softmax's max and
+ *                   sum, layer norm's sums) over one reduction axis k of at least GPU_ROW_MIN
+ *                   points: one block per output element (row), T = min(k, block size)
+ *                   threads. TVM's cross-thread reduction through rfactor:
+ *                     split R k T; rfactor R k.1         R.rf[.., k.1] = partial sums over k.0
+ *                     cache_write R.rf shared; compute_inline R.rf
+ *                     split R r 1 (r: R's last axis); bind r.0 blockIdx.x; bind r.1 threadIdx.x
+ *                     (up to two more axes of extent > 1 on blockIdx.y, blockIdx.z)
+ *                     compute_at R.rf.shared R r.0; bind R.rf.shared k.1 threadIdx.x
+ *                   so each thread of a block sums every T-th point of the row into shared
+ *                   memory, a barrier (lowering's barrier pass) follows, and one thread (the
+ *                   bound loop of extent 1) adds the T partial sums. Rows are read by
+ *                   neighbouring threads at neighbouring addresses (coalesced).
+ *   thread per output  everything else (matmul, conv, pooling, elementwise, transposes, short
+ *                   or multi-axis reductions): the spatial loops fused, split by the block
+ *                   size (256 threads, or the whole extent when smaller) and bound to
+ *                   blockIdx.x / threadIdx.x; reduction loops stay serial in the thread.
+ *
+ * Faster schedules come from tuning. A stage without spatial axes (a scalar) is left to the
+ * launch check's message. */
+#include <stdio.h>
+#include <string.h>
+
 #include "ir/error.h"
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
 #include "schedule/state.h"
 
-enum { GPU_BLOCK = 256 };
+enum { GPU_BLOCK = 256, GPU_ROW_MIN = 32 };
+
+/* Fuses the spatial loops of stage i into one (when it has more than one); its name in name. */
+static weft_status fuse_spatial(weft_schedule *s, int i, char *name)
+{
+    const weft_stage *st = &s->stages[i];
+    const weft_tensor *op = st->op;
+    if (op->ndim == 1) {
+        snprintf(name, WEFT_SCHED_NAME, "%s", st->iters[0].name);
+        return WEFT_OK;
+    }
+    char line[1024];
+    int len = snprintf(line, sizeof line, "fuse %s", st->name);
+    for (int d = 0; d < op->ndim && len < (int)sizeof line; d++)
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
+    weft_status rc = weft_schedule_apply(s, line);
+    if (rc != WEFT_OK) return rc;
+    st = &s->stages[i];
+    snprintf(name, WEFT_SCHED_NAME, "%s", st->iters[st->leaves[0]].name);
+    return WEFT_OK;
+}
+
+/* The stage that step text just added: the one whose name is not among the n old names. */
+static int added_stage(const weft_schedule *s, char (*old)[WEFT_SCHED_NAME], int n)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = !strcmp(s->stages[i].name, old[j]);
+        if (!seen) return i;
+    }
+    return -1;
+}
+
+static int stage_names(const weft_schedule *s, char (*out)[WEFT_SCHED_NAME])
+{
+    for (int i = 0; i < s->n_stages; i++) snprintf(out[i], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+    return s->n_stages;
+}
+
+enum { GPU_GRID_YZ = 65535 }; /* blockIdx.y and .z extents */
+
+/* The output axes of row reduction st that get a block axis: those of extent > 1 (the others
+ * leave no loop), the last one at least; at most three, outer ones within GPU_GRID_YZ. Returns
+ * their number (0: the block-per-row rule does not apply). */
+static int row_axes(const weft_stage *st, int *axes)
+{
+    const weft_tensor *op = st->op;
+    int n = 0;
+    for (int d = 0; d < op->ndim; d++)
+        if (op->shape[d] > 1 || d == op->ndim - 1) {
+            if (n == 3) return 0;
+            axes[n++] = d;
+        }
+    for (int i = 0; i + 1 < n; i++)
+        if (op->shape[axes[i]] > GPU_GRID_YZ) return 0;
+    return n;
+}
+
+static bool is_row_reduction(const weft_stage *st)
+{
+    const weft_tensor *op = st->op;
+    int axes[3];
+    return op->ndim >= 1 && op->n_reduce == 1 && weft_tensor_pattern(op) == WEFT_PATTERN_REDUCTION &&
+           op->reduce_axis[0].extent >= GPU_ROW_MIN && row_axes(st, axes) > 0;
+}
+
+/* The block-per-row rule (above) for row reduction `name`. Its output axes get one block axis
+ * each (the last blockIdx.x, then .y, .z) rather than one fused loop: the shared stage attached
+ * at the last one then covers exactly one row (bounds through a fused index's div/mod would
+ * cover more). */
+static weft_status block_per_row(weft_schedule *s, const char *name, int64_t block)
+{
+    char old[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int r = weft_sched_find_stage(s, name);
+    const weft_stage *st = &s->stages[r];
+    int axes[3], n = row_axes(st, axes);
+    char k[WEFT_SCHED_NAME], rf[WEFT_SCHED_NAME], sh[WEFT_SCHED_NAME], ax[3][WEFT_SCHED_NAME];
+    for (int i = 0; i < n; i++) snprintf(ax[i], WEFT_SCHED_NAME, "%s", st->iters[axes[i]].name);
+    snprintf(k, sizeof k, "%s", st->iters[st->op->ndim].name);
+    int64_t extent = st->op->reduce_axis[0].extent, t = extent < block ? extent : block;
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", name, k, (long long)t);
+    int n_old = stage_names(s, old);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "rfactor %s %s.1", name, k);
+    int i = rc == WEFT_OK ? added_stage(s, old, n_old) : -1;
+    if (rc == WEFT_OK && i < 0) rc = weft_fail(WEFT_ERR_INTERNAL, "default gpu: rfactor of %s added no stage", name);
+    if (rc != WEFT_OK) return rc;
+    snprintf(rf, sizeof rf, "%s", s->stages[i].name);
+    n_old = stage_names(s, old);
+    rc = weft_sched_stepf(s, "cache_write %s shared", rf);
+    i = rc == WEFT_OK ? added_stage(s, old, n_old) : -1;
+    if (rc == WEFT_OK && i < 0) rc = weft_fail(WEFT_ERR_INTERNAL, "default gpu: cache_write of %s added no stage", rf);
+    if (rc != WEFT_OK) return rc;
+    snprintf(sh, sizeof sh, "%s", s->stages[i].name);
+    const char *last = ax[n - 1];
+    if ((rc = weft_sched_stepf(s, "compute_inline %s", rf)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "split %s %s 1", name, last)) != WEFT_OK) return rc;
+    for (int a = 0; a + 1 < n; a++)
+        if ((rc = weft_sched_stepf(s, "bind %s %s blockIdx.%c", name, ax[a], "zy"[a + 3 - n])) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "bind %s %s.0 blockIdx.x", name, last)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", name, last)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s.0", sh, name, last)) != WEFT_OK) return rc;
+    return weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", sh, k);
+}
+
+/* The thread-per-output rule (above) for stage `name`. */
+static weft_status thread_per_output(weft_schedule *s, const char *name, int64_t block)
+{
+    int i = weft_sched_find_stage(s, name);
+    const weft_tensor *op = s->stages[i].op;
+    int64_t total = 1;
+    for (int d = 0; d < op->ndim; d++) total *= op->shape[d];
+    char it[WEFT_SCHED_NAME];
+    weft_status rc = fuse_spatial(s, i, it);
+    int64_t t = total < block ? total : block;
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", name, it, (long long)t);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "bind %s %s.0 blockIdx.x", name, it);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", name, it);
+    return rc;
+}
 
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps)
 {
@@ -21,31 +158,17 @@ weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *
         if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE))
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
+    /* the rules add stages (rfactor, cache_write): walk the root stages by name */
+    char names[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    bool row[WEFT_SCHED_MAX_STAGES];
+    int n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
         const weft_stage *st = &s->stages[i];
-        if (st->attach != WEFT_ATTACH_ROOT) continue;
-        const weft_tensor *op = st->op;
-        char name[WEFT_SCHED_NAME];
-        int64_t total = 1;
-        for (int d = 0; d < op->ndim; d++) total *= op->shape[d];
-        if (op->ndim == 0) {
-            /* No spatial loop: a one-thread launch around the reduction is not expressible as a
-             * bound loop, so the stage is left to the launch check's message. */
-            continue;
-        }
-        if (op->ndim > 1) {
-            char line[1024];
-            int len = snprintf(line, sizeof line, "fuse %s", st->name);
-            for (int d = 0; d < op->ndim && len < (int)sizeof line; d++)
-                len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
-            if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) break;
-            st = &s->stages[i];
-            snprintf(name, sizeof name, "%s", st->iters[st->leaves[0]].name);
-        } else snprintf(name, sizeof name, "%s", st->iters[0].name);
-        int64_t t = total < block ? total : block;
-        if ((rc = weft_sched_stepf(s, "split %s %s %lld", st->name, name, (long long)t)) != WEFT_OK) break;
-        if ((rc = weft_sched_stepf(s, "bind %s %s.0 blockIdx.x", st->name, name)) != WEFT_OK) break;
-        rc = weft_sched_stepf(s, "bind %s %s.1 threadIdx.x", st->name, name);
+        if (st->attach != WEFT_ATTACH_ROOT || st->op->ndim == 0) continue; /* a scalar: see above */
+        snprintf(names[n], WEFT_SCHED_NAME, "%s", st->name);
+        row[n++] = is_row_reduction(st);
     }
+    for (int i = 0; i < n && rc == WEFT_OK; i++)
+        rc = row[i] ? block_per_row(s, names[i], block) : thread_per_output(s, names[i], block);
     return rc;
 }

@@ -26,12 +26,15 @@ static const weft_opt bench_model_opts[] = {
     {"--repeat", WEFT_OPT_INT, "N", 1, 1000000, false, "timed runs per row; a row is their median (default 100)"},
     {"--csv", WEFT_OPT_FLAG, NULL, 0, 0, false, "print CSV: model,threads,schedule,median_ms"},
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false, "add a tuned row with this database's best records"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false,
+     "llvm (default), interp, cuda or cuda:sm_XX (a CUDA device: each run is uploads, kernels, downloads and a "
+     "synchronize; the CPU peers are left out)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_bench_model = {
-    "bench model", "MODEL.onnx [--threads T] [--repeat N] [--csv] [--db DB] [--cpu NAME]", 1, 1,
+    "bench model", "MODEL.onnx [--threads T] [--repeat N] [--csv] [--db DB] [--target NAME] [--cpu NAME]", 1, 1,
     "Times a model with default schedules, with tuned ones (--db), and under PyTorch and ONNX Runtime when they are\n"
     "installed; every row is the median of N runs after warm-up.",
     bench_model_opts,
@@ -136,7 +139,10 @@ int weft_cmd_bench_model(int argc, char **argv)
     weft_args a;
     int ex = weft_args_parse(&weft_spec_bench_model, argc, argv, &a);
     if (ex >= 0) return ex;
-    const char *model = a.pos[0], *db = weft_args_str(&a, "--db", NULL);
+    const char *model = a.pos[0], *db = weft_args_str(&a, "--db", NULL), *target = weft_args_str(&a, "--target", NULL);
+    const weft_target_ops *ops = weft_cli_target(&a);
+    if (!ops) return 2;
+    if (!weft_cli_device_ready(target ? target : "llvm", "weft bench model")) return 1;
     int threads = (int)weft_args_int(&a, "--threads", weft_rt_cores()), repeat = (int)weft_args_int(&a, "--repeat", 100);
     bool csv = weft_args_has(&a, "--csv");
     const char *base = strrchr(model, '/');
@@ -151,7 +157,7 @@ int weft_cmd_bench_model(int argc, char **argv)
     for (int pass = 0; pass < (db ? 2 : 1) && rc == 0; pass++) {
         weft_cli_model l;
         double med = 0;
-        rc = weft_cli_model_load(&weft_spec_bench_model, model, threads, NULL, pass ? db : NULL, &l);
+        rc = weft_cli_model_load(&weft_spec_bench_model, model, threads, target, pass ? db : NULL, &l);
         if (rc == 0 && pass && l.n_tuned == 0) {
             fprintf(stderr, "# tuned: no row, no kernel got a schedule from %s\n", db);
             weft_cli_model_free(&l);
@@ -162,6 +168,7 @@ int weft_cmd_bench_model(int argc, char **argv)
         if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med * 1e3, csv);
         weft_cli_model_free(&l);
     }
-    if (rc == 0) bench_peers(model, name, threads, repeat, csv);
+    if (rc == 0 && weft_target_is_host(ops)) bench_peers(model, name, threads, repeat, csv);
+    else if (rc == 0) fprintf(stderr, "# peers: left out for --target %s (they run on the CPU)\n", target);
     return rc;
 }

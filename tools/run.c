@@ -22,7 +22,8 @@ static const weft_opt run_opts[] = {
     {"--profile", WEFT_OPT_FLAG, NULL, 0, 0, false, "print the time of each kernel"},
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false,
      "use the best records of this schedule database (default schedules for kernels without one)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter) or cuda (needs a CUDA driver)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter), cuda or cuda:sm_XX (need a CUDA driver and device; "
+     "WEFT_CUDA_DRIVER names another driver library)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
@@ -30,7 +31,7 @@ static const weft_opt run_opts[] = {
 const weft_cmd_spec weft_spec_run = {
     "run", "MODEL.onnx --input [NAME=]FILE ... [--output [NAME=]FILE|DIR/ ...] [--dim NAME=SIZE ...] [--threads T] "
            "[--repeat N] [--profile] "
-           "[--db DB] [--target llvm|interp] [--cpu NAME]",
+           "[--db DB] [--target llvm|interp|cuda|cuda:sm_XX] [--cpu NAME]",
     1, 1,
     "Compiles an ONNX model, runs it on the given inputs, prints its latency and writes its outputs.\n"
     "A model with one [N, C] float output (a classifier) also gets its predicted class per row.",

@@ -416,6 +416,11 @@ weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool
     return st;
 }
 
+weft_status weft_interp_kernel_run_gpu(weft_kernel *k, void *const *args, bool reverse)
+{
+    return run_mode(k, args, true, reverse);
+}
+
 weft_status weft_interp_run(const weft_loop_func *f, void *const *args)
 {
     weft_kernel *k = NULL;

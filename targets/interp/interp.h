@@ -43,5 +43,8 @@ weft_status weft_interp_run_budget(const weft_loop_func *f, void *const *args, i
  * shared buffers are the block's, everything else the thread's. Barriers must not be under
  * thread-bound loops (lower/gpu.c's launch check guarantees it). */
 weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool reverse);
+/* GPU mode for a kernel compiled by the interp target (weft_target_interp_ops.compile). */
+typedef struct weft_kernel weft_kernel;
+weft_status weft_interp_kernel_run_gpu(weft_kernel *k, void *const *args, bool reverse);
 
 #endif

@@ -308,6 +308,10 @@ static void test_default_gpu_schedules_match_naive(void **state)
         {"matmul", 3, {33, 17, 20}},          {"dense_bias_relu", 3, {9, 40, 12}}, {"conv2d", 9, {2, 3, 9, 9, 4, 3, 3, 2, 1}},
         {"softmax", 2, {5, 300}},             {"layer_norm", 2, {6, 50}},          {"reduce_sum", 2, {7, 29}},
         {"relu", 3, {3, 5, 40}},              {"add", 2, {17, 31}},                {"gelu", 1, {1000}},
+        /* block per row (schedule/default_gpu.c): rows longer than a block, a split that does
+         * not divide the row (1000 = 3 x 256 + 232), a row shorter than a block */
+        {"reduce_sum", 2, {3, 1000}},         {"softmax", 2, {2, 1000}},           {"layer_norm", 2, {4, 700}},
+        {"softmax", 2, {1, 64}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_true(check_gpu(cases[i].op, cases[i].n, cases[i].shape, NULL));

@@ -11,12 +11,15 @@ template <class T> __device__ __forceinline__ T weft_floormod(T a, T b)
 extern "C" __global__ void __launch_bounds__(64) conv2d_k0(float *__restrict__ X, float *__restrict__ Wt, float *__restrict__ Y)
 {
     {
-        const i64 n_f_y_x_1_12 = (i64)threadIdx.x;
-        Y[(((weft_floordiv(n_f_y_x_1_12, 16LL) * 16LL) + (weft_floormod(weft_floordiv(n_f_y_x_1_12, 4LL), 4LL) * 4LL)) + weft_floormod(n_f_y_x_1_12, 4LL))] = (0.0f);
-        for (i64 rc_13 = 0LL; rc_13 < 3LL; ++rc_13) {
-            for (i64 ry_14 = 0LL; ry_14 < 3LL; ++ry_14) {
-                for (i64 rx_15 = 0LL; rx_15 < 3LL; ++rx_15) {
-                    Y[(((weft_floordiv(n_f_y_x_1_12, 16LL) * 16LL) + (weft_floormod(weft_floordiv(n_f_y_x_1_12, 4LL), 4LL) * 4LL)) + weft_floormod(n_f_y_x_1_12, 4LL))] = (Y[(((weft_floordiv(n_f_y_x_1_12, 16LL) * 16LL) + (weft_floormod(weft_floordiv(n_f_y_x_1_12, 4LL), 4LL) * 4LL)) + weft_floormod(n_f_y_x_1_12, 4LL))] + ((((((weft_floormod(weft_floordiv(n_f_y_x_1_12, 4LL), 4LL) * 2LL) + ry_14) >= 1LL) && (((weft_floormod(n_f_y_x_1_12, 4LL) * 2LL) + rx_15) >= 1LL)) ? X[(((rc_13 * 64LL) + (weft_max((((weft_floormod(weft_floordiv(n_f_y_x_1_12, 4LL), 4LL) * 2LL) + ry_14) - 1LL), 0LL) * 8LL)) + weft_max((((weft_floormod(n_f_y_x_1_12, 4LL) * 2LL) + rx_15) - 1LL), 0LL))] : (0.0f)) * Wt[((((weft_floordiv(n_f_y_x_1_12, 16LL) * 27LL) + (rc_13 * 9LL)) + (ry_14 * 3LL)) + rx_15)]));
+        const i64 n_f_y_x_0_12 = (i64)blockIdx.x;
+        {
+            const i64 n_f_y_x_1_13 = (i64)threadIdx.x;
+            Y[((((n_f_y_x_0_12 * 64LL) + (weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 16LL) * 16LL)) + (weft_floormod(weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL), 4LL) * 4LL)) + weft_floormod(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL))] = (0.0f);
+            for (i64 rc_14 = 0LL; rc_14 < 3LL; ++rc_14) {
+                for (i64 ry_15 = 0LL; ry_15 < 3LL; ++ry_15) {
+                    for (i64 rx_16 = 0LL; rx_16 < 3LL; ++rx_16) {
+                        Y[((((n_f_y_x_0_12 * 64LL) + (weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 16LL) * 16LL)) + (weft_floormod(weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL), 4LL) * 4LL)) + weft_floormod(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL))] = (Y[((((n_f_y_x_0_12 * 64LL) + (weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 16LL) * 16LL)) + (weft_floormod(weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL), 4LL) * 4LL)) + weft_floormod(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL))] + ((((((weft_floormod(weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL), 4LL) * 2LL) + ry_15) >= 1LL) && (((weft_floormod(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL) * 2LL) + rx_16) >= 1LL)) ? X[((((n_f_y_x_0_12 * 192LL) + (rc_14 * 64LL)) + (weft_max((((weft_floormod(weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL), 4LL) * 2LL) + ry_15) - 1LL), 0LL) * 8LL)) + weft_max((((weft_floormod(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 4LL) * 2LL) + rx_16) - 1LL), 0LL))] : (0.0f)) * Wt[((((weft_floordiv(((n_f_y_x_0_12 * 64LL) + n_f_y_x_1_13), 16LL) * 27LL) + (rc_14 * 9LL)) + (ry_15 * 3LL)) + rx_16)]));
+                    }
                 }
             }
         }

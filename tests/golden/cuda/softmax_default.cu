@@ -7,26 +7,60 @@ template <class T> __device__ __forceinline__ T weft_floordiv(T a, T b)
 template <class T> __device__ __forceinline__ T weft_floormod(T a, T b)
 { T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 
-// launch 0: grid (1, 1, 1), block (4, 1, 1), 0 shared bytes
-extern "C" __global__ void __launch_bounds__(4) softmax_k0(float *__restrict__ X, float *__restrict__ Y, float *__restrict__ mx, float *__restrict__ s)
+// launch 0: grid (4, 1, 1), block (256, 1, 1), 1024 shared bytes
+extern "C" __global__ void __launch_bounds__(256) softmax_k0(float *__restrict__ X, float *__restrict__ Y, float *__restrict__ mx, float *__restrict__ s)
 {
     {
-        const i64 i_1_9 = (i64)threadIdx.x;
-        mx[i_1_9] = (__int_as_float(0xff800000));
-        for (i64 k_10 = 0LL; k_10 < 300LL; ++k_10) {
-            mx[i_1_9] = weft_max(mx[i_1_9], X[((i_1_9 * 300LL) + k_10)]);
+        const i64 i_0_9 = (i64)blockIdx.x;
+        {
+            __shared__ float mx_rf_shared[256];
+            __syncthreads();
+            {
+                const i64 k_1_17 = (i64)threadIdx.x;
+                mx_rf_shared[k_1_17] = (__int_as_float(0xff800000));
+                for (i64 k_0_18 = 0LL; k_0_18 < 2LL; ++k_0_18) {
+                    mx_rf_shared[k_1_17] = weft_max(mx_rf_shared[k_1_17], (((weft_min((k_0_18 * 256LL), 44LL) + k_1_17) >= (k_0_18 * 256LL)) ? X[(((i_0_9 * 300LL) + weft_min((k_0_18 * 256LL), 44LL)) + k_1_17)] : (__int_as_float(0xff800000))));
+                }
+            }
+            __syncthreads();
+            {
+                const i64 i_1_10 = (i64)threadIdx.x;
+                if (i_1_10 < 1LL) {
+                    mx[(i_0_9 + i_1_10)] = (__int_as_float(0xff800000));
+                    for (i64 k_1_11 = 0LL; k_1_11 < 256LL; ++k_1_11) {
+                        mx[(i_0_9 + i_1_10)] = weft_max(mx[(i_0_9 + i_1_10)], mx_rf_shared[((i_1_10 * 256LL) + k_1_11)]);
+                    }
+                }
+            }
         }
     }
 }
 
-// launch 1: grid (1, 1, 1), block (4, 1, 1), 0 shared bytes
-extern "C" __global__ void __launch_bounds__(4) softmax_k1(float *__restrict__ X, float *__restrict__ Y, float *__restrict__ mx, float *__restrict__ s)
+// launch 1: grid (4, 1, 1), block (256, 1, 1), 1024 shared bytes
+extern "C" __global__ void __launch_bounds__(256) softmax_k1(float *__restrict__ X, float *__restrict__ Y, float *__restrict__ mx, float *__restrict__ s)
 {
     {
-        const i64 i_1_11 = (i64)threadIdx.x;
-        s[i_1_11] = (0.0f);
-        for (i64 k_12 = 0LL; k_12 < 300LL; ++k_12) {
-            s[i_1_11] = (s[i_1_11] + expf((X[((i_1_11 * 300LL) + k_12)] - mx[i_1_11])));
+        const i64 i_0_12 = (i64)blockIdx.x;
+        {
+            __shared__ float s_rf_shared[256];
+            __syncthreads();
+            {
+                const i64 k_1_19 = (i64)threadIdx.x;
+                s_rf_shared[k_1_19] = (0.0f);
+                for (i64 k_0_20 = 0LL; k_0_20 < 2LL; ++k_0_20) {
+                    s_rf_shared[k_1_19] = (s_rf_shared[k_1_19] + (((weft_min((k_0_20 * 256LL), 44LL) + k_1_19) >= (k_0_20 * 256LL)) ? expf((X[(((i_0_12 * 300LL) + weft_min((k_0_20 * 256LL), 44LL)) + k_1_19)] - mx[i_0_12])) : (0.0f)));
+                }
+            }
+            __syncthreads();
+            {
+                const i64 i_1_13 = (i64)threadIdx.x;
+                if (i_1_13 < 1LL) {
+                    s[(i_0_12 + i_1_13)] = (0.0f);
+                    for (i64 k_1_14 = 0LL; k_1_14 < 256LL; ++k_1_14) {
+                        s[(i_0_12 + i_1_13)] = (s[(i_0_12 + i_1_13)] + s_rf_shared[((i_1_13 * 256LL) + k_1_14)]);
+                    }
+                }
+            }
         }
     }
 }
@@ -35,11 +69,11 @@ extern "C" __global__ void __launch_bounds__(4) softmax_k1(float *__restrict__ X
 extern "C" __global__ void __launch_bounds__(256) softmax_k2(float *__restrict__ X, float *__restrict__ Y, float *__restrict__ mx, float *__restrict__ s)
 {
     {
-        const i64 i_j_0_13 = (i64)blockIdx.x;
+        const i64 i_j_0_15 = (i64)blockIdx.x;
         {
-            const i64 i_j_1_14 = (i64)threadIdx.x;
-            if ((((i_j_0_13 * 256LL) + i_j_1_14) < 1200LL)) {
-                Y[((weft_floordiv(((i_j_0_13 * 256LL) + i_j_1_14), 300LL) * 300LL) + weft_floormod(((i_j_0_13 * 256LL) + i_j_1_14), 300LL))] = (expf((X[((weft_floordiv(((i_j_0_13 * 256LL) + i_j_1_14), 300LL) * 300LL) + weft_floormod(((i_j_0_13 * 256LL) + i_j_1_14), 300LL))] - mx[weft_floordiv(((i_j_0_13 * 256LL) + i_j_1_14), 300LL)])) * ((1.0f) / s[weft_floordiv(((i_j_0_13 * 256LL) + i_j_1_14), 300LL)]));
+            const i64 i_j_1_16 = (i64)threadIdx.x;
+            if ((((i_j_0_15 * 256LL) + i_j_1_16) < 1200LL)) {
+                Y[((weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL) * 300LL) + weft_floormod(((i_j_0_15 * 256LL) + i_j_1_16), 300LL))] = (expf((X[((weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL) * 300LL) + weft_floormod(((i_j_0_15 * 256LL) + i_j_1_16), 300LL))] - mx[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)])) * ((1.0f) / s[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)]));
             }
         }
     }

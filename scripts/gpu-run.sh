@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Checks weft's CUDA target on a machine with an NVIDIA GPU: builds weft, runs the ctest label
+# "gpu" (every op's default GPU schedule against the interpreter, the reference models against
+# PyTorch, on the device) and the CUDA tests that use the fake driver, then runs each reference
+# model with `weft run --target cuda` against PyTorch's outputs in tests/data/models and times
+# it next to PyTorch CUDA eager (bench/pytorch_peer.py --device cuda), and prints a table.
+#
+# Usage, on the GPU machine, from the repository root:
+#   scripts/gpu-run.sh [--debs DIR] [--build DIR] [--repeat N]
+#     --debs DIR   unpack the .deb files in DIR (dpkg -x) into BUILD/deps and build against
+#                  them: for a machine that has the CUDA toolkit, CMake, a C compiler and PyTorch
+#                  but no package registry. LLVM is not needed: without llvm-19 the build
+#                  leaves the CPU backend out (the CUDA path does not use it).
+#     --build DIR  build folder (default build/gpu)
+#     --repeat N   timed runs per model (default 100; the figure is the median)
+#   (JOBS=N limits the build to N parallel jobs; default: every core)
+# and, beforehand, on a Debian 12 machine with apt (no GPU needed):
+#   scripts/gpu-run.sh --fetch-debs DIR   downloads those .deb files into DIR (apt-get download)
+#
+# Exit status: 0 when every check passed, 1 when one failed, 77 when there is no CUDA device
+# (after the build, with the reason).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(libsqlite3-dev libsqlite3-0 libxgboost-dev libxgboost0 libdmlc0 libprotobuf-c-dev libprotobuf-c1
+      protobuf-c-compiler libprotoc32 libprotobuf32 libonnx-dev libcmocka-dev libcmocka0
+      pkg-config pkgconf pkgconf-bin libpkgconf3)
+MODELS=(mlp resnet9 resnet9_b32 transformer transformer_s64)
+
+build=build/gpu debs="" repeat=100
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --fetch-debs)
+        [[ $# -ge 2 ]] || { echo "gpu-run: --fetch-debs needs a folder" >&2; exit 2; }
+        mkdir -p "$2" && cd "$2" && apt-get download "${DEBS[@]}" && ls -1 ./*.deb && exit 0
+        echo "gpu-run: apt-get download failed" >&2
+        exit 1 ;;
+    --debs) debs=${2:?--debs needs a folder}; shift 2 ;;
+    --build) build=${2:?--build needs a folder}; shift 2 ;;
+    --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
+    *) echo "gpu-run: unknown argument '$1' (see the top of $0)" >&2; exit 2 ;;
+    esac
+done
+
+command -v nvidia-smi >/dev/null && nvidia-smi -L
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_CHECK_LAYERS=OFF)
+if [[ -n "$debs" ]]; then
+    deps=$PWD/$build/deps
+    mkdir -p "$deps"
+    for d in "$debs"/*.deb; do dpkg -x "$d" "$deps" || { echo "gpu-run: cannot unpack $d" >&2; exit 1; }; done
+    arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+    lib=$deps/usr/lib/$arch
+    export PATH=$deps/usr/bin:$PATH
+    export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+    # the unpacked .pc files say prefix=/usr: make them point into deps
+    for pc in "$lib"/pkgconfig/*.pc; do sed -i "s|=/usr\b|=$deps/usr|g" "$pc"; done
+    export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    cmake_args+=(-DCMAKE_PREFIX_PATH="$deps/usr" -DONNX_PROTO="$deps/usr/include/onnx/onnx.proto"
+                 -DPROTOC_C="$deps/usr/bin/protoc-c" -DXGBOOST_INC="$deps/usr/include" -DXGBOOST_LIB="$lib/libxgboost.so"
+                 -DCMAKE_BUILD_RPATH="$lib")
+    # a machine without pkg-config uses the unpacked pkgconf
+    command -v pkg-config >/dev/null || cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf")
+fi
+[[ -d /usr/lib/llvm-19/lib/cmake/llvm ]] || cmake_args+=(-DWEFT_WITH_LLVM=OFF)
+
+echo "== build ($build)"
+cmake -S . -B "$build" "${cmake_args[@]}" >"$build.configure.log" 2>&1 ||
+    { tail -30 "$build.configure.log"; echo "gpu-run: configure failed (log: $build.configure.log)" >&2; exit 1; }
+grep -q 'weft: CUDA target on' "$build.configure.log" ||
+    { grep 'weft: CUDA' "$build.configure.log"; echo "gpu-run: the CUDA target is not built (NVRTC not found)" >&2; exit 1; }
+cmake --build "$build" -j"${JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
+    { tail -30 "$build.build.log"; echo "gpu-run: build failed (log: $build.build.log)" >&2; exit 1; }
+weft=$build/weft
+
+# one line when there is no driver or device (the device checks then cannot run)
+nodev=$("$weft" run tests/data/models/mlp.onnx --input tests/data/models/mlp.input.bin --target cuda --repeat 1 2>&1 |
+        grep -E 'no CUDA (driver|device)')
+echo "== ctest: the GPU and CUDA tests (interpreter GPU mode, NVRTC, fake driver; label gpu: the device)"
+(cd "$build" && ctest -R 'cuda|gpu' --output-on-failure)
+ctest_rc=$?
+if [[ -n "$nodev" ]]; then
+    echo "$nodev"
+    echo "gpu-run: no CUDA device here; the device checks (label gpu, the models below) did not run"
+    exit 77
+fi
+
+echo "== reference models with --target cuda against PyTorch (tolerance 1e-4 x max(1, max |ref|))"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=$ctest_rc
+rows=()
+for m in "${MODELS[@]}"; do
+    d=tests/data/models
+    out=$("$weft" run $d/$m.onnx --input $d/$m.input.bin --output "$tmp/$m.bin" --target cuda --repeat "$repeat" 2>&1)
+    rc=$?
+    ms=$(sed -n 's/.*latency \([0-9.]*\) ms.*/\1/p' <<<"$out")
+    if [[ $rc -ne 0 ]]; then
+        echo "$m: weft run failed: $out"
+        rows+=("$m|run failed||")
+        fails=1
+        continue
+    fi
+    cmp=$("$build/cli_compare_f32" "$tmp/$m.bin" $d/$m.output.bin 1e-4 2>&1)
+    ok=$([[ $? -eq 0 ]] && echo match || echo MISMATCH)
+    [[ $ok == match ]] || fails=1
+    torch=$(python3 bench/pytorch_peer.py $d/$m.onnx --device cuda --repeat "$repeat" 2>/dev/null | sed -n 's/^median_ms=//p')
+    rows+=("$m|$ok ($cmp)|$ms|${torch:-n/a}")
+done
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/device: /'
+printf '%-16s | %-60s | %12s | %16s\n' model "outputs vs PyTorch" "weft cuda ms" "PyTorch cuda ms"
+for r in "${rows[@]}"; do
+    IFS='|' read -r a b c e <<<"$r"
+    printf '%-16s | %-60s | %12s | %16s\n' "$a" "$b" "$c" "$e"
+done
+echo "(medians of $repeat runs; weft: upload input, kernels, download output, synchronize; PyTorch: eager, TF32 off)"
+[[ $fails -eq 0 ]] && echo "gpu-run: all checks passed" || echo "gpu-run: some checks FAILED"
+[[ $fails -eq 0 ]]
