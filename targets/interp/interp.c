@@ -418,7 +418,7 @@ weft_status weft_interp_run_gpu(const weft_loop_func *f, void *const *args, bool
 
 weft_status weft_interp_kernel_run_gpu(weft_kernel *k, void *const *args, bool reverse)
 {
-    return run_mode(k, args, true, reverse);
+    return run_mode(k, args, true, reverse, -1);
 }
 
 weft_status weft_interp_run(const weft_loop_func *f, void *const *args)
