@@ -1,7 +1,8 @@
 /* Default GPU schedules (simple and correct first): elementwise and injective stages that are
  * not outputs are inlined into their readers; every other stage gets one thread per output
- * element: its spatial loops are fused, split by the block size (256 threads, or the whole
- * extent when smaller) and bound to blockIdx.x / threadIdx.x; reduction loops stay serial
+ * element: its spatial loops are fused, split by the block size (256 threads: 8 warps of 32,
+ * 4 AMD wavefronts of 64; a whole number of caps->warp_size below the caps' thread limit; or
+ * the whole extent when smaller) and bound to blockIdx.x / threadIdx.x; reduction loops stay serial
  * in the thread. This covers every op class (matmul, conv, pooling, elementwise chains,
  * softmax and layer-norm rows, reductions, transposes) with one rule; faster schedules come
  * from tuning. A stage without spatial axes (a scalar) runs on one thread. */
@@ -15,6 +16,8 @@ enum { GPU_BLOCK = 256 };
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t block = caps && caps->max_threads > 0 && caps->max_threads < GPU_BLOCK ? caps->max_threads : GPU_BLOCK;
+    int64_t warp = caps && caps->warp_size > 0 ? caps->warp_size : 32;
+    if (block >= warp) block -= block % warp; /* whole warps (wavefronts) per block */
     weft_status rc = WEFT_OK;
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);

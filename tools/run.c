@@ -22,7 +22,7 @@ static const weft_opt run_opts[] = {
     {"--profile", WEFT_OPT_FLAG, NULL, 0, 0, false, "print the time of each kernel"},
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false,
      "use the best records of this schedule database (default schedules for kernels without one)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter) or cuda (needs a CUDA driver)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter), cuda (needs a CUDA driver) or hip (needs a HIP runtime and an AMD GPU)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
