@@ -11,7 +11,8 @@
  * HIP_ARCHES list first; each entry was compiled for with ROCm 5.2.3 (Debian 12) in a child
  * process, and gfx940-942 and gfx1100-1103 abort there.
  *
- * compile() emits the HIP source and compiles it with hiprtc (--offload-arch=ARCH -O3) into a
+ * compile() emits the HIP source and compiles it with hiprtc (--offload-arch=ARCH -O3
+ * -fno-unroll-loops, see weft_hip_hiprtc) into a
  * code object kept by the kernel. When the target is bound to a device of the same
  * architecture, the code object is loaded there too (hipModuleLoadData) and each launch's
  * function looked up; otherwise the kernel is compile-only and run() says why it cannot run.
@@ -189,9 +190,12 @@ weft_status weft_hip_hiprtc(const char *src, const char *arch, void **code, size
     if (r != HIPRTC_SUCCESS) return hiprtc_fail(NULL, r, arch, "create");
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
-    const char *opts[] = {archopt, "-O3", "-std=c++17"};
+    /* No automatic loop unrolling: the schedule decides (`unroll`, `#pragma unroll` loops are
+     * still unrolled). ROCm 5.2's LLVM at -O2/-O3 with it ran for minutes in GVN on some
+     * small guarded reduction kernels (tests/targets/test_hip.c draws such schedules). */
+    const char *opts[] = {archopt, "-O3", "-fno-unroll-loops", "-std=c++17"};
     size_t n = 0;
-    if ((r = api.hiprtcCompileProgram(prog, 3, opts)) != HIPRTC_SUCCESS) st = hiprtc_fail(prog, r, arch, "compile");
+    if ((r = api.hiprtcCompileProgram(prog, 4, opts)) != HIPRTC_SUCCESS) st = hiprtc_fail(prog, r, arch, "compile");
     else if ((r = api.hiprtcGetCodeSize(prog, &n)) != HIPRTC_SUCCESS) st = hiprtc_fail(prog, r, arch, "code size");
     else if (n == 0) st = weft_fail(WEFT_ERR_INTERNAL, "hiprtc (%s): empty code object", arch);
     else if (!(*code = malloc(n))) st = weft_fail(WEFT_ERR_NOMEM, "hiprtc: out of memory (%zu bytes)", n);
