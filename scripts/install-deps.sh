@@ -11,6 +11,7 @@ PACKAGES=(
     libprotobuf-c-dev protobuf-c-compiler libonnx-dev  # ONNX import (frontend/)
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
     clang-14 libclang-rt-14-dev        # libFuzzer targets (scripts/fuzz.sh)
+    libamdhip64-dev libhiprtc-builtins5  # HIP target: ROCm 5.2 headers, hiprtc (optional; built when present)
 )
 
 missing=()
