@@ -183,6 +183,17 @@ if ! ls /dev/kfd >/dev/null 2>&1; then
 fi
 if "$weft" show relu --shape 8 --target hip:gfx90a --print hip > /dev/null 2>&1; then
     usage_error "--target hip:gfx1234: hip: unknown GPU architecture 'gfx1234'" -- show relu --shape 8 --target hip:gfx1234
+    expect 0 "code object for gfx1030: " -- show relu --shape 8 --target hip:gfx1030 --print hsaco
+    # without ROCm (the library made unloadable): one line saying so, exit 1
+    WEFT_HIP_LIB=/nonexistent/libamdhip64.so.5 "$weft" run "$m" --input x.bin --target hip:gfx90a > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [[ $rc -ne 1 || -s "$tmp/out" || $(wc -l < "$tmp/err") -ne 1 ]] || ! grep -q "weft run: no HIP runtime" "$tmp/err"; then
+        fail "weft run ... --target hip without libamdhip64 -> exit $rc:"
+        head -5 "$tmp/out" "$tmp/err"
+    else
+        echo "ok: weft run ... --target hip (no ROCm) -> $(cat "$tmp/err")"
+    fi
+    expect 0 'extern "C" __global__ void __launch_bounds__(8) relu_k0(' -- show relu --shape 8 --target hip:gfx90a --print hip
 fi
 usage_error "--schedule expects naive, default, manual or random:SEED, got 'random:x'" -- show matmul --shape 4,4,4 --schedule random:x
 
