@@ -27,6 +27,7 @@
 #include "runtime/runtime.h"
 #include "targets/gpu/emit_c.h"
 #include "targets/interp/interp.h"
+#include "tuner/tuner.h"
 #ifdef WEFT_WITH_HIP
 #include "targets/hip/hip.h"
 
@@ -240,6 +241,16 @@ static void test_architectures(void **state)
         assert_true(c.has_thread_binding);
         assert_int_equal(strncmp(c.features, "device=", 7), 0);
     }
+    /* Tuning records: keyed by backend, architecture and (through the features' hash) device. */
+    weft_target_caps c90 = target_caps("hip:gfx90a"), c1030 = target_caps("hip:gfx1030"), other = c90;
+    snprintf(other.features, sizeof other.features, "device=AMD Instinct MI210");
+    weft_tuner_target k90, k1030, kother;
+    weft_tuner_target_init(&k90, &c90, 1);
+    weft_tuner_target_init(&k1030, &c1030, 1);
+    weft_tuner_target_init(&kother, &other, 1);
+    assert_int_equal(strncmp(k90.key, "hip;cpu=gfx90a;", 15), 0);
+    assert_int_equal(strncmp(k1030.key, "hip;cpu=gfx1030;", 16), 0);
+    assert_string_not_equal(k90.key, kother.key);
     assert_non_null(weft_target_find("hip"));
     assert_false(weft_target_is_host(weft_target_find("hip:gfx90a")));
     assert_int_equal(weft_target_check(weft_target_find("hip:gfx90a")), WEFT_OK);
