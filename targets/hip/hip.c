@@ -178,6 +178,9 @@ static weft_status hiprtc_fail(hiprtcProgram prog, hiprtcResult r, const char *a
     return st;
 }
 
+/* One compile at a time: hiprtc's thread safety is not documented for ROCm 5.2. */
+static pthread_mutex_t hiprtc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 weft_status weft_hip_hiprtc(const char *src, const char *arch, void **code, size_t *size)
 {
     *code = NULL;
@@ -185,9 +188,13 @@ weft_status weft_hip_hiprtc(const char *src, const char *arch, void **code, size
     weft_status st = weft_hip_check_arch(arch);
     if (st == WEFT_OK) st = api_ready();
     if (st != WEFT_OK) return st;
+    pthread_mutex_lock(&hiprtc_lock);
     hiprtcProgram prog = NULL;
     hiprtcResult r = api.hiprtcCreateProgram(&prog, src, "weft.hip", 0, NULL, NULL);
-    if (r != HIPRTC_SUCCESS) return hiprtc_fail(NULL, r, arch, "create");
+    if (r != HIPRTC_SUCCESS) {
+        pthread_mutex_unlock(&hiprtc_lock);
+        return hiprtc_fail(NULL, r, arch, "create");
+    }
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
     /* No automatic loop unrolling: the schedule decides (`unroll`, `#pragma unroll` loops are
@@ -206,6 +213,7 @@ weft_status weft_hip_hiprtc(const char *src, const char *arch, void **code, size
         *code = NULL;
     }
     api.hiprtcDestroyProgram(&prog);
+    pthread_mutex_unlock(&hiprtc_lock);
     return st;
 }
 

@@ -169,8 +169,9 @@ static float *naive_ref(const weft_te_func *f, io *b)
 
 /* Lowers op/shape with text (NULL: the default GPU schedule) for the caps of archs[ai], checks
  * it in the interpreter's GPU mode against the naive schedule, and compiles it with hiprtc for
- * archs[ai] (both archs when `both`; neither when libamdhip64.so.5 does not load). Returns false when it does not lower (not launchable);
- * fails the test on a wrong result or a failed compile. */
+ * archs[ai] (both archs when `both`; neither when libamdhip64.so.5 does not load). Returns
+ * false when it does not lower (not launchable); fails the test on a wrong result or a failed
+ * compile. */
 static bool check_hip(const char *op, int n, const int64_t *shape, const char *text, int ai, bool both)
 {
     weft_arena *a = weft_arena_create();
@@ -455,7 +456,8 @@ int main(void)
 #else
 int main(void)
 {
-    printf("skipped: the HIP target is not built (hip/hiprtc.h not found at configure time); nothing was compiled\n");
+    printf("skipped: the HIP target is not built (configured with WEFT_HIP=OFF, or hip/hiprtc.h not found); "
+           "nothing was compiled\n");
     return 0;
 }
 #endif
