@@ -19,6 +19,8 @@ typedef struct weft_target_caps {
     char cpu[64];           /* host CPU name ("znver5") or GPU arch */
     char features[1024];    /* ISA features ("+avx512f,+fma,...") */
     long shared_bytes;      /* GPU: shared memory per block (0 on CPUs) */
+    int warp_size;          /* GPU: threads that run in lockstep (a CUDA warp: 32; an AMD wavefront:
+                             * 64 on GCN/CDNA, 32 on RDNA); blocks are sized in whole warps. 0 on CPUs */
 } weft_target_caps;
 
 /* Capabilities of a plain CPU with the given vector width and thread count (for tests/tools). */
@@ -39,7 +41,7 @@ static inline weft_target_caps weft_caps_cpu(int vector_bits, int threads)
 }
 
 /* Capabilities of a CUDA-class GPU (compile-only targets and tests): 1024 threads per block,
- * 48 KiB static shared memory per block, thread binding, all three scopes. */
+ * 48 KiB static shared memory per block, warps of 32, thread binding, all three scopes. */
 static inline weft_target_caps weft_caps_gpu(const char *name)
 {
     weft_target_caps c = {0};
@@ -47,6 +49,7 @@ static inline weft_target_caps weft_caps_gpu(const char *name)
     c.max_threads = 1024;
     c.has_thread_binding = true;
     c.shared_bytes = 48 * 1024;
+    c.warp_size = 32;
     c.scopes[WEFT_SCOPE_GLOBAL] = c.scopes[WEFT_SCOPE_SHARED] = c.scopes[WEFT_SCOPE_LOCAL] = true;
     return c;
 }

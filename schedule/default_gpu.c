@@ -16,7 +16,9 @@
  *                   neighbouring threads at neighbouring addresses (coalesced).
  *   thread per output  everything else (matmul, conv, pooling, elementwise, transposes, short
  *                   or multi-axis reductions): the spatial loops fused, split by the block
- *                   size (256 threads, or the whole extent when smaller) and bound to
+ *                   size (256 threads: 8 warps of 32, 4 AMD wavefronts of 64; a whole number
+ *                   of caps->warp_size below the caps' thread limit; or the whole extent when
+ *                   smaller) and bound to
  *                   blockIdx.x / threadIdx.x; reduction loops stay serial in the thread.
  *
  * Faster schedules come from tuning. A stage without spatial axes (a scalar) is left to the
@@ -152,6 +154,8 @@ static weft_status thread_per_output(weft_schedule *s, const char *name, int64_t
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t block = caps && caps->max_threads > 0 && caps->max_threads < GPU_BLOCK ? caps->max_threads : GPU_BLOCK;
+    int64_t warp = caps && caps->warp_size > 0 ? caps->warp_size : 32;
+    if (block >= warp) block -= block % warp; /* whole warps (wavefronts) per block */
     weft_status rc = WEFT_OK;
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);

@@ -123,10 +123,14 @@ weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps)
 
 /* GPU variant: random steps without `parallel` (GPU schedules bind loops instead), then every
  * root stage's outermost leaf bound to blockIdx.x and, most of the time, the next one to
- * threadIdx.x when both are spatial. The result is a valid schedule; whether it is launchable
- * (every store under bound loops, extents within the caps) is decided by lowering. */
-weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps)
+ * threadIdx.x when both are spatial; a third of the stages instead get their outermost
+ * spatial leaf split by one or two warps (caps->warp_size: 64 on an AMD CDNA wavefront), the
+ * outer part bound to blockIdx.x and the warp-sized part to threadIdx.x, so that blocks of
+ * whole warps are drawn too. The result is a valid schedule; whether it is launchable (every
+ * store under bound loops, extents within the caps) is decided by lowering. */
+weft_status weft_schedule_random_gpu_for(weft_schedule *s, const weft_target_caps *caps, uint64_t seed, int n_steps)
 {
+    int warp = caps && caps->warp_size > 0 ? caps->warp_size : 32;
     uint64_t rng = seed ^ 0x6770755f72616e64ull;
     int kept = 0;
     for (int tries = 0; kept < n_steps && tries < n_steps * 20; tries++) {
@@ -139,7 +143,20 @@ weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_step
         if (st->attach != WEFT_ATTACH_ROOT || st->n_leaves == 0) continue;
         const weft_sched_iter *a = &st->iters[st->leaves[0]];
         if (a->is_reduce) continue;
-        char line[256];
+        char line[512];
+        if (pick(&rng, 3) == 0) {
+            char stage[WEFT_SCHED_NAME], leaf[WEFT_SCHED_NAME];
+            snprintf(stage, sizeof stage, "%s", st->name);
+            snprintf(leaf, sizeof leaf, "%s", a->name);
+            snprintf(line, sizeof line, "split %s %s %d", stage, leaf, warp << pick(&rng, 2));
+            if (weft_schedule_apply(s, line) == WEFT_OK) {
+                snprintf(line, sizeof line, "bind %s %s.0 blockIdx.x", stage, leaf);
+                if (weft_schedule_apply(s, line) != WEFT_OK) continue;
+                snprintf(line, sizeof line, "bind %s %s.1 threadIdx.x", stage, leaf);
+                (void)weft_schedule_apply(s, line);
+                continue;
+            }
+        }
         snprintf(line, sizeof line, "bind %s %s blockIdx.x", st->name, a->name);
         if (weft_schedule_apply(s, line) != WEFT_OK) continue;
         st = &s->stages[i];
@@ -150,4 +167,9 @@ weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_step
         (void)weft_schedule_apply(s, line);
     }
     return WEFT_OK;
+}
+
+weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps)
+{
+    return weft_schedule_random_gpu_for(s, NULL, seed, n_steps);
 }

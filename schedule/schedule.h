@@ -40,7 +40,10 @@ void weft_schedule_print(const weft_schedule *s, FILE *out);
  * draws are rejected by the validator and not kept. */
 weft_status weft_schedule_random(weft_schedule *s, uint64_t seed, int n_steps);
 /* The same for GPU targets: no `parallel`; root stages' outer loops bound to blockIdx.x and
- * threadIdx.x afterwards (schedule/random.c). Lowering decides whether it is launchable. */
+ * threadIdx.x afterwards, the thread loop often split to whole warps of caps->warp_size (32
+ * when caps is NULL or says 0) (schedule/random.c). Lowering decides whether it is launchable. */
+weft_status weft_schedule_random_gpu_for(weft_schedule *s, const weft_target_caps *caps, uint64_t seed, int n_steps);
+/* weft_schedule_random_gpu_for with warps of 32. */
 weft_status weft_schedule_random_gpu(weft_schedule *s, uint64_t seed, int n_steps);
 
 /* Built-in schedules (schedule/default.c, schedule/manual.c). */

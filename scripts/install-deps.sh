@@ -12,6 +12,7 @@ PACKAGES=(
     libopenblas-dev libdnnl-dev        # benchmark peers (optional for the library itself)
     clang-14 libclang-rt-14-dev        # libFuzzer targets (scripts/fuzz.sh)
     libopenmpi-dev openmpi-bin         # weft-mpi: mpirun -n N weft tune (optional; left out without)
+    libamdhip64-dev libhiprtc-builtins5  # HIP target: ROCm 5.2 headers, hiprtc (optional; built when present)
 )
 
 missing=()

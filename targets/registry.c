@@ -6,6 +6,9 @@
 #ifdef WEFT_WITH_CUDA
 #include "targets/cuda/cuda.h"
 #endif
+#ifdef WEFT_WITH_HIP
+#include "targets/hip/hip.h"
+#endif
 
 static const weft_target_ops *const targets[] = {
     &weft_target_interp_ops,
@@ -28,6 +31,14 @@ const weft_target_ops *weft_target_find(const char *name)
 #ifdef WEFT_WITH_CUDA
     for (int i = 0; name && i < weft_target_cuda_count; i++)
         if (!strcmp(weft_target_cuda_list[i]->name, name)) return weft_target_cuda_list[i];
+#endif
+#ifdef WEFT_WITH_HIP
+    for (int i = 0; name && i < weft_target_hip_count; i++)
+        if (!strcmp(weft_target_hip_list[i]->name, name)) return weft_target_hip_list[i];
+    if (name && !strncmp(name, "hip:", 4)) { /* names the architectures hiprtc knows */
+        weft_hip_check_arch(name + 4);
+        return NULL;
+    }
 #endif
     weft_fail(WEFT_ERR_UNAVAILABLE, "target '%s' is not available in this build", name ? name : "(null)");
     return NULL;

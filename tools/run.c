@@ -23,7 +23,7 @@ static const weft_opt run_opts[] = {
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false,
      "use the best records of this schedule database (default schedules for kernels without one)"},
     {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp (the reference interpreter), cuda or cuda:sm_XX (need a CUDA driver and device; "
-     "WEFT_CUDA_DRIVER names another driver library)"},
+     "WEFT_CUDA_DRIVER names another driver library), hip or hip:gfxNNN (need a HIP runtime and an AMD GPU)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };

@@ -14,6 +14,9 @@
 #ifdef WEFT_WITH_CUDA
 #include "targets/cuda/cuda.h"
 #endif
+#ifdef WEFT_WITH_HIP
+#include "targets/hip/hip.h"
+#endif
 #include "tools/cli.h"
 
 static bool schedule_name_ok(const char *which);
@@ -40,7 +43,7 @@ weft_status weft_cli_apply_schedule(weft_schedule *s, const char *which, const c
     return weft_schedule_apply_text(s, steps);
 }
 
-static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm", "cuda", "ptx"};
+static const char *const print_parts[] = {"te", "schedule", "loop", "llvm", "asm", "cuda", "ptx", "hip", "hsaco"};
 
 static bool wants(const char *list, const char *what)
 {
@@ -83,14 +86,14 @@ static const weft_opt show_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below)"},
     {"--schedule", WEFT_OPT_STRING, "NAME", 0, 0, false, "naive (default; on GPU targets without --steps: default), default, manual or random:SEED"},
     {"--steps", WEFT_OPT_STRING, "TEXT|@FILE", 0, 0, false, "schedule steps applied after --schedule (';' or newline separated)"},
-    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp, cuda or cuda:sm_XX"},
-    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (CPU targets), cuda,ptx (cuda targets) (default: all)"},
+    {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false, "llvm (default), interp, cuda, cuda:sm_XX, hip or hip:gfxNNN"},
+    {"--print", WEFT_OPT_STRING, "PARTS", 0, 0, false, "what to print, comma-separated: te,schedule,loop,llvm,asm (CPU targets), cuda,ptx (cuda targets), hip,hsaco (hip targets: source, code object summary) (default: all)"},
     WEFT_CLI_OPT_CPU,
     {NULL},
 };
 
 const weft_cmd_spec weft_spec_show = {
-    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp|cuda[:sm_XX]] [--print PARTS] [--cpu NAME]", 1, 1,
+    "show", "OP --shape S [--schedule NAME] [--steps TEXT|@FILE] [--target llvm|interp|cuda[:sm_XX]|hip[:gfxNNN]] [--print PARTS] [--cpu NAME]", 1, 1,
     "Prints an op's tensor expressions, schedule steps and stages, loop IR, and the target's LLVM IR and assembly.",
     show_opts,
     "ops and their --shape: matmul M,N,K; dense_bias_relu M,N,K; conv2d N,C,H,W,F,KH,KW,stride,pad;\n"
@@ -101,8 +104,9 @@ const weft_cmd_spec weft_spec_show = {
 const weft_target_ops *weft_cli_target(const weft_args *a)
 {
     const char *name = weft_args_str(a, "--target", "llvm");
-    if (strcmp(name, "llvm") && strcmp(name, "interp") && strcmp(name, "cuda") && strncmp(name, "cuda:", 5)) {
-        weft_args_fail(a->spec, "--target expects llvm, interp, cuda or cuda:sm_XX, got '%s'", name);
+    if (strcmp(name, "llvm") && strcmp(name, "interp") && strcmp(name, "cuda") && strncmp(name, "cuda:", 5) &&
+        strcmp(name, "hip") && strncmp(name, "hip:", 4)) {
+        weft_args_fail(a->spec, "--target expects llvm, interp, cuda, cuda:sm_XX, hip or hip:gfxNNN, got '%s'", name);
         return NULL;
     }
     const weft_target_ops *ops = weft_target_find(name);
@@ -119,9 +123,17 @@ bool weft_cli_device_ready(const char *target, const char *cmd)
                 target, target);
         return false;
     }
-#else
-    (void)target, (void)cmd;
 #endif
+#ifdef WEFT_WITH_HIP
+    char hwhy[320];
+    if (!strncmp(target, "hip", 3) && !weft_hip_device_available(hwhy, sizeof hwhy)) {
+        bool no_rt = !strncmp(hwhy, "no HIP runtime", 14); /* hiprtc is in the runtime library too */
+        fprintf(stderr, "%s: %s; --target %s cannot run here (weft show --target %s %s)\n", cmd, hwhy, target, target,
+                no_rt ? "--print hip prints the source without it" : "compiles without one");
+        return false;
+    }
+#endif
+    (void)target, (void)cmd;
     return true;
 }
 
@@ -139,7 +151,7 @@ int weft_cmd_show(int argc, char **argv)
     char bad[64];
     if (print && bad_print_part(print, bad, sizeof bad))
         return weft_args_fail(&weft_spec_show, "--print: unknown part '%s' (expected a comma-separated list of te, "
-                                               "schedule, loop, llvm, asm, cuda, ptx)", bad);
+                                               "schedule, loop, llvm, asm, cuda, ptx, hip, hsaco)", bad);
     if (which && !schedule_name_ok(which))
         return weft_args_fail(&weft_spec_show, "--schedule expects naive, default, manual or random:SEED, got '%s'", which);
     const weft_target_ops *ops = weft_cli_target(&args);
@@ -175,13 +187,15 @@ int weft_cmd_show(int argc, char **argv)
         printf("# loop IR\n%s\n", txt ? txt : "");
         free(txt);
     }
-    bool gpu = caps.has_thread_binding; /* GPU targets print their source and PTX instead */
+    /* GPU targets print their source and PTX (CUDA) or code object summary (HIP) instead */
+    int kind = !caps.has_thread_binding ? 0 : caps.name && !strcmp(caps.name, "hip") ? 2 : 1;
+    static const char *const parts[3][2] = {{"llvm", "asm"}, {"cuda", "ptx"}, {"hip", "hsaco"}};
+    static const char *const titles[3][2] = {{"LLVM IR", "assembly"}, {"CUDA C", "PTX"}, {"HIP C++", "code object"}};
     for (int k = 0; k < 2; k++) {
-        const char *what = gpu ? (k == 0 ? "cuda" : "ptx") : (k == 0 ? "llvm" : "asm");
-        if (!wants(print, what) || !ops->dump) continue;
+        if (!wants(print, parts[kind][k]) || !ops->dump) continue;
         char *txt = NULL;
         if (ops->dump(t, lf, k == 0 ? WEFT_DUMP_IR : WEFT_DUMP_ASM, &txt) != WEFT_OK) goto done;
-        printf("# %s (%s)\n%s\n", gpu ? (k == 0 ? "CUDA C" : "PTX") : (k == 0 ? "LLVM IR" : "assembly"), ops->name, txt);
+        printf("# %s (%s)\n%s\n", titles[kind][k], ops->name, txt);
         free(txt);
     }
     status = 0;

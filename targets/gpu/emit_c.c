@@ -14,6 +14,9 @@
 #include "ir/strbuf.h"
 
 const weft_gpu_dialect weft_gpu_dialect_cuda = {"cuda", "", "__syncthreads();"};
+/* hiprtc provides the HIP device builtins (threadIdx, __syncthreads, expf, __int_as_float,
+ * __launch_bounds__) without an include, under the same names as CUDA. */
+const weft_gpu_dialect weft_gpu_dialect_hip = {"hip", "", "__syncthreads();"};
 
 static const char helpers[] =
     "typedef long long i64;\n"

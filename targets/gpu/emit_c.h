@@ -19,6 +19,7 @@ typedef struct weft_gpu_dialect {
 } weft_gpu_dialect;
 
 extern const weft_gpu_dialect weft_gpu_dialect_cuda;
+extern const weft_gpu_dialect weft_gpu_dialect_hip;
 
 #define WEFT_GPU_MAX_LAUNCHES 64
 

@@ -152,9 +152,9 @@ usage_error "give a model (MODEL.onnx) or --op OP --shape S" -- tune --db x.db
 usage_error "give a model or --op, not both" -- tune "$m" --op matmul --shape 4,4,4 --db x.db
 usage_error "--shape applies to --op only" -- tune "$m" --shape 4,4,4 --db x.db
 usage_error "--print: unknown part 'bogus'" -- show matmul --shape 4,4,4 --print te,bogus
-usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- show matmul --shape 4,4,4 --target tpu
-usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- run "$m" --input x.bin --target tpu
-usage_error "--target expects llvm, interp, cuda or cuda:sm_XX, got 'tpu'" -- show "$m" --target tpu
+usage_error "--target expects llvm, interp, cuda, cuda:sm_XX, hip or hip:gfxNNN, got 'tpu'" -- show matmul --shape 4,4,4 --target tpu
+usage_error "--target expects llvm, interp, cuda, cuda:sm_XX, hip or hip:gfxNNN, got 'tpu'" -- run "$m" --input x.bin --target tpu
+usage_error "--target expects llvm, interp, cuda, cuda:sm_XX, hip or hip:gfxNNN, got 'tpu'" -- show "$m" --target tpu
 # --target cuda without a driver: one clear line, nonzero exit, before the model is even read
 # (or, where the CUDA target is not built, one line saying so).
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
@@ -167,6 +167,33 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
     else
         echo "ok: weft run ... --target cuda -> $(cat "$tmp/err")"
     fi
+fi
+# --target hip without an AMD GPU (or without ROCm): one clear line, nonzero exit; an architecture
+# ROCm 5.2's hiprtc does not know is a usage error naming it (hiprtc would abort the process).
+if ! ls /dev/kfd >/dev/null 2>&1; then
+    "$weft" run "$m" --input x.bin --target hip > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [[ $rc -eq 0 || -s "$tmp/out" || $(wc -l < "$tmp/err") -ne 1 ]] ||
+        ! grep -qE "weft run: (no HIP device|no HIP runtime)|target 'hip' is not available" "$tmp/err"; then
+        fail "weft run ... --target hip without a device -> exit $rc:"
+        head -5 "$tmp/out" "$tmp/err"
+    else
+        echo "ok: weft run ... --target hip -> $(cat "$tmp/err")"
+    fi
+fi
+if "$weft" show relu --shape 8 --target hip:gfx90a --print hip > /dev/null 2>&1; then
+    usage_error "--target hip:gfx1234: hip: unknown GPU architecture 'gfx1234'" -- show relu --shape 8 --target hip:gfx1234
+    expect 0 "code object for gfx1030: " -- show relu --shape 8 --target hip:gfx1030 --print hsaco
+    # without ROCm (the library made unloadable): one line saying so, exit 1
+    WEFT_HIP_LIB=/nonexistent/libamdhip64.so.5 "$weft" run "$m" --input x.bin --target hip:gfx90a > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    if [[ $rc -ne 1 || -s "$tmp/out" || $(wc -l < "$tmp/err") -ne 1 ]] || ! grep -q "weft run: no HIP runtime" "$tmp/err"; then
+        fail "weft run ... --target hip without libamdhip64 -> exit $rc:"
+        head -5 "$tmp/out" "$tmp/err"
+    else
+        echo "ok: weft run ... --target hip (no ROCm) -> $(cat "$tmp/err")"
+    fi
+    expect 0 'extern "C" __global__ void __launch_bounds__(8) relu_k0(' -- show relu --shape 8 --target hip:gfx90a --print hip
 fi
 usage_error "--schedule expects naive, default, manual or random:SEED, got 'random:x'" -- show matmul --shape 4,4,4 --schedule random:x
 

@@ -41,7 +41,7 @@ export WEFT_CUDA_DRIVER=/nonexistent/libcuda.so.1
 expect_line 1 "weft run: no CUDA driver" "$weft" run $m --input $x --target cuda
 expect_line 1 "weft bench model: no CUDA driver" "$weft" bench model $m --target cuda --repeat 1
 expect_line 1 "weft bench op: no CUDA driver" "$weft" bench op matmul --shape 8,8,8 --target cuda
-expect_line 2 "--target expects llvm, interp, cuda or cuda:sm_XX" "$weft" run $m --input $x --target vulkan
+expect_line 2 "--target expects llvm, interp, cuda, cuda:sm_XX, hip or hip:gfxNNN" "$weft" run $m --input $x --target vulkan
 out=$("$weft" show matmul --shape 64,64,64 --target cuda --print cuda 2>&1)
 [[ $? -eq 0 && "$out" == *"__global__"* ]] && echo "ok: show --print cuda without a driver" || fail "show --print cuda: $out"
 

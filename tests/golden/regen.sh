@@ -29,3 +29,14 @@ for steps in "$here"/lower/*.steps; do
             tail -n +2)"
     done
 done
+# HIP source (tests/golden/hip/NAME.steps -> NAME.hip; needs the HIP target): what
+# `weft show --target hip:gfx90a --print hip` prints, without its title line.
+for steps in "$here"/hip/*.steps; do
+    read -r _ op shape < "$steps"
+    body=$(tail -n +2 "$steps")
+    case "$body" in
+    default) args=(--schedule default) ;;
+    *) args=(--steps "@$steps") ;;
+    esac
+    update "${steps%.steps}.hip" "$("$weft" show "$op" --shape "$shape" "${args[@]}" --target hip:gfx90a --print hip | tail -n +2)"
+done
