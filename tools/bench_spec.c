@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "runtime/mem.h"
 
 static const weft_opt bench_op_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below); required"},
@@ -47,7 +48,7 @@ int weft_cli_exec_bench(int argc, char **argv)
         return 1;
     }
     strcpy(slash + 1, exe);
-    char **av = calloc((size_t)argc + 2, sizeof *av);
+    char **av = weft_calloc((size_t)argc + 2, sizeof *av);
     if (!av) {
         fprintf(stderr, "weft bench: out of memory\n");
         return 1;

@@ -24,6 +24,7 @@
 #include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 enum { CHECK_TIMEOUT_S = 30 };
 #define CHECK_TOL 1e-4 /* as the tuner checks a new best */
@@ -146,7 +147,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
     if (attempt == 0) {
         if (pc->n_kernels == pc->cap_kernels) {
             int cap = pc->cap_kernels ? 2 * pc->cap_kernels : 16;
-            choice *v = realloc(pc->choices, sizeof *v * (size_t)cap);
+            choice *v = weft_realloc(pc->choices, sizeof *v * (size_t)cap);
             if (!v) return weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
             pc->choices = v;
             pc->cap_kernels = cap;
@@ -229,7 +230,7 @@ weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_op
     if (rc != WEFT_OK) return rc;
     if (weft_graph_is_symbolic(g)) {
         weft_db_close(pc.db); /* checked that it opens; each shape opens it again */
-        char *path = strdup(db_path);
+        char *path = weft_strdup(db_path);
         if (!path) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
         return weft_model_compile_symbolic(g, opt, compile_instance, path, free, out);
     }

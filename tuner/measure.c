@@ -59,6 +59,7 @@
 
 #include "ir/error.h"
 #include "runtime/runtime.h"
+#include "runtime/mem.h"
 
 enum {
     MAX_TIMED_RUNS = 100000, /* hard cap on max_repeat (the child keeps every time for the median) */
@@ -135,7 +136,7 @@ static void fill_random(void *p, const weft_buffer *b, uint64_t seed, int i)
 static void **alloc_params(const weft_loop_func *lf, uint64_t seed, weft_measure_result *r)
 {
     int n = lf->n_params;
-    void **args = calloc((size_t)(n > 0 ? n : 1), sizeof *args);
+    void **args = weft_calloc((size_t)(n > 0 ? n : 1), sizeof *args);
     if (!args) {
         r->status = WEFT_ERR_NOMEM;
         set_msg(r, "measure: cannot allocate the argument list");
@@ -282,7 +283,7 @@ static void worker_stop(worker *w)
 static void **dev_params(worker *w, const weft_loop_func *lf, void **host, weft_measure_result *r)
 {
     int n = lf->n_params;
-    void **dev = calloc((size_t)(n > 0 ? n : 1), sizeof *dev);
+    void **dev = weft_calloc((size_t)(n > 0 ? n : 1), sizeof *dev);
     if (!dev) {
         r->status = WEFT_ERR_NOMEM;
         set_msg(r, "measure: cannot allocate the argument list");
@@ -349,9 +350,9 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
     if (max_rep > MAX_TIMED_RUNS) max_rep = MAX_TIMED_RUNS;
     int min_rep = o->min_repeat < 1 ? 1 : o->min_repeat;
     if (min_rep > max_rep) max_rep = min_rep > MAX_TIMED_RUNS ? MAX_TIMED_RUNS : min_rep;
-    double *times = malloc(sizeof *times * (size_t)max_rep);
+    double *times = weft_malloc(sizeof *times * (size_t)max_rep);
     unsigned char *flush = NULL;
-    if (args && o->flush_cache) flush = malloc(FLUSH_BYTES);
+    if (args && o->flush_cache) flush = weft_malloc(FLUSH_BYTES);
     if (!args) goto done;
     if (!times || (o->flush_cache && !flush)) {
         r->status = WEFT_ERR_NOMEM;

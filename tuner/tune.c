@@ -27,6 +27,7 @@
 #include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 #define POOL_RANDOM 192
 #define POOL_MUTANTS 96
@@ -88,7 +89,7 @@ static void mark_seen(task_state *ts, uint64_t h)
 {
     if (ts->n_seen == ts->cap_seen) {
         int cap = ts->cap_seen ? ts->cap_seen * 2 : 64;
-        uint64_t *v = realloc(ts->seen, sizeof *v * (size_t)cap);
+        uint64_t *v = weft_realloc(ts->seen, sizeof *v * (size_t)cap);
         if (!v) return;
         ts->seen = v;
         ts->cap_seen = cap;
@@ -100,10 +101,10 @@ static void add_row(tuner *tu, const float *feat, float y)
 {
     if (tu->n_rows == tu->cap_rows) {
         int cap = tu->cap_rows ? tu->cap_rows * 2 : 256;
-        float *x = realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
+        float *x = weft_realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
         if (!x) return;
         tu->x = x;
-        float *yy = realloc(tu->y, sizeof *yy * (size_t)cap);
+        float *yy = weft_realloc(tu->y, sizeof *yy * (size_t)cap);
         if (!yy) return;
         tu->y = yy;
         tu->cap_rows = cap;
@@ -262,7 +263,7 @@ static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand 
 {
     if (!sk->tiled || !steps) return false;
     memset(c, 0, sizeof *c);
-    char *text = strdup(steps);
+    char *text = weft_strdup(steps);
     if (!text) return false;
     bool fused = false;
     for (char *line = text, *next; line; line = next) {
@@ -339,8 +340,8 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         }
     }
     int n_pool = POOL_RANDOM + (ts->n_top ? POOL_MUTANTS : 0);
-    pool_item *pool = calloc((size_t)n_pool, sizeof *pool);
-    float *feat = malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
+    pool_item *pool = weft_calloc((size_t)n_pool, sizeof *pool);
+    float *feat = weft_malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
     int n = 0;
     for (int i = 0; pool && feat && i < n_pool; i++) {
         weft_cand c;
@@ -369,7 +370,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         n++;
     }
     if (n > 0 && weft_cost_model_trained(tu->model)) {
-        float *pred = malloc(sizeof(float) * (size_t)n);
+        float *pred = weft_malloc(sizeof(float) * (size_t)n);
         if (pred && weft_cost_model_predict(tu->model, feat, n, pred) == WEFT_OK)
             for (int i = 0; i < n; i++) pool[i].pred = pred[i];
         free(pred);
@@ -469,7 +470,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     if (!o || !o->db) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: a database path is required");
     if (o->trials <= 0 && o->time_s <= 0) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: give --trials N or --time S");
     tuner tu = {.o = o, .rng = o->seed ? o->seed : 1, .t0 = weft_rt_now()};
-    task_state *ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+    task_state *ts = weft_calloc((size_t)(n ? n : 1), sizeof *ts);
     weft_status rc = ts ? weft_db_open(o->db, true, &tu.db) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
     if (rc == WEFT_OK) {
         tu.ops = weft_target_find("llvm");

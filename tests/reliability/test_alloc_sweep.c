@@ -1,0 +1,276 @@
+/* Allocation failure, swept: each path below runs once for every N with its Nth allocation
+ * failed (tests/reliability/sweep.h), until a run completes with no failure injected. Every run
+ * must end with WEFT_OK or an error with a message (WEFT_ERR_NOMEM, or the error of the step
+ * whose allocation failed), never a crash; under the asan suite LeakSanitizer checks at exit
+ * that no run leaked. After each run a check asserts nothing is half-done: a model that
+ * compiled computes the reference output (max abs error 1e-4 against PyTorch's), a database
+ * passes SQLite's integrity check and reopens.
+ *
+ * Paths: loading + compiling mlp.onnx (llvm target, and the interpreter target); compiling it
+ * with tuned.db (records replayed and verified); one inference through weft_model_run and
+ * through a context; opening a database (new and existing); a short tune of a small matmul
+ * (3 measured candidates, database in a temp dir). WEFT_SWEEP_STRIDE=K samples every Kth N
+ * (default 1: every N, except where a path says otherwise); WEFT_SWEEP_ONLY=NAME runs one test. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../model/api_test_util.h" /* read_floats */
+#include "sweep.h"
+#include "tuner/db.h"
+#include "tuner/tuner.h"
+#include "weft/onnx.h"
+#include "weft/model.h"
+
+#define DATA "tests/data/models/"
+
+static long stride_env(long dflt)
+{
+    const char *s = getenv("WEFT_SWEEP_STRIDE");
+    long v = s ? strtol(s, NULL, 10) : 0;
+    return v > 0 ? v : dflt;
+}
+
+typedef struct mlp_case {
+    const char *target, *db;
+    float *x, *want;
+    size_t nx, ny;
+    weft_model *m;     /* the compiled model of the path (owned by the run) */
+} mlp_case;
+
+static void check_output(weft_model *m, const mlp_case *mc)
+{
+    float *y = calloc(1, mc->ny);
+    assert_non_null(y);
+    const void *in[1] = {mc->x};
+    void *out[1] = {y};
+    assert_int_equal(weft_model_run(m, in, out), WEFT_OK);
+    double err = 0;
+    for (size_t i = 0; i < mc->ny / sizeof(float); i++) err = fmax(err, fabs((double)y[i] - (double)mc->want[i]));
+    if (err > 1e-4) fprintf(stderr, "N=%ld: mlp output off by %g\n", sweep_shared()->n, err);
+    assert_true(err <= 1e-4);
+    free(y);
+}
+
+static weft_status load_compile(void *ud)
+{
+    mlp_case *mc = ud;
+    weft_graph *g = NULL;
+    weft_status st = weft_onnx_load(DATA "mlp.onnx", &g);
+    weft_model_options o = weft_model_options_default();
+    o.threads = 2;
+    o.target = mc->target;
+    int n_tuned = 0;
+    if (st == WEFT_OK)
+        st = mc->db ? weft_model_compile_tuned(g, &o, mc->db, &mc->m, &n_tuned) : weft_model_compile(g, &o, &mc->m);
+    weft_graph_destroy(g);
+    return st;
+}
+
+static void load_compile_check(void *ud, weft_status st)
+{
+    mlp_case *mc = ud;
+    if (st == WEFT_OK) check_output(mc->m, mc);
+    else assert_null(mc->m);
+    weft_model_destroy(mc->m);
+    mc->m = NULL;
+}
+
+static mlp_case mlp_setup(const char *target, const char *db)
+{
+    mlp_case mc = {.target = target, .db = db};
+    mc.x = read_floats(DATA "mlp.input.bin", &mc.nx);
+    mc.want = read_floats(DATA "mlp.output.bin", &mc.ny);
+    return mc;
+}
+
+static void mlp_teardown(mlp_case *mc)
+{
+    free(mc->x);
+    free(mc->want);
+}
+
+static void test_load_compile_llvm(void **state)
+{
+    (void)state;
+    mlp_case mc = mlp_setup("llvm", NULL);
+    sweep_run("load+compile mlp (llvm)", load_compile, load_compile_check, &mc, stride_env(1));
+    mlp_teardown(&mc);
+}
+
+static void test_load_compile_interp(void **state)
+{
+    (void)state;
+    mlp_case mc = mlp_setup("interp", NULL);
+    sweep_run("load+compile mlp (interp)", load_compile, load_compile_check, &mc, stride_env(1));
+    mlp_teardown(&mc);
+}
+
+static void test_compile_tuned(void **state)
+{
+    (void)state;
+    mlp_case mc = mlp_setup("llvm", DATA "tuned.db");
+    sweep_run("compile mlp with tuned.db", load_compile, load_compile_check, &mc, stride_env(1));
+    mlp_teardown(&mc);
+}
+
+/* ---- one inference ---- */
+
+typedef struct infer_case {
+    mlp_case mc;
+    bool context;
+    float *y;
+} infer_case;
+
+static weft_status infer(void *ud)
+{
+    infer_case *ic = ud;
+    memset(ic->y, 0, ic->mc.ny);
+    const void *in[1] = {ic->mc.x};
+    void *out[1] = {ic->y};
+    if (!ic->context) return weft_model_run(ic->mc.m, in, out);
+    weft_context *c = NULL;
+    weft_status st = weft_context_create(ic->mc.m, &c);
+    size_t in_bytes[1] = {ic->mc.nx}, out_bytes[1] = {ic->mc.ny};
+    if (st == WEFT_OK) st = weft_context_run(c, 1, in, in_bytes, 1, out, out_bytes);
+    weft_context_destroy(c);
+    return st;
+}
+
+static void infer_check(void *ud, weft_status st)
+{
+    infer_case *ic = ud;
+    if (st != WEFT_OK) return;
+    for (size_t i = 0; i < ic->mc.ny / sizeof(float); i++) assert_true(fabsf(ic->y[i] - ic->mc.want[i]) <= 1e-4f);
+}
+
+static void test_inference(void **state)
+{
+    (void)state;
+    for (int ctx = 0; ctx < 2; ctx++) {
+        infer_case ic = {.mc = mlp_setup("llvm", NULL), .context = ctx};
+        assert_int_equal(load_compile(&ic.mc), WEFT_OK);
+        ic.y = calloc(1, ic.mc.ny);
+        sweep_run(ctx ? "inference (context)" : "inference (weft_model_run)", infer, infer_check, &ic, 1);
+        free(ic.y);
+        weft_model_destroy(ic.mc.m);
+        mlp_teardown(&ic.mc);
+    }
+}
+
+/* ---- databases ---- */
+
+typedef struct db_case {
+    char dir[64], path[96];
+    bool create;
+} db_case;
+
+static void db_intact(const char *path)
+{
+    if (access(path, F_OK) != 0) return; /* never created: nothing half-written */
+    weft_db *db = NULL;
+    weft_status st = weft_db_open(path, false, &db);
+    if (st != WEFT_OK) fprintf(stderr, "%s: %s\n", path, weft_last_error());
+    assert_int_equal(st, WEFT_OK);
+    char *report = NULL;
+    assert_int_equal(weft_db_check(db, &report), WEFT_OK);
+    assert_string_equal(report, "ok\n");
+    free(report);
+    weft_db_close(db);
+}
+
+static weft_status db_open_path(void *ud)
+{
+    db_case *dc = ud;
+    if (dc->create) unlink(dc->path);
+    weft_db *db = NULL;
+    weft_status st = weft_db_open(dc->path, dc->create, &db);
+    weft_db_close(db);
+    return st;
+}
+
+static void db_check(void *ud, weft_status st)
+{
+    (void)st;
+    db_intact(((db_case *)ud)->path);
+}
+
+static void test_db_open(void **state)
+{
+    (void)state;
+    db_case dc = {.dir = "/tmp/weft_sweep_db_XXXXXX"};
+    assert_non_null(mkdtemp(dc.dir));
+    snprintf(dc.path, sizeof dc.path, "%s/t.db", dc.dir);
+    dc.create = true;
+    sweep_run("open a new database", db_open_path, db_check, &dc, 1);
+    dc.create = false;
+    sweep_run("open an existing database", db_open_path, db_check, &dc, 1);
+    unlink(dc.path);
+    rmdir(dc.dir);
+}
+
+/* ---- a short tune ---- */
+
+typedef struct tune_case {
+    db_case dc;
+    weft_task *tasks;
+    int n;
+} tune_case;
+
+static weft_status tune_step(void *ud)
+{
+    tune_case *tc = ud;
+    unlink(tc->dc.path);
+    weft_tune_options o = {.db = tc->dc.path, .trials = 3, .threads = 1, .seed = 5, .batch = 2};
+    return weft_tune_tasks(tc->tasks, tc->n, &o);
+}
+
+static void tune_check(void *ud, weft_status st)
+{
+    (void)st;
+    db_intact(((tune_case *)ud)->dc.path);
+}
+
+static void test_tune_step(void **state)
+{
+    (void)state;
+    tune_case tc = {.dc = {.dir = "/tmp/weft_sweep_tune_XXXXXX"}};
+    assert_non_null(mkdtemp(tc.dc.dir));
+    snprintf(tc.dc.path, sizeof tc.dc.path, "%s/t.db", tc.dc.dir);
+    assert_int_equal(weft_task_from_op("matmul", 3, (int64_t[]){16, 32, 16}, &tc.tasks, &tc.n), WEFT_OK);
+    long total = sweep_count(tune_step, &tc);
+    /* each run JIT-compiles up to 3 candidates and the naive reference: every N would take
+     * minutes, so N is sampled to about 150 runs unless WEFT_SWEEP_STRIDE says otherwise */
+    long stride = stride_env(total > 150 ? total / 150 : 1);
+    sweep_run("tune a 16x32x16 matmul (3 candidates)", tune_step, tune_check, &tc, stride);
+    weft_tasks_free(tc.tasks, tc.n);
+    unlink(tc.dc.path);
+    char wal[128];
+    snprintf(wal, sizeof wal, "%s-wal", tc.dc.path);
+    unlink(wal);
+    snprintf(wal, sizeof wal, "%s-shm", tc.dc.path);
+    unlink(wal);
+    rmdir(tc.dc.dir);
+}
+
+int main(void)
+{
+    (void)expect_error;
+    if (getenv("WEFT_SWEEP_ONLY")) cmocka_set_test_filter(getenv("WEFT_SWEEP_ONLY")); /* e.g. test_tune_step */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_db_open),
+        cmocka_unit_test(test_inference),
+        cmocka_unit_test(test_load_compile_interp),
+        cmocka_unit_test(test_load_compile_llvm),
+        cmocka_unit_test(test_compile_tuned),
+        cmocka_unit_test(test_tune_step),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
