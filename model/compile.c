@@ -188,8 +188,12 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             if (rc != WEFT_OK) break; /* the provider's own errors (a database error) are final */
             free(mk->steps);
             mk->steps = weft_schedule_text(s);
-            rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
-            if (rc == WEFT_OK || !strcmp(mk->schedule_src, "default") || attempt >= MAX_SCHEDULE_ATTEMPTS) break;
+            if (!mk->steps) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            if (rc == WEFT_OK) rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
+            /* out of memory is this process's failure, not the schedule's: no retry */
+            if (rc == WEFT_OK || rc == WEFT_ERR_NOMEM || weft_arena_failed(a) || !strcmp(mk->schedule_src, "default") ||
+                attempt >= MAX_SCHEDULE_ATTEMPTS)
+                break;
             rc = WEFT_OK;
         }
         if (rc != WEFT_OK) {

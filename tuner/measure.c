@@ -29,7 +29,8 @@
  * memory_limit is RLIMIT_AS in the child (set before the param buffers are allocated, so a
  * too-large param is a WEFT_ERR_NOMEM result); in AddressSanitizer builds it is counted on top
  * of the address space already reserved at fork time. A large ALLOCATE inside the kernel that
- * fails the limit typically crashes the kernel (NULL from weft_rt_alloc): "killed by signal 11".
+ * fails the limit skips its body and the run is WEFT_ERR_NOMEM (the generated code checks
+ * weft_rt_alloc's result; runtime/mem.h).
  *
  * In the child the crash signals are reset to SIG_DFL before the kernel runs, so a handler the
  * caller installed (cmocka's, a sanitizer's) cannot longjmp back into the caller's code in the

@@ -69,7 +69,15 @@ typedef struct tuner {
     double t0;
     FILE *curve;
     int total_trials;
+    weft_status err;     /* first failure that must end the run (memory, the database); sticky */
 } tuner;
+
+/* Records the first failure that ends the run: out of memory, a database write. A candidate
+ * that does not compile, crashes or computes wrong values is not one (it is recorded). */
+static void stop(tuner *tu, weft_status st)
+{
+    if (tu->err == WEFT_OK) tu->err = st;
+}
 
 static uint64_t hash_text(const char *s)
 {
@@ -85,12 +93,12 @@ static bool seen(const task_state *ts, uint64_t h)
     return false;
 }
 
-static void mark_seen(task_state *ts, uint64_t h)
+static void mark_seen(tuner *tu, task_state *ts, uint64_t h)
 {
     if (ts->n_seen == ts->cap_seen) {
         int cap = ts->cap_seen ? ts->cap_seen * 2 : 64;
         uint64_t *v = weft_realloc(ts->seen, sizeof *v * (size_t)cap);
-        if (!v) return;
+        if (!v) return stop(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         ts->seen = v;
         ts->cap_seen = cap;
     }
@@ -102,10 +110,10 @@ static void add_row(tuner *tu, const float *feat, float y)
     if (tu->n_rows == tu->cap_rows) {
         int cap = tu->cap_rows ? tu->cap_rows * 2 : 256;
         float *x = weft_realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
-        if (!x) return;
+        if (!x) return stop(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         tu->x = x;
         float *yy = weft_realloc(tu->y, sizeof *yy * (size_t)cap);
-        if (!yy) return;
+        if (!yy) return stop(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         tu->y = yy;
         tu->cap_rows = cap;
     }
@@ -113,13 +121,17 @@ static void add_row(tuner *tu, const float *feat, float y)
     tu->y[tu->n_rows++] = y;
 }
 
-/* Lowers step text for task f into arena a; NULL (message set) when the steps do not apply. */
-static weft_loop_func *lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_schedule **keep)
+/* Lowers step text for task f into arena a; NULL (message set) when the steps do not apply, or
+ * when memory ran out (then the run stops: tu->err). */
+static weft_loop_func *lower_steps(tuner *tu, const weft_te_func *f, const char *steps, weft_arena *a, weft_schedule **keep)
 {
     weft_schedule *s = NULL;
     weft_loop_func *lf = NULL;
-    if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
-    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, NULL, a, &lf) != WEFT_OK) lf = NULL;
+    weft_status st = a ? weft_schedule_create(f, &s) : weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
+    if (st == WEFT_OK) st = weft_schedule_apply_text(s, steps);
+    if (st == WEFT_OK) st = weft_lower(s, NULL, a, &lf);
+    if (st != WEFT_OK) lf = NULL;
+    if (st == WEFT_ERR_NOMEM) stop(tu, st);
     if (keep && lf) *keep = s;
     else weft_schedule_destroy(s);
     return lf;
@@ -140,21 +152,21 @@ static bool on_record(void *ud, const char *steps, double median, const char *er
 {
     resume_ctx *rc = ud;
     task_state *ts = rc->ts;
-    mark_seen(ts, hash_text(steps));
+    mark_seen(rc->tu, ts, hash_text(steps));
     ts->trials++;
     bool ok = median > 0 && (!error || !*error);
     if (ok && (ts->best <= 0 || median < ts->best)) ts->best = median;
     weft_cand c;
     if (ok && cand_from_steps(&ts->sk, steps, &c)) keep_top(ts, &c, median); /* parents when resuming */
     weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = a ? lower_steps(ts->task->f, steps, a, NULL) : NULL;
+    weft_loop_func *lf = lower_steps(rc->tu, ts->task->f, steps, a, NULL);
     if (lf) {
         float feat[WEFT_FEATURE_DIM];
         weft_features_extract(lf, feat);
         add_row(rc->tu, feat, ok ? score(ts->task, median) : 0.0f);
     }
     weft_arena_destroy(a);
-    return true;
+    return rc->tu->err == WEFT_OK;
 }
 
 static weft_status record(tuner *tu, task_state *ts, const char *steps, const weft_measure_result *r, const char *error)
@@ -177,7 +189,12 @@ static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_a
     const char *error = NULL;
     char msg[300];
     (void)a;
-    if (tu->ops->compile(tu->target, lf, &k) != WEFT_OK) {
+    weft_status st = tu->ops->compile(tu->target, lf, &k);
+    if (st == WEFT_ERR_NOMEM) { /* this process ran out of memory: not the candidate's fault */
+        stop(tu, st);
+        return 0;
+    }
+    if (st != WEFT_OK) {
         snprintf(msg, sizeof msg, "compile: %.280s", weft_last_error());
         error = msg;
     } else if (weft_measure_kernel(tu->ops, k, lf, &mo, &r) != WEFT_OK) {
@@ -188,9 +205,18 @@ static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_a
         if (!ts->naive) {
             ts->naive_arena = weft_arena_create();
             weft_schedule *ns = NULL;
-            if (weft_schedule_create(ts->task->f, &ns) == WEFT_OK)
-                weft_target_build(tu->ops, tu->target, ns, ts->naive_arena, &ts->naive_lf, &ts->naive);
+            st = ts->naive_arena ? weft_schedule_create(ts->task->f, &ns) : weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
+            if (st == WEFT_OK) st = weft_target_build(tu->ops, tu->target, ns, ts->naive_arena, &ts->naive_lf, &ts->naive);
             weft_schedule_destroy(ns);
+            if (st != WEFT_OK) {
+                /* without the reference no candidate can be checked: the run stops */
+                weft_arena_destroy(ts->naive_arena);
+                ts->naive_arena = NULL;
+                ts->naive = NULL;
+                if (k) tu->ops->kernel_destroy(k);
+                stop(tu, weft_fail(st, "tune: %s: building the naive reference: %.300s", ts->task->name, weft_last_error()));
+                return 0;
+            }
         }
         weft_measure_result cr;
         memset(&cr, 0, sizeof cr);
@@ -203,11 +229,15 @@ static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_a
         }
     }
     if (k) tu->ops->kernel_destroy(k);
-    record(tu, ts, steps, &r, error);
+    st = record(tu, ts, steps, &r, error);
+    if (st != WEFT_OK) {
+        stop(tu, st);
+        return 0;
+    }
     ts->trials++;
     ts->trials_run++;
     tu->total_trials++;
-    mark_seen(ts, hash_text(steps));
+    mark_seen(tu, ts, hash_text(steps));
     float feat[WEFT_FEATURE_DIM];
     weft_features_extract(lf, feat);
     add_row(tu, feat, error ? 0.0f : score(ts->task, r.median));
@@ -304,13 +334,18 @@ static void task_round(tuner *tu, task_state *ts, int batch)
     if (!ts->sk.tiled || ts->trials == 0) {
         /* The default schedule first (and, without a sketch, only). */
         weft_schedule *s = NULL;
-        weft_schedule_create(ts->task->f, &s);
         char *steps = NULL;
-        if (s && weft_schedule_default(s, &tu->caps) == WEFT_OK) steps = weft_schedule_text(s);
+        weft_status st = weft_schedule_create(ts->task->f, &s);
+        if (st == WEFT_OK) st = weft_schedule_default(s, &tu->caps);
+        if (st == WEFT_OK && !(steps = weft_schedule_text(s))) st = weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
         weft_schedule_destroy(s);
-        if (steps && !seen(ts, hash_text(steps))) {
+        if (st != WEFT_OK) {
+            stop(tu, weft_fail(st, "tune: %s: default schedule: %.300s", ts->task->name, weft_last_error()));
+            return;
+        }
+        if (!seen(ts, hash_text(steps))) {
             weft_arena *a = weft_arena_create();
-            weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
+            weft_loop_func *lf = lower_steps(tu, ts->task->f, steps, a, NULL);
             if (lf) {
                 double m = try_candidate(tu, ts, steps, a, lf);
                 if (m > 0 && (ts->best <= 0 || m < ts->best)) ts->best = m;
@@ -320,10 +355,10 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         }
         free(steps);
         /* then the best records of the nearest machines (tuned elsewhere, measured here) */
-        for (int i = 0; i < ts->n_seeds && batch > 0; i++) {
+        for (int i = 0; i < ts->n_seeds && batch > 0 && tu->err == WEFT_OK; i++) {
             if (seen(ts, hash_text(ts->seeds[i]))) continue;
             weft_arena *a = weft_arena_create();
-            weft_loop_func *lf = a ? lower_steps(ts->task->f, ts->seeds[i], a, NULL) : NULL;
+            weft_loop_func *lf = lower_steps(tu, ts->task->f, ts->seeds[i], a, NULL);
             if (lf) {
                 double m = try_candidate(tu, ts, ts->seeds[i], a, lf);
                 weft_cand c;
@@ -334,6 +369,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             weft_arena_destroy(a);
         }
         if (ts->first_best <= 0) ts->first_best = ts->best;
+        if (tu->err != WEFT_OK) return;
         if (!ts->sk.tiled) {
             ts->done = true;
             return;
@@ -343,7 +379,8 @@ static void task_round(tuner *tu, task_state *ts, int batch)
     pool_item *pool = weft_calloc((size_t)n_pool, sizeof *pool);
     float *feat = weft_malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
     int n = 0;
-    for (int i = 0; pool && feat && i < n_pool; i++) {
+    if (!pool || !feat) stop(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
+    for (int i = 0; tu->err == WEFT_OK && i < n_pool; i++) {
         weft_cand c;
         if (i < POOL_RANDOM) weft_sketch_sample(&ts->sk, &tu->rng, &c);
         else {
@@ -351,6 +388,10 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             weft_sketch_mutate(&ts->sk, &tu->rng, &c);
         }
         char *steps = weft_sketch_steps(&ts->sk, &c);
+        if (!steps) {
+            stop(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
+            break;
+        }
         uint64_t h = steps ? hash_text(steps) : 0;
         bool dup = !steps || seen(ts, h);
         for (int j = 0; j < n && !dup; j++) dup = !strcmp(pool[j].steps, steps);
@@ -359,7 +400,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             continue;
         }
         weft_arena *a = weft_arena_create();
-        weft_loop_func *lf = lower_steps(ts->task->f, steps, a, NULL);
+        weft_loop_func *lf = lower_steps(tu, ts->task->f, steps, a, NULL);
         if (!lf) {
             free(steps);
             weft_arena_destroy(a);
@@ -369,17 +410,19 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         weft_features_extract(lf, feat + (size_t)n * WEFT_FEATURE_DIM);
         n++;
     }
-    if (n > 0 && weft_cost_model_trained(tu->model)) {
+    if (tu->err == WEFT_OK && n > 0 && weft_cost_model_trained(tu->model)) {
         float *pred = weft_malloc(sizeof(float) * (size_t)n);
-        if (pred && weft_cost_model_predict(tu->model, feat, n, pred) == WEFT_OK)
+        weft_status st = pred ? weft_cost_model_predict(tu->model, feat, n, pred) : weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
+        if (st == WEFT_OK)
             for (int i = 0; i < n; i++) pool[i].pred = pred[i];
+        else stop(tu, st);
         free(pred);
         qsort(pool, (size_t)n, sizeof *pool, cmp_pred);
     }
     /* epsilon-greedy: a quarter of the batch (at least one) from the rest of the pool */
     int n_eps = weft_cost_model_trained(tu->model) ? (batch + 3) / 4 : batch;
     int n_top = batch - n_eps;
-    for (int i = 0; i < n && batch > 0; i++) {
+    for (int i = 0; i < n && batch > 0 && tu->err == WEFT_OK; i++) {
         bool take = i < n_top;
         if (!take && n_eps > 0 && weft_tuner_rand(&tu->rng) % (uint64_t)(n - i > 0 ? n - i : 1) < (uint64_t)n_eps) take = true;
         if (!take) continue;
@@ -398,7 +441,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
     free(pool);
     free(feat);
     ts->improvement = before > 0 && ts->best > 0 ? (before - ts->best) / before : 1.0;
-    if (n == 0) ts->done = true; /* the sketch's space is exhausted */
+    if (n == 0 && tu->err == WEFT_OK) ts->done = true; /* the sketch's space is exhausted */
 }
 
 /* A task new to this machine: the best records of the nearest machines, nearest first, one
@@ -505,11 +548,13 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (rc == WEFT_OK) rc = weft_sketch_make(tasks[i].f, &tu.caps, &ts[i].sk);
         resume_ctx rctx = {&tu, &ts[i]};
         if (rc == WEFT_OK) rc = weft_db_each(tu.db, tasks[i].key, tu.tt.key, on_record, &rctx);
+        if (rc == WEFT_OK) rc = tu.err;
         if (rc == WEFT_OK && ts[i].trials == 0) rc = load_seeds(&tu, &ts[i]);
         ts[i].first_best = ts[i].best;
         tu.total_trials += ts[i].trials;
     }
-    if (rc == WEFT_OK && tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+    if (rc == WEFT_OK) rc = tu.err;
+    if (rc == WEFT_OK && tu.n_rows >= 8) rc = weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
     if (rc == WEFT_OK && o->curve) {
         tu.curve = fopen(o->curve, "w");
         if (!tu.curve) rc = weft_fail(WEFT_ERR_IO, "cannot write curve file %s", o->curve);
@@ -543,7 +588,8 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         int this_batch = batch;
         if (o->trials > 0 && o->trials - tu.total_trials < this_batch) this_batch = o->trials - tu.total_trials;
         task_round(&tu, &ts[pick], this_batch);
-        if (tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+        rc = tu.err;
+        if (rc == WEFT_OK && tu.n_rows >= 8) rc = weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
         elapsed = weft_rt_now() - tu.t0;
         double lat = model_latency(ts, n);
         bool all_measured = true;
@@ -570,7 +616,8 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     if (rc == WEFT_OK && weft_cost_model_trained(tu.model)) {
         void *buf = NULL;
         size_t len = 0;
-        if (weft_cost_model_save(tu.model, &buf, &len) == WEFT_OK) weft_db_save_model(tu.db, tu.tt.key, buf, len);
+        rc = weft_cost_model_save(tu.model, &buf, &len);
+        if (rc == WEFT_OK) rc = weft_db_save_model(tu.db, tu.tt.key, buf, len);
         free(buf);
     }
     if (rc == WEFT_OK && o->log) {

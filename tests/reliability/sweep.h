@@ -86,6 +86,8 @@ static sweep_result sweep_run(const char *name, sweep_path path, sweep_check che
         if ((unsigned)st < WEFT_STATUS_COUNT) r.by_status[st]++;
         if (st != WEFT_OK && st != WEFT_ERR_NOMEM)
             fprintf(stderr, "%s: N=%ld: %s: %s\n", name, n, weft_status_name(st), weft_last_error());
+        if (injected && st == WEFT_OK && getenv("WEFT_SWEEP_VERBOSE"))
+            fprintf(stderr, "%s: N=%ld: failure absorbed\n", name, n);
         if (check) check(ud, st);
         if (!injected) {
             if (st != WEFT_OK) fprintf(stderr, "%s: N=%ld, nothing injected: %s\n", name, n, weft_last_error());
