@@ -242,6 +242,8 @@ typedef struct worker {
     bool device;            /* params live in device memory (ops' buffer operations) */
     weft_threadpool *pool;
     weft_exec ex;
+    int fault;              /* test builds: weft_measure_opts.fault */
+    const weft_loop_func *lf;
 } worker;
 
 static bool fail_st(weft_measure_result *r, weft_status st, const char *what)
@@ -320,12 +322,38 @@ static bool download_params(worker *w, const weft_loop_func *lf, void **dev, voi
     return w->ops->synchronize(w->t, &w->ex) == WEFT_OK || fail_st(r, WEFT_ERR_DEVICE, "measure: download: ");
 }
 
+#ifdef WEFT_TEST_HOOKS
+/* The test fault of the candidate's runs (weft_measure_opts.fault), after the kernel ran. */
+static void inject_fault(int fault, const weft_loop_func *lf, void **args, bool device)
+{
+    switch (fault) {
+    case WEFT_FAULT_SEGV: raise(SIGSEGV); break;
+    case WEFT_FAULT_SPIN:
+        for (volatile unsigned long i = 0;; i++) {}
+    case WEFT_FAULT_OOB: /* a store 64 GiB past the first buffer: nothing is mapped there */
+        if (!device && lf->n_params > 0) {
+            volatile char *p = (char *)args[0] + ((size_t)64 << 30);
+            *p = 1;
+        }
+        break;
+    case WEFT_FAULT_WRONG:
+        for (int i = 0; !device && i < lf->n_params; i++)
+            if (weft_dtype_is_float(lf->params[i]->dtype) && lf->params[i]->dtype.bits == 32) ((float *)args[i])[0] += 1.0f;
+        break;
+    default: break;
+    }
+}
+#endif
+
 /* Runs k once and waits for it (device workers synchronize). */
 static bool run_once(worker *w, weft_kernel *k, void **args, const char *what, weft_measure_result *r)
 {
     weft_error_clear();
     weft_status st = w->ops->run(k, (void *const *)args, &w->ex);
     if (st == WEFT_OK && w->device) st = w->ops->synchronize(w->t, &w->ex);
+#ifdef WEFT_TEST_HOOKS
+    if (st == WEFT_OK && k == w->k && w->fault) inject_fault(w->fault, w->lf, args, w->device);
+#endif
     if (st == WEFT_OK) return true;
     return fail_st(r, st, what);
 }
@@ -339,7 +367,7 @@ static int cmp_double(const void *a, const void *b)
 static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, bool compile,
                           const weft_measure_opts *o, weft_measure_result *r)
 {
-    worker w = {0};
+    worker w = {.fault = o->fault, .lf = lf};
     void **host = NULL, **args = NULL;
     /* compile before the memory limit: it is meant for the kernel, not the compiler */
     if (worker_start(&w, ops, k, NULL, lf, NULL, compile, r) && child_setup(o, &w.pool, r)) {
@@ -397,7 +425,7 @@ static void child_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel 
                         const weft_loop_func *ref_lf, bool compile, double tol, const weft_measure_opts *o,
                         weft_measure_result *r)
 {
-    worker w = {0};
+    worker w = {.fault = o->fault, .lf = lf};
     int np = lf->n_params;
     void **cand = NULL, **refa = NULL, **dcand = NULL, **drefa = NULL;
     if (worker_start(&w, ops, k, ref, lf, ref_lf, compile, r) && child_setup(o, &w.pool, r)) {

@@ -176,6 +176,30 @@ static weft_status record(tuner *tu, task_state *ts, const char *steps, const we
     return weft_db_put_measurement(tu->db, &m);
 }
 
+#ifdef WEFT_TEST_HOOKS
+/* Test builds: WEFT_TEST_FAULTS="RATE:SEED[:TIMEOUT_S]" injects a fault (tuner/measure.h) into
+ * about RATE of the candidates, chosen and kinded by a hash of the step text and SEED, so a
+ * candidate has the same fault when measured and when checked; TIMEOUT_S (default 10) is the
+ * measurement timeout. Each injection is logged ("test fault: KIND") for the test to count. */
+static int test_fault(tuner *tu, const char *steps, weft_measure_opts *mo)
+{
+    const char *env = getenv("WEFT_TEST_FAULTS");
+    double rate = 0, timeout = 0;
+    unsigned long long seed = 0;
+    if (!env || sscanf(env, "%lf:%llu:%lf", &rate, &seed, &timeout) < 2) return WEFT_FAULT_NONE;
+    if (timeout > 0) mo->timeout_s = timeout;
+    uint64_t h = hash_text(steps) ^ (seed * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    if ((double)(h % 10000) >= rate * 10000) return WEFT_FAULT_NONE;
+    int kind = 1 + (int)((h >> 20) % (WEFT_FAULT_COUNT - 1));
+    static const char *const names[] = {"none", "segv", "spin", "oob", "wrong"};
+    if (tu->o->log) fprintf(tu->o->log, "test fault: %s\n", names[kind]);
+    return kind;
+}
+#endif
+
 /* Compiles, measures, checks and records one candidate. Returns its median (0 on error). */
 static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_arena *a, weft_loop_func *lf)
 {
@@ -186,6 +210,9 @@ static double try_candidate(tuner *tu, task_state *ts, const char *steps, weft_a
     mo.threads = tu->o->threads;
     mo.min_time_s = 0.05;
     mo.seed = tu->rng;
+#ifdef WEFT_TEST_HOOKS
+    mo.fault = test_fault(tu, steps, &mo);
+#endif
     const char *error = NULL;
     char msg[300];
     (void)a;
