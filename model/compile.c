@@ -152,6 +152,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
         weft_te_func *f = NULL;
         mk->params = weft_malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
         mk->step = weft_malloc(sizeof *mk->step * WEFT_MODEL_MAX_STEP_PARAMS);
+        m->n_kernels = gi + 1; /* the model's destroy frees what this kernel holds, from here on */
         if (!a || !mk->params || !mk->step) {
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
