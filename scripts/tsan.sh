@@ -20,7 +20,8 @@ if ! cmake -S . -B $B -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=thread >$B.config
 fi
 cmake --build $B -j"$JOBS" --target "${TESTS[@]}"
 # halt_on_error: a race fails the test; second_deadlock_stack for readable lock reports.
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# tests/tsan.supp: reports inside libLLVM (not instrumented; see the file).
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$REPO/tests/tsan.supp ${TSAN_OPTIONS:-}"
 regex="^($(IFS='|'; echo "${TESTS[*]}"))\$"
 echo "== tsan: ctest -R '$regex'"
 # gcc 12's TSan refuses the high mmap randomization of newer kernels ("unexpected memory
