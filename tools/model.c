@@ -291,11 +291,10 @@ int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int th
     l->out = weft_calloc((size_t)no + 1, sizeof *l->out);
     for (int i = 0; l->in && i < ni; i++) l->in[i] = weft_rt_alloc(weft_cli_value_bytes(l->g, weft_graph_input(l->g, i)) + 1);
     for (int i = 0; l->out && i < no; i++) l->out[i] = weft_rt_alloc(weft_cli_value_bytes(l->g, weft_graph_output(l->g, i)) + 1);
-    for (int i = 0; l->in && i < ni; i++)
-        if (!l->in[i]) l->in = NULL;
-    for (int i = 0; l->out && i < no; i++)
-        if (!l->out[i]) l->out = NULL;
-    if (!l->in || !l->out) {
+    bool got = l->in && l->out; /* weft_cli_model_free frees whatever was allocated */
+    for (int i = 0; got && i < ni; i++) got = l->in[i] != NULL;
+    for (int i = 0; got && i < no; i++) got = l->out[i] != NULL;
+    if (!got) {
         fprintf(stderr, "weft %s: %s: out of memory for the model's inputs and outputs\n", spec->name, path);
         return 1;
     }

@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "../model/api_test_util.h" /* read_floats */
+#include "compile/build.h"
+#include "ir/arena.h"
+#include "runtime/runtime.h"
 #include "sweep.h"
 #include "tuner/db.h"
 #include "tuner/tuner.h"
@@ -272,12 +275,81 @@ static void test_tune_step(void **state)
     rmdir(tc.dc.dir);
 }
 
+/* ---- a local buffer of generated code (weft_rt_alloc inside a kernel) ---- */
+
+typedef struct kernel_case {
+    const weft_target_ops *ops;
+    weft_kernel *k, *naive;
+    weft_loop_func *lf;
+    void *args[8], *ref[8];
+} kernel_case;
+
+static weft_status kernel_run(void *ud)
+{
+    kernel_case *kc = ud;
+    return kc->ops->run(kc->k, kc->args, NULL);
+}
+
+static void kernel_check(void *ud, weft_status st)
+{
+    kernel_case *kc = ud;
+    if (st != WEFT_OK) return;
+    const weft_buffer *c = kc->lf->params[kc->lf->n_params - 1];
+    const float *got = kc->args[kc->lf->n_params - 1], *want = kc->ref[kc->lf->n_params - 1];
+    for (int64_t i = 0; i < c->size; i++) assert_true(fabsf(got[i] - want[i]) <= 1e-3f * (1.0f + fabsf(want[i])));
+}
+
+static void test_generated_code_local_buffer(void **state)
+{
+    (void)state;
+    /* cache_write gives C a 256x256 accumulator (256 KiB): generated code takes it from
+     * weft_rt_alloc, and its failure must make the run WEFT_ERR_NOMEM, not a crash */
+    weft_task *tasks = NULL;
+    int n = 0;
+    assert_int_equal(weft_task_from_op("matmul", 3, (int64_t[]){256, 256, 16}, &tasks, &n), WEFT_OK);
+    kernel_case kc = {.ops = weft_target_find("llvm")};
+    assert_non_null(kc.ops);
+    weft_target *t = NULL;
+    assert_int_equal(kc.ops->create(&t), WEFT_OK);
+    weft_arena *a = weft_arena_create();
+    weft_schedule *s = NULL, *ns = NULL;
+    weft_loop_func *nlf = NULL;
+    assert_int_equal(weft_schedule_create(tasks[0].f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_text(s, "cache_write C local"), WEFT_OK);
+    assert_int_equal(weft_target_build(kc.ops, t, s, a, &kc.lf, &kc.k), WEFT_OK);
+    assert_int_equal(weft_schedule_create(tasks[0].f, &ns), WEFT_OK);
+    assert_int_equal(weft_target_build(kc.ops, t, ns, a, &nlf, &kc.naive), WEFT_OK);
+    assert_true(kc.lf->n_params <= 8);
+    for (int i = 0; i < kc.lf->n_params; i++) {
+        const weft_buffer *b = kc.lf->params[i];
+        kc.args[i] = weft_rt_alloc((size_t)b->size * 4);
+        kc.ref[i] = weft_rt_alloc((size_t)b->size * 4);
+        for (int64_t e = 0; e < b->size; e++)
+            ((float *)kc.args[i])[e] = ((float *)kc.ref[i])[e] = (float)((e * 7 + i) % 13) * 0.25f - 1.5f;
+    }
+    assert_int_equal(kc.ops->run(kc.naive, kc.ref, NULL), WEFT_OK);
+    sweep_result r = sweep_run("kernel with a 256 KiB local buffer", kernel_run, kernel_check, &kc, 1);
+    assert_true(r.by_status[WEFT_ERR_NOMEM] >= 1); /* the buffer's allocation was failed, and said so */
+    for (int i = 0; i < kc.lf->n_params; i++) {
+        weft_rt_free(kc.args[i]);
+        weft_rt_free(kc.ref[i]);
+    }
+    kc.ops->kernel_destroy(kc.k);
+    kc.ops->kernel_destroy(kc.naive);
+    weft_schedule_destroy(s);
+    weft_schedule_destroy(ns);
+    weft_arena_destroy(a);
+    kc.ops->destroy(t);
+    weft_tasks_free(tasks, n);
+}
+
 int main(void)
 {
     (void)expect_error;
     if (getenv("WEFT_SWEEP_ONLY")) cmocka_set_test_filter(getenv("WEFT_SWEEP_ONLY")); /* e.g. test_tune_step */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_db_open),
+        cmocka_unit_test(test_generated_code_local_buffer),
         cmocka_unit_test(test_inference),
         cmocka_unit_test(test_load_compile_interp),
         cmocka_unit_test(test_load_compile_llvm),
