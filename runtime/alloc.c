@@ -1,4 +1,5 @@
-/* Aligned, zeroed buffers for kernels and tools, and the monotonic clock.
+/* Aligned, zeroed buffers for kernels and tools, the weft_malloc family with its test fail hook
+ * (runtime/mem.h), and the monotonic clock.
  *
  * Every block is 64-byte aligned (one cache line, one zmm register), so generated code may use
  * aligned vector loads on buffer starts. Blocks of 2 MiB and more are 2 MiB aligned and
@@ -20,8 +21,8 @@ enum {
 };
 #define HUGE_ALIGN ((size_t)2 << 20)
 
-/* The fail hook and its argument, swapped together under a tiny lock-free pair: tests install
- * it before the paths they sweep start other threads, so a relaxed pointer pair is enough. */
+/* The fail hook (runtime/mem.h) and its argument. Tests install them while no other thread
+ * allocates; the argument is stored first, so a thread that sees the hook sees its argument. */
 static _Atomic(weft_alloc_fail_fn) fail_fn;
 static void *_Atomic fail_ud;
 static atomic_ulong rt_failures;

@@ -42,6 +42,7 @@ static long stride_env(long dflt)
 }
 
 typedef struct mlp_case {
+    const char *model; /* DATA NAME.onnx, NAME.input.bin, NAME.output.bin */
     const char *target, *db;
     float *x, *want;
     size_t nx, ny;
@@ -55,10 +56,13 @@ static void check_output(weft_model *m, const mlp_case *mc)
     const void *in[1] = {mc->x};
     void *out[1] = {y};
     assert_int_equal(weft_model_run(m, in, out), WEFT_OK);
-    double err = 0;
-    for (size_t i = 0; i < mc->ny / sizeof(float); i++) err = fmax(err, fabs((double)y[i] - (double)mc->want[i]));
-    if (err > 1e-4) fprintf(stderr, "N=%ld: mlp output off by %g\n", sweep_shared()->n, err);
-    assert_true(err <= 1e-4);
+    double err = 0, scale = 1;
+    for (size_t i = 0; i < mc->ny / sizeof(float); i++) {
+        err = fmax(err, fabs((double)y[i] - (double)mc->want[i]));
+        scale = fmax(scale, fabs((double)mc->want[i]));
+    }
+    if (err > 1e-4 * scale) fprintf(stderr, "N=%ld: %s output off by %g\n", sweep_shared()->n, mc->model, err);
+    assert_true(err <= 1e-4 * scale);
     free(y);
 }
 
@@ -66,7 +70,9 @@ static weft_status load_compile(void *ud)
 {
     mlp_case *mc = ud;
     weft_graph *g = NULL;
-    weft_status st = weft_onnx_load(DATA "mlp.onnx", &g);
+    char path[256];
+    snprintf(path, sizeof path, DATA "%s.onnx", mc->model);
+    weft_status st = weft_onnx_load(path, &g);
     weft_model_options o = weft_model_options_default();
     o.threads = 2;
     o.target = mc->target;
@@ -86,13 +92,18 @@ static void load_compile_check(void *ud, weft_status st)
     mc->m = NULL;
 }
 
-static mlp_case mlp_setup(const char *target, const char *db)
+static mlp_case model_setup(const char *model, const char *target, const char *db)
 {
-    mlp_case mc = {.target = target, .db = db};
-    mc.x = read_floats(DATA "mlp.input.bin", &mc.nx);
-    mc.want = read_floats(DATA "mlp.output.bin", &mc.ny);
+    mlp_case mc = {.model = model, .target = target, .db = db};
+    char path[256];
+    snprintf(path, sizeof path, DATA "%s.input.bin", model);
+    mc.x = read_floats(path, &mc.nx);
+    snprintf(path, sizeof path, DATA "%s.output.bin", model);
+    mc.want = read_floats(path, &mc.ny);
     return mc;
 }
+
+static mlp_case mlp_setup(const char *target, const char *db) { return model_setup("mlp", target, db); }
 
 static void mlp_teardown(mlp_case *mc)
 {
@@ -118,12 +129,29 @@ static void test_load_compile_interp(void **state)
     mlp_teardown(&mc);
 }
 
+/* ResNet-9: 6 times the MLP's allocations and a longer compile: every N takes 7 minutes here,
+ * so N is sampled to about 100 runs (50 under ASan) unless WEFT_SWEEP_STRIDE says otherwise */
+static void test_load_compile_resnet9(void **state)
+{
+    (void)state;
+    mlp_case mc = model_setup("resnet9", "llvm", NULL);
+    long total = sweep_count(load_compile, &mc);
+    load_compile_check(&mc, WEFT_OK);
+#ifdef __SANITIZE_ADDRESS__
+    const long runs = 50;
+#else
+    const long runs = 100;
+#endif
+    sweep_run("load+compile resnet9 (llvm)", load_compile, load_compile_check, &mc, stride_env(total > runs ? total / runs : 1));
+    mlp_teardown(&mc);
+}
+
 static void test_compile_tuned(void **state)
 {
     (void)state;
     mlp_case mc = mlp_setup("llvm", DATA "tuned.db");
     /* records of another machine are verified in forked workers (about 0.3 s a run here): every
-     * N takes minutes, so N is sampled to about 100 runs unless WEFT_SWEEP_STRIDE says otherwise */
+     * N takes minutes, so N is sampled to about 100 runs (50 under ASan) unless WEFT_SWEEP_STRIDE says otherwise */
     long total = sweep_count(load_compile, &mc);
     load_compile_check(&mc, WEFT_OK);
     sweep_run("compile mlp with tuned.db", load_compile, load_compile_check, &mc, stride_env(total > 100 ? total / 100 : 1));
@@ -353,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_inference),
         cmocka_unit_test(test_load_compile_interp),
         cmocka_unit_test(test_load_compile_llvm),
+        cmocka_unit_test(test_load_compile_resnet9),
         cmocka_unit_test(test_compile_tuned),
         cmocka_unit_test(test_tune_step),
     };
