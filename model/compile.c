@@ -167,6 +167,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
                 weft_strbuf_printf(&sb, "%s%s(%s)", i ? " " : "", nd->op_type, nd->name);
             }
             mk->ops = weft_strbuf_take(&sb);
+            if (!mk->ops) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
             mk->flops = weft_te_func_flops(f);
             mk->est_us = estimate_us(m, mk);
             if (mk->n_steps > 0) { /* a step kernel: one step's estimate, all steps' flops */

@@ -26,6 +26,7 @@ typedef struct fctx {
     int *n_out;  /* per root: out ops in group */
     int *n_red;  /* per root: reductions in group */
     int *n_inj;  /* per root: injective ops in group */
+    bool oom;    /* an allocation failed: fusion fails (not a smaller fusion) */
 } fctx;
 
 static int find(fctx *c, int x)
@@ -57,7 +58,8 @@ static bool reaches_via_other(fctx *c, int a, int b)
     if (!seen || !stack) {
         free(seen);
         free(stack);
-        return true; /* be safe: refuse the merge */
+        c->oom = true; /* weft_model_fuse fails with WEFT_ERR_NOMEM */
+        return true;
     }
     /* Start from nodes of other groups fed by group a. */
     for (int i = 0; i < n && !found; i++) {
@@ -173,8 +175,11 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     *out = NULL;
     *n_out = 0;
     int n = g->n_nodes;
-    fctx c = {g, weft_malloc(sizeof(int) * (size_t)(n + 1)), weft_calloc((size_t)n + 1, sizeof(int)), weft_calloc((size_t)n + 1, sizeof(int)),
-              weft_calloc((size_t)n + 1, sizeof(int))};
+    fctx c = {.g = g,
+              .parent = weft_malloc(sizeof(int) * (size_t)(n + 1)),
+              .n_out = weft_calloc((size_t)n + 1, sizeof(int)),
+              .n_red = weft_calloc((size_t)n + 1, sizeof(int)),
+              .n_inj = weft_calloc((size_t)n + 1, sizeof(int))};
     weft_group *groups = weft_calloc((size_t)n + 1, sizeof *groups);
     int *order = weft_malloc(sizeof(int) * (size_t)(n + 1));
     if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !groups || !order) {
@@ -223,7 +228,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
         group_of[i] = gi;
         if (groups[gi].nodes) groups[gi].nodes[groups[gi].n_nodes++] = i;
     }
-    weft_status rc = group_of ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
+    weft_status rc = group_of && !c.oom ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     for (int gi = 0; gi < n_groups; gi++)
         if (!groups[gi].nodes || !groups[gi].inputs || !groups[gi].outputs) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     /* Inputs and outputs of each group. */
