@@ -57,10 +57,11 @@ typedef struct sweep_result {
     long by_status[WEFT_STATUS_COUNT];
 } sweep_result;
 
-/* Fails N = first, first + stride, ... until a run completes with no failure injected (that run
- * must succeed). Every failing run must return an error with a message, or succeed (a failure
- * that was absorbed: a fallback, a candidate recorded as an error) and pass `check`. */
-static sweep_result sweep_run(const char *name, sweep_path path, sweep_check check, void *ud, long stride)
+/* Fails N = 1, 1 + stride, ... until a run completes with no failure injected (that run must
+ * succeed). Every failing run must return an error with a message; with `strict` false it may
+ * also succeed (a failure the path absorbs by design: a measurement worker's failure recorded as
+ * the candidate's error) and then must pass `check`. */
+static sweep_result sweep_run(const char *name, sweep_path path, sweep_check check, void *ud, long stride, bool strict)
 {
     sweep_counter *c = sweep_shared();
     sweep_result r;
@@ -86,8 +87,9 @@ static sweep_result sweep_run(const char *name, sweep_path path, sweep_check che
         if ((unsigned)st < WEFT_STATUS_COUNT) r.by_status[st]++;
         if (st != WEFT_OK && st != WEFT_ERR_NOMEM)
             fprintf(stderr, "%s: N=%ld: %s: %s\n", name, n, weft_status_name(st), weft_last_error());
-        if (injected && st == WEFT_OK && getenv("WEFT_SWEEP_VERBOSE"))
+        if (injected && st == WEFT_OK && (strict || getenv("WEFT_SWEEP_VERBOSE")))
             fprintf(stderr, "%s: N=%ld: failure absorbed\n", name, n);
+        if (strict) assert_false(injected && st == WEFT_OK);
         if (check) check(ud, st);
         if (!injected) {
             if (st != WEFT_OK) fprintf(stderr, "%s: N=%ld, nothing injected: %s\n", name, n, weft_last_error());
