@@ -25,6 +25,7 @@
 #include "frontend/onnx.h"
 #include "ir/error.h"
 #include "weft/model.h"
+#include "runtime/mem.h"
 
 #define ONNX_OPSET_MIN 7
 #define ONNX_OPSET_MAX 18
@@ -69,7 +70,7 @@ static bool map_put(name_map *m, const char *key, weft_value v)
 {
     if (2 * (m->n + 1) > m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 64;
-        name_slot *s = calloc(cap, sizeof *s);
+        name_slot *s = weft_calloc(cap, sizeof *s);
         if (s == NULL) return false;
         for (size_t i = 0; i < m->cap; i++) {
             if (m->slots[i].key == NULL) continue;
@@ -321,7 +322,7 @@ static weft_status tensor_attr(loader *ld, const Onnx__NodeProto *n, const char 
         weft_onnx_tensor_release(&dt);
         return st;
     }
-    *owned = malloc(sizeof(int64_t));
+    *owned = weft_malloc(sizeof(int64_t));
     if (*owned == NULL) {
         weft_onnx_tensor_release(&dt);
         return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
@@ -369,7 +370,7 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
         }
         case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
             size_t len = a->s.len;
-            char *s = malloc(len + 1);
+            char *s = weft_malloc(len + 1);
             if (s == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
             if (len) memcpy(s, a->s.data, len);
             s[len] = '\0';
@@ -387,7 +388,7 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
             /* a list of strings becomes one string, comma-separated (GRU/LSTM/RNN activations) */
             size_t len = 1;
             for (size_t k = 0; k < a->n_strings; k++) len += a->strings[k].len + 1;
-            char *s = malloc(len);
+            char *s = weft_malloc(len);
             if (s == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
             size_t at = 0;
             for (size_t k = 0; k < a->n_strings; k++) {
@@ -445,10 +446,10 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     if (n_out == 0) return weft_fail(WEFT_ERR_PARSE, "%s: node '%s' (%s) has no outputs", src, nname, n->op_type);
 
     weft_status st = WEFT_OK;
-    weft_value *ins = malloc((n->n_input + 1) * sizeof *ins);
-    weft_value *outs = malloc(n_out * sizeof *outs);
-    weft_attr *attrs = calloc(n->n_attribute + 1, sizeof *attrs);
-    char **strs = calloc(n->n_attribute + 1, sizeof *strs);
+    weft_value *ins = weft_malloc((n->n_input + 1) * sizeof *ins);
+    weft_value *outs = weft_malloc(n_out * sizeof *outs);
+    weft_attr *attrs = weft_calloc(n->n_attribute + 1, sizeof *attrs);
+    char **strs = weft_calloc(n->n_attribute + 1, sizeof *strs);
     if (ins == NULL || outs == NULL || attrs == NULL || strs == NULL) {
         st = weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", src);
         goto done;
@@ -536,16 +537,34 @@ static weft_status load_model(loader *ld, const Onnx__ModelProto *m)
     return set_outputs(ld, gp);
 }
 
+/* protobuf-c allocates the decoded message through weft_malloc, so allocation failure there is
+ * tested like any other, and reported as such rather than as a corrupt file. */
+static void *pb_alloc(void *ud, size_t n)
+{
+    void *p = weft_malloc(n);
+    if (!p) *(bool *)ud = true;
+    return p;
+}
+
+static void pb_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
 static weft_status load(const void *data, size_t len, const char *src, const char *model_dir, weft_graph **out)
 {
     if (len == 0) return weft_fail(WEFT_ERR_PARSE, "%s: empty file: not an ONNX model", src);
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+    bool oom = false;
+    ProtobufCAllocator pa = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &oom};
+    Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, len, data);
+    if (m == NULL && oom) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory decoding the model (%zu bytes)", src, len);
     if (m == NULL)
         return weft_fail(WEFT_ERR_PARSE, "%s: not a valid ONNX model (protobuf decoding failed: %zu bytes, corrupt, "
                          "truncated or another kind of file)", src, len);
     loader ld = {.cx = {.src = src, .model_dir = model_dir}};
     weft_status st = load_model(&ld, m);
-    onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, &pa);
     free(ld.names.slots);
     if (st != WEFT_OK) {
         weft_graph_destroy(ld.g);
@@ -581,7 +600,7 @@ weft_status weft_onnx_load(const char *path, weft_graph **out)
                          "data", path, (long long)sb.st_size);
     }
     size_t size = (size_t)sb.st_size;
-    void *buf = malloc(size ? size : 1);
+    void *buf = weft_malloc(size ? size : 1);
     if (buf == NULL) {
         fclose(f);
         return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
@@ -597,10 +616,10 @@ weft_status weft_onnx_load(const char *path, weft_graph **out)
     const char *slash = strrchr(path, '/');
     char *dir = NULL;
     if (slash == NULL) {
-        dir = strdup(".");
+        dir = weft_strdup(".");
     } else {
         size_t dl = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(dl + 1);
+        dir = weft_malloc(dl + 1);
         if (dir != NULL) {
             memcpy(dir, path, dl);
             dir[dl] = '\0';

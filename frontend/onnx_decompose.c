@@ -34,6 +34,7 @@
 
 #include "frontend/onnx.h"
 #include "ir/error.h"
+#include "runtime/mem.h"
 
 static const weft_attr *find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind)
 {
@@ -203,7 +204,7 @@ static weft_status dropout_identity(weft_graph *g, const char *nname, int n_in, 
     int nd = weft_graph_value_shape(g, ins[0], shape);
     int64_t numel = 1;
     for (int d = 0; d < nd; d++) numel *= shape[d];
-    uint8_t *ones = malloc((size_t)(numel > 0 ? numel : 1));
+    uint8_t *ones = weft_malloc((size_t)(numel > 0 ? numel : 1));
     if (!ones) return weft_fail(WEFT_ERR_NOMEM, "Dropout node '%s': out of memory", nname);
     memset(ones, 1, (size_t)(numel > 0 ? numel : 1));
     char name[300];
@@ -235,7 +236,7 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
     const float *w = weft_graph_value_data(g, ins[1]);
     const float *b = n_in == 3 && ins[2] >= 0 ? weft_graph_value_data(g, ins[2]) : NULL;
     size_t wn = (size_t)(F2 * cpg * Jy * Jx);
-    float *w2 = calloc(wn ? wn : 1, sizeof *w2), *b2 = b ? malloc((size_t)F2 * sizeof *b2) : NULL;
+    float *w2 = weft_calloc(wn ? wn : 1, sizeof *w2), *b2 = b ? weft_malloc((size_t)F2 * sizeof *b2) : NULL;
     if (!w2 || (b && !b2)) {
         free(w2);
         free(b2);

@@ -24,6 +24,7 @@
 
 #include "frontend/onnx.h"
 #include "ir/error.h"
+#include "runtime/mem.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define WEFT_HOST_BIG_ENDIAN 1
@@ -164,7 +165,7 @@ static weft_status read_external(const weft_onnx_ctx *cx, const Onnx__TensorProt
     void *buf = NULL;
     int fd = -1;
     size_t jlen = strlen(cx->model_dir) + 1 + strlen(loc) + 1;
-    joined = malloc(jlen);
+    joined = weft_malloc(jlen);
     if (joined == NULL) {
         st = weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
         goto done;
@@ -209,7 +210,7 @@ static weft_status read_external(const weft_onnx_ctx *cx, const Onnx__TensorProt
                        "%lld", cx->src, what, joined, (long long)size, (long long)length, (long long)offset);
         goto done;
     }
-    buf = malloc(bytes > 0 ? (size_t)bytes : 1);
+    buf = weft_malloc(bytes > 0 ? (size_t)bytes : 1);
     if (buf == NULL) {
         st = weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory for %lld bytes", cx->src, what, (long long)bytes);
         goto done;
@@ -299,7 +300,7 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
         if (aligned && !WEFT_HOST_BIG_ENDIAN && ty != WEFT_TYPE_BOOL) {
             out->data = t->raw_data.data; /* borrowed from the message: add_constant copies it */
         } else {
-            out->owned = malloc(bytes > 0 ? (size_t)bytes : 1);
+            out->owned = weft_malloc(bytes > 0 ? (size_t)bytes : 1);
             if (out->owned == NULL)
                 return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory for %lld bytes", cx->src, what,
                                  (long long)bytes);
@@ -324,7 +325,7 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
                              field, have, (long long)numel, ds);
         }
         if (ty == WEFT_TYPE_BOOL) {
-            unsigned char *b = malloc(numel > 0 ? (size_t)numel : 1);
+            unsigned char *b = weft_malloc(numel > 0 ? (size_t)numel : 1);
             if (b == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
             for (int64_t i = 0; i < numel; i++) b[i] = t->int32_data[i] != 0;
             out->owned = b;
@@ -332,7 +333,7 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
             return WEFT_OK; /* already host order and 0/1 */
         }
         if (numel == 0 || src == NULL) {
-            out->owned = malloc(1);
+            out->owned = weft_malloc(1);
             if (out->owned == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
             out->data = out->owned;
         } else {

@@ -1,6 +1,7 @@
 /* Chunked bump allocator: chunks start at 64 KiB and double; a request larger than the next
  * chunk gets a chunk of its own size. Invariant: `failed` never goes back to false. */
 #include "ir/arena.h"
+#include "runtime/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ struct weft_arena {
 
 weft_arena *weft_arena_create(void)
 {
-    weft_arena *a = calloc(1, sizeof *a);
+    weft_arena *a = weft_calloc(1, sizeof *a);
     if (a) a->next_size = 64 * 1024;
     return a;
 }
@@ -51,7 +52,7 @@ void *weft_arena_alloc(weft_arena *a, size_t n)
     if (!c || c->size - c->used < n) {
         size_t size = a->next_size;
         if (size < n) size = n;
-        chunk *nc = malloc(sizeof(chunk) + size);
+        chunk *nc = weft_malloc(sizeof(chunk) + size);
         if (!nc) {
             a->failed = true;
             return NULL;

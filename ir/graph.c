@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "runtime/mem.h"
 
 weft_dtype weft_type_dtype(weft_type t)
 {
@@ -74,7 +75,7 @@ static char *dup_str(const char *s)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *p = malloc(n);
+    char *p = weft_malloc(n);
     if (p) memcpy(p, s, n);
     return p;
 }
@@ -82,7 +83,7 @@ static char *dup_str(const char *s)
 weft_status weft_graph_create(weft_graph **out)
 {
     if (!out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_graph_create: out is NULL");
-    *out = calloc(1, sizeof **out);
+    *out = weft_calloc(1, sizeof **out);
     return *out ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "weft_graph_create: out of memory");
 }
 
@@ -120,7 +121,7 @@ int weft_graph_new_value(weft_graph *g, const char *name, weft_dtype t, int ndim
     if (ndim < 0 || ndim > WEFT_GRAPH_MAX_DIMS) return -1;
     if (g->n_values == g->cap_values) {
         int cap = g->cap_values ? g->cap_values * 2 : 64;
-        weft_gvalue *v = realloc(g->values, sizeof *v * (size_t)cap);
+        weft_gvalue *v = weft_realloc(g->values, sizeof *v * (size_t)cap);
         if (!v) return -1;
         g->values = v;
         g->cap_values = cap;
@@ -171,11 +172,11 @@ int weft_graph_n_uses(const weft_graph *g, int v)
 weft_status weft_graph_clone(const weft_graph *g, weft_graph **out)
 {
     *out = NULL;
-    weft_graph *c = calloc(1, sizeof *c);
+    weft_graph *c = weft_calloc(1, sizeof *c);
     if (!c) return weft_fail(WEFT_ERR_NOMEM, "graph clone: out of memory");
     *c = *g;
-    c->values = calloc((size_t)(g->cap_values ? g->cap_values : 1), sizeof *c->values);
-    c->nodes = calloc((size_t)(g->cap_nodes ? g->cap_nodes : 1), sizeof *c->nodes);
+    c->values = weft_calloc((size_t)(g->cap_values ? g->cap_values : 1), sizeof *c->values);
+    c->nodes = weft_calloc((size_t)(g->cap_nodes ? g->cap_nodes : 1), sizeof *c->nodes);
     c->n_values = c->n_nodes = 0;
     bool ok = c->values && c->nodes;
     for (int i = 0; ok && i < g->n_values; i++) {
@@ -191,7 +192,7 @@ weft_status weft_graph_clone(const weft_graph *g, weft_graph **out)
         }
         if (ok && g->values[i].data) {
             size_t b = weft_gvalue_bytes(&g->values[i]);
-            v->data = malloc(b ? b : 1);
+            v->data = weft_malloc(b ? b : 1);
             ok = v->data != NULL;
             if (ok) memcpy(v->data, g->values[i].data, b);
         }
@@ -202,7 +203,7 @@ weft_status weft_graph_clone(const weft_graph *g, weft_graph **out)
         *n = *s;
         n->op_type = dup_str(s->op_type);
         n->name = dup_str(s->name);
-        n->attrs = calloc((size_t)(s->n_attrs ? s->n_attrs : 1), sizeof *n->attrs);
+        n->attrs = weft_calloc((size_t)(s->n_attrs ? s->n_attrs : 1), sizeof *n->attrs);
         n->n_attrs = 0;
         c->n_nodes++;
         ok = n->op_type && n->name && n->attrs;
@@ -215,13 +216,13 @@ weft_status weft_graph_clone(const weft_graph *g, weft_graph **out)
             a->floats = NULL;
             n->n_attrs++;
             if (s->attrs[k].ints) {
-                int64_t *v = malloc(sizeof *v * (size_t)(a->n ? a->n : 1));
+                int64_t *v = weft_malloc(sizeof *v * (size_t)(a->n ? a->n : 1));
                 if (v) memcpy(v, s->attrs[k].ints, sizeof *v * (size_t)a->n);
                 a->ints = v;
                 ok = v != NULL;
             }
             if (ok && s->attrs[k].floats) {
-                float *v = malloc(sizeof *v * (size_t)(a->n ? a->n : 1));
+                float *v = weft_malloc(sizeof *v * (size_t)(a->n ? a->n : 1));
                 if (v) memcpy(v, s->attrs[k].floats, sizeof *v * (size_t)a->n);
                 a->floats = v;
                 ok = v != NULL;

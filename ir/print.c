@@ -7,6 +7,7 @@
  * marks the output buffer failed, so the *_str functions return NULL, never a wrong text.
  */
 #include "ir/print.h"
+#include "runtime/mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ static bool push_var(printer *p, const weft_expr *v, bool suffix)
 {
     if (p->n_vars == p->cap_vars) {
         int cap = p->cap_vars ? 2 * p->cap_vars : 16;
-        pvar *nv = realloc(p->vars, sizeof *nv * (size_t)cap);
+        pvar *nv = weft_realloc(p->vars, sizeof *nv * (size_t)cap);
         if (!nv) {
             p->sb->failed = true;
             return false;

@@ -1,4 +1,5 @@
 #include "ir/strbuf.h"
+#include "runtime/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@ static bool reserve(weft_strbuf *sb, size_t extra)
     if (sb->len + extra + 1 <= sb->cap) return true;
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->len + extra + 1) cap *= 2;
-    char *p = realloc(sb->data, cap);
+    char *p = weft_realloc(sb->data, cap);
     if (!p) {
         sb->failed = true;
         return false;

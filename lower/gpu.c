@@ -19,6 +19,7 @@
 
 #include "ir/error.h"
 #include "lower/lower_internal.h"
+#include "runtime/mem.h"
 
 static bool stores_shared(const weft_stmt *s)
 {
@@ -161,7 +162,7 @@ enum { MAX_LAUNCHES = 256 };
 weft_status weft_lower_launch_check(const weft_loop_func *f, const weft_target_caps *caps)
 {
     if (!caps || !caps->has_thread_binding) return WEFT_OK;
-    weft_gpu_launch *ls = malloc(sizeof *ls * MAX_LAUNCHES);
+    weft_gpu_launch *ls = weft_malloc(sizeof *ls * MAX_LAUNCHES);
     if (!ls) return weft_fail(WEFT_ERR_NOMEM, "launch %s: out of memory", f->name);
     const weft_buffer *allocs[1];
     int na, n = weft_gpu_launches(f, ls, MAX_LAUNCHES, allocs, 0, &na);

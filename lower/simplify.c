@@ -62,6 +62,7 @@ static void collect(weft_arena *a, const weft_expr *e, int64_t k, lin *L, const 
     default: break;
     }
     const weft_expr *s = simplify_atom(a, e, env);
+    if (!s) s = e; /* out of memory: the arena says so; e is still right */
     bool linear = s->kind == WEFT_EXPR_ADD || s->kind == WEFT_EXPR_SUB ||
                   (s->kind == WEFT_EXPR_MUL && (weft_expr_a(s)->kind == WEFT_EXPR_INT || weft_expr_b(s)->kind == WEFT_EXPR_INT));
     if (s->kind == WEFT_EXPR_INT) L->c += k * weft_expr_int(s);
@@ -110,7 +111,7 @@ static const weft_expr *div_mod(weft_arena *a, weft_expr_kind k, const weft_expr
     r.c = cr;
     const weft_expr *rest = rebuild(a, &r, x->dtype);
     int64_t lo, hi;
-    if (!weft_const_range(rest, env, &lo, &hi) || lo < 0 || hi >= c) return NULL;
+    if (!rest || !weft_const_range(rest, env, &lo, &hi) || lo < 0 || hi >= c) return NULL;
     return k == WEFT_EXPR_FLOORDIV ? rebuild(a, &q, x->dtype) : rest;
 }
 
@@ -182,13 +183,18 @@ static const weft_expr *simplify_atom(weft_arena *a, const weft_expr *e, const w
     return weft_binary(a, k, x, y);
 }
 
+/* Never NULL for a non-NULL e: when the arena runs out of memory the unsimplified (equivalent)
+ * expression is returned, and the pass reports the arena's failure. */
 const weft_expr *weft_simplify(weft_arena *a, const weft_expr *e, const weft_range_env *env)
 {
     if (!e) return NULL;
+    if (weft_arena_failed(a)) return e;
+    const weft_expr *r;
     if (weft_dtype_is_int(e->dtype) &&
         (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB || e->kind == WEFT_EXPR_MUL))
-        return simplify_int_sum(a, e, env);
-    return simplify_atom(a, e, env);
+        r = simplify_int_sum(a, e, env);
+    else r = simplify_atom(a, e, env);
+    return r ? r : e;
 }
 
 /* ---- the simplify pass -------------------------------------------------------------------- */
@@ -213,7 +219,7 @@ weft_status weft_lower_simplify(weft_lower_ctx *c)
     weft_rewriter r = {.a = c->a, .env = &c->env, .expr = simplify_expr, .post = drop_true_ifs, .ud = c};
     const weft_stmt *body = weft_rewrite_stmt(&r, c->lf->body);
     c->env.n = mark;
-    if (!body) return weft_lower_nomem(c);
+    if (!body || weft_arena_failed(c->a)) return weft_lower_nomem(c);
     c->lf->body = body;
     return WEFT_OK;
 }

@@ -27,6 +27,7 @@
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
 #include "compile/build.h"
+#include "runtime/mem.h"
 
 weft_model_options weft_model_options_default(void)
 {
@@ -71,10 +72,10 @@ static weft_status plan_memory(weft_model *m, size_t *offsets, bool *planned)
 {
     weft_graph *g = m->g;
     int nv = g->n_values;
-    live *lv = calloc((size_t)nv + 1, sizeof *lv);
+    live *lv = weft_calloc((size_t)nv + 1, sizeof *lv);
     int n_lv = 0;
     if (!lv) return weft_fail(WEFT_ERR_NOMEM, "memory plan: out of memory");
-    int *slot = malloc(sizeof(int) * (size_t)(nv + 1));
+    int *slot = weft_malloc(sizeof(int) * (size_t)(nv + 1));
     if (!slot) {
         free(lv);
         return weft_fail(WEFT_ERR_NOMEM, "memory plan: out of memory");
@@ -141,7 +142,7 @@ static weft_status default_provider(void *ud, const weft_te_func *f, weft_schedu
 static weft_status compile_kernels(weft_model *m, const weft_group *groups, int n_groups, const weft_target_caps *caps,
                                    weft_model_schedule_fn provider, void *ud)
 {
-    m->kernels = calloc((size_t)n_groups + 1, sizeof *m->kernels);
+    m->kernels = weft_calloc((size_t)n_groups + 1, sizeof *m->kernels);
     if (!m->kernels) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     double serial_us = serial_below_us();
     for (int gi = 0; gi < n_groups; gi++) {
@@ -149,8 +150,9 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
         weft_arena *a = weft_arena_create();
         weft_schedule *s = NULL;
         weft_te_func *f = NULL;
-        mk->params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
-        mk->step = malloc(sizeof *mk->step * WEFT_MODEL_MAX_STEP_PARAMS);
+        mk->params = weft_malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
+        mk->step = weft_malloc(sizeof *mk->step * WEFT_MODEL_MAX_STEP_PARAMS);
+        m->n_kernels = gi + 1; /* the model's destroy frees what this kernel holds, from here on */
         if (!a || !mk->params || !mk->step) {
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
@@ -165,6 +167,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
                 weft_strbuf_printf(&sb, "%s%s(%s)", i ? " " : "", nd->op_type, nd->name);
             }
             mk->ops = weft_strbuf_take(&sb);
+            if (!mk->ops) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
             mk->flops = weft_te_func_flops(f);
             mk->est_us = estimate_us(m, mk);
             if (mk->n_steps > 0) { /* a step kernel: one step's estimate, all steps' flops */
@@ -187,8 +190,12 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             if (rc != WEFT_OK) break; /* the provider's own errors (a database error) are final */
             free(mk->steps);
             mk->steps = weft_schedule_text(s);
-            rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
-            if (rc == WEFT_OK || !strcmp(mk->schedule_src, "default") || attempt >= MAX_SCHEDULE_ATTEMPTS) break;
+            if (!mk->steps) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            if (rc == WEFT_OK) rc = weft_target_build(m->ops, m->target, s, a, NULL, &mk->k);
+            /* out of memory is this process's failure, not the schedule's: no retry */
+            if (rc == WEFT_OK || rc == WEFT_ERR_NOMEM || weft_arena_failed(a) || !strcmp(mk->schedule_src, "default") ||
+                attempt >= MAX_SCHEDULE_ATTEMPTS)
+                break;
             rc = WEFT_OK;
         }
         if (rc != WEFT_OK) {
@@ -247,8 +254,8 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     for (int gi = 0, rep = 0; rc == WEFT_OK && gi < n_groups; rep = 0, gi++) {
         for (int64_t n_steps = 1; rc == WEFT_OK && rep < n_steps; rep++) {
             weft_arena *a = weft_arena_create();
-            int *params = malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
-            weft_op_step_param *step = malloc(sizeof *step * WEFT_MODEL_MAX_STEP_PARAMS);
+            int *params = weft_malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
+            weft_op_step_param *step = weft_malloc(sizeof *step * WEFT_MODEL_MAX_STEP_PARAMS);
             weft_te_func *f = NULL;
             int n_params = 0;
             int64_t steps = 0;
@@ -304,7 +311,7 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
         if (provider) return weft_fail(WEFT_ERR_UNSUPPORTED, "a schedule provider for a graph with symbolic dimensions");
         return weft_model_compile_symbolic(graph, &o, compile_static, NULL, NULL, out);
     }
-    weft_model *m = calloc(1, sizeof *m);
+    weft_model *m = weft_calloc(1, sizeof *m);
     if (!m) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     weft_status rc = weft_model_init_locks(m);
     if (rc != WEFT_OK) {
@@ -339,9 +346,9 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     }
     int nv = m->g ? m->g->n_values : 0;
     if (rc == WEFT_OK) {
-        offsets = calloc((size_t)nv + 1, sizeof *offsets);
-        planned = calloc((size_t)nv + 1, sizeof *planned);
-        m->offset = calloc((size_t)nv + 1, sizeof *m->offset);
+        offsets = weft_calloc((size_t)nv + 1, sizeof *offsets);
+        planned = weft_calloc((size_t)nv + 1, sizeof *planned);
+        m->offset = weft_calloc((size_t)nv + 1, sizeof *m->offset);
         if (!offsets || !planned || !m->offset) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     }
     if (rc == WEFT_OK) rc = plan_memory(m, offsets, planned);

@@ -14,6 +14,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 static const char *const type_names[] = {"float32", "int64", "int32", "bool"};
 
@@ -58,15 +59,15 @@ weft_status weft_model_record_io(weft_model *m, const weft_graph *g)
 {
     m->n_in = g->n_inputs;
     m->n_out = g->n_outputs;
-    m->io = calloc((size_t)(m->n_in + m->n_out + 1), sizeof *m->io);
+    m->io = weft_calloc((size_t)(m->n_in + m->n_out + 1), sizeof *m->io);
     if (!m->io) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     for (int i = 0; i < m->n_in + m->n_out; i++) {
         weft_tensor_info *t = &m->io[i];
         fill_info(g, i < m->n_in ? g->inputs[i] : g->outputs[i - m->n_in], t);
         /* own copies: the graph may be destroyed after compiling */
-        t->name = strdup(t->name ? t->name : "");
+        t->name = weft_strdup(t->name ? t->name : "");
         for (int d = 0; d < WEFT_MAX_DIMS; d++)
-            if (t->dim_names[d]) t->dim_names[d] = strdup(t->dim_names[d]);
+            if (t->dim_names[d]) t->dim_names[d] = weft_strdup(t->dim_names[d]);
         bool ok = t->name != NULL;
         for (int d = 0; d < t->ndim; d++) ok = ok && (t->shape[d] >= 0 || t->dim_names[d]);
         if (!ok) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
@@ -147,7 +148,7 @@ weft_status weft_context_create(weft_model *m, weft_context **out)
 {
     if (out) *out = NULL;
     if (!m || !out) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_context_create: NULL argument");
-    weft_context *c = calloc(1, sizeof *c);
+    weft_context *c = weft_calloc(1, sizeof *c);
     if (!c) return weft_fail(WEFT_ERR_NOMEM, "weft_context_create: out of memory");
     c->m = m;
     c->cur = m->src ? NULL : m;
@@ -187,7 +188,7 @@ weft_status weft_context_set_dim(weft_context *c, const char *name, int64_t valu
             return WEFT_OK;
         }
     if (c->n_dims == 16) return weft_fail(WEFT_ERR_UNSUPPORTED, "weft_context_set_dim: more than 16 symbols");
-    c->dim_names[c->n_dims] = strdup(name);
+    c->dim_names[c->n_dims] = weft_strdup(name);
     if (!c->dim_names[c->n_dims]) return weft_fail(WEFT_ERR_NOMEM, "weft_context_set_dim: out of memory");
     c->dim_values[c->n_dims++] = value;
     return WEFT_OK;
@@ -245,7 +246,7 @@ static weft_status prepare(weft_context *c, int n_inputs, const size_t *input_by
     if (s->max_params > c->n_args) {
         free(c->args);
         c->n_args = 0;
-        c->args = calloc((size_t)s->max_params, sizeof *c->args);
+        c->args = weft_calloc((size_t)s->max_params, sizeof *c->args);
         if (!c->args) return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", fn);
         c->n_args = s->max_params;
     }

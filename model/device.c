@@ -18,6 +18,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 #define ALIGN(x) (((x) + 63) & ~(size_t)63)
 
@@ -41,8 +42,8 @@ weft_status weft_model_device_setup(weft_model *m)
 {
     const weft_graph *g = m->g;
     int nv = g->n_values;
-    m->dev_const_off = malloc(sizeof *m->dev_const_off * (size_t)(nv + 1));
-    m->dev_input_off = malloc(sizeof *m->dev_input_off * (size_t)(g->n_inputs + 1));
+    m->dev_const_off = weft_malloc(sizeof *m->dev_const_off * (size_t)(nv + 1));
+    m->dev_input_off = weft_malloc(sizeof *m->dev_input_off * (size_t)(g->n_inputs + 1));
     if (!m->dev_const_off || !m->dev_input_off) return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
     size_t total = 0;
     for (int v = 0; v < nv; v++) {

@@ -24,6 +24,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 #define MAX_SYMBOLS 16
 
@@ -121,7 +122,7 @@ static weft_status replay(const weft_graph *g, int64_t (*shapes)[WEFT_GRAPH_MAX_
 {
     *out = NULL;
     weft_graph *h = NULL;
-    int *map = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    int *map = weft_malloc(sizeof(int) * (size_t)(g->n_values + 1));
     weft_status rc = map ? weft_graph_create(&h) : weft_fail(WEFT_ERR_NOMEM, "specialize: out of memory");
     for (int v = 0; map && v < g->n_values; v++) map[v] = -1;
     for (int i = 0; rc == WEFT_OK && i < g->n_inputs; i++) {
@@ -224,7 +225,7 @@ static void probe_outputs(weft_model *m)
                     for (int i = 0; i < m->n_in && !t->dim_names[d]; i++)
                         for (int e = 0; e < m->io[i].ndim && !t->dim_names[d]; e++)
                             if (m->io[i].dim_names[e] && !strcmp(m->io[i].dim_names[e], names[s]))
-                                t->dim_names[d] = strdup(names[s]);
+                                t->dim_names[d] = weft_strdup(names[s]);
                 }
         }
         t->bytes = weft_model_tensor_bytes(t->dtype, t->ndim, t->shape);
@@ -237,7 +238,7 @@ weft_status weft_model_compile_symbolic(const weft_graph *g, const weft_model_op
                                         void *make_ud, void (*make_free)(void *), weft_model **out)
 {
     *out = NULL;
-    weft_model *m = calloc(1, sizeof *m);
+    weft_model *m = weft_calloc(1, sizeof *m);
     if (!m) {
         if (make_free) make_free(make_ud);
         return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
@@ -282,7 +283,7 @@ weft_status weft_model_instance(weft_model *m, int64_t (*shapes)[WEFT_GRAPH_MAX_
     weft_status rc = WEFT_OK;
     if (m->n_inst == m->cap_inst) {
         int cap = m->cap_inst ? 2 * m->cap_inst : 4;
-        weft_model **v = realloc(m->inst, sizeof *v * (size_t)cap);
+        weft_model **v = weft_realloc(m->inst, sizeof *v * (size_t)cap);
         if (!v) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
         else m->inst = v, m->cap_inst = cap;
     }

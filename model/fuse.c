@@ -18,6 +18,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 typedef struct fctx {
     const weft_graph *g;
@@ -25,6 +26,7 @@ typedef struct fctx {
     int *n_out;  /* per root: out ops in group */
     int *n_red;  /* per root: reductions in group */
     int *n_inj;  /* per root: injective ops in group */
+    bool oom;    /* an allocation failed: fusion fails (not a smaller fusion) */
 } fctx;
 
 static int find(fctx *c, int x)
@@ -49,14 +51,15 @@ static bool reaches_via_other(fctx *c, int a, int b)
     const weft_graph *g = c->g;
     int n = g->n_nodes;
     if (n <= 0) return false;
-    char *seen = calloc((size_t)n, 1);
-    int *stack = malloc(sizeof *stack * (size_t)(n + 1) * 4);
+    char *seen = weft_calloc((size_t)n, 1);
+    int *stack = weft_malloc(sizeof *stack * (size_t)(n + 1) * 4);
     int sp = 0;
     bool found = false;
     if (!seen || !stack) {
         free(seen);
         free(stack);
-        return true; /* be safe: refuse the merge */
+        c->oom = true; /* weft_model_fuse fails with WEFT_ERR_NOMEM */
+        return true;
     }
     /* Start from nodes of other groups fed by group a. */
     for (int i = 0; i < n && !found; i++) {
@@ -172,10 +175,13 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     *out = NULL;
     *n_out = 0;
     int n = g->n_nodes;
-    fctx c = {g, malloc(sizeof(int) * (size_t)(n + 1)), calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, sizeof(int)),
-              calloc((size_t)n + 1, sizeof(int))};
-    weft_group *groups = calloc((size_t)n + 1, sizeof *groups);
-    int *order = malloc(sizeof(int) * (size_t)(n + 1));
+    fctx c = {.g = g,
+              .parent = weft_malloc(sizeof(int) * (size_t)(n + 1)),
+              .n_out = weft_calloc((size_t)n + 1, sizeof(int)),
+              .n_red = weft_calloc((size_t)n + 1, sizeof(int)),
+              .n_inj = weft_calloc((size_t)n + 1, sizeof(int))};
+    weft_group *groups = weft_calloc((size_t)n + 1, sizeof *groups);
+    int *order = weft_malloc(sizeof(int) * (size_t)(n + 1));
     if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !groups || !order) {
         free(c.parent);
         free(c.n_out);
@@ -206,7 +212,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     }
     /* Collect groups in order of their first node, then order them topologically. */
     int n_groups = 0;
-    int *group_of = malloc(sizeof(int) * (size_t)(n + 1));
+    int *group_of = weft_malloc(sizeof(int) * (size_t)(n + 1));
     for (int i = 0; i < n && group_of; i++) {
         group_of[i] = -1;
         if (!needs_kernel(&g->nodes[i])) continue;
@@ -215,14 +221,14 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
             if (needs_kernel(&g->nodes[j]) && find(&c, j) == r) gi = group_of[j];
         if (gi < 0) {
             gi = n_groups++;
-            groups[gi].nodes = malloc(sizeof(int) * (size_t)(n + 1));
-            groups[gi].inputs = malloc(sizeof(int) * (size_t)(g->n_values + 1));
-            groups[gi].outputs = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+            groups[gi].nodes = weft_malloc(sizeof(int) * (size_t)(n + 1));
+            groups[gi].inputs = weft_malloc(sizeof(int) * (size_t)(g->n_values + 1));
+            groups[gi].outputs = weft_malloc(sizeof(int) * (size_t)(g->n_values + 1));
         }
         group_of[i] = gi;
         if (groups[gi].nodes) groups[gi].nodes[groups[gi].n_nodes++] = i;
     }
-    weft_status rc = WEFT_OK;
+    weft_status rc = group_of && !c.oom ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     for (int gi = 0; gi < n_groups; gi++)
         if (!groups[gi].nodes || !groups[gi].inputs || !groups[gi].outputs) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     /* Inputs and outputs of each group. */
@@ -251,8 +257,9 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
         }
     }
     /* Topological order of groups (Kahn; ties by first node). */
-    int *done = calloc((size_t)n_groups + 1, sizeof(int));
+    int *done = weft_calloc((size_t)n_groups + 1, sizeof(int));
     int n_done = 0;
+    if (rc == WEFT_OK && !done) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     while (rc == WEFT_OK && done && n_done < n_groups) {
         int pick = -1;
         for (int gi = 0; gi < n_groups && pick < 0; gi++) {
@@ -271,7 +278,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
         done[pick] = 1;
         order[n_done++] = pick;
     }
-    weft_group *sorted = rc == WEFT_OK ? calloc((size_t)n_groups + 1, sizeof *sorted) : NULL;
+    weft_group *sorted = rc == WEFT_OK ? weft_calloc((size_t)n_groups + 1, sizeof *sorted) : NULL;
     if (rc == WEFT_OK && !sorted) rc = weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
     if (rc == WEFT_OK) {
         for (int k = 0; k < n_groups; k++) sorted[k] = groups[order[k]];

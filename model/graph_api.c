@@ -9,12 +9,13 @@
 #include "ir/error.h"
 #include "model/model_internal.h"
 #include "weft/model.h"
+#include "runtime/mem.h"
 
 static char *dup_str(const char *s)
 {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;
-    char *p = malloc(n);
+    char *p = weft_malloc(n);
     if (p) memcpy(p, s, n);
     return p;
 }
@@ -108,7 +109,7 @@ weft_status weft_graph_add_constant(weft_graph *g, const char *name, weft_type t
     int v = weft_graph_new_value(g, name, weft_type_dtype(t), ndim, shape);
     if (v < 0) return weft_fail(WEFT_ERR_NOMEM, "out of memory adding constant %s", name ? name : "");
     size_t bytes = weft_gvalue_bytes(&g->values[v]);
-    g->values[v].data = malloc(bytes ? bytes : 1);
+    g->values[v].data = weft_malloc(bytes ? bytes : 1);
     if (!g->values[v].data) {
         free(g->values[v].name);
         g->n_values--;
@@ -121,7 +122,7 @@ weft_status weft_graph_add_constant(weft_graph *g, const char *name, weft_type t
 
 static weft_status copy_attrs(weft_gnode *n, int n_attrs, const weft_attr *attrs)
 {
-    n->attrs = calloc((size_t)(n_attrs ? n_attrs : 1), sizeof *n->attrs);
+    n->attrs = weft_calloc((size_t)(n_attrs ? n_attrs : 1), sizeof *n->attrs);
     if (!n->attrs) return WEFT_ERR_NOMEM;
     for (int i = 0; i < n_attrs; i++) {
         weft_attr *a = &n->attrs[i];
@@ -135,7 +136,7 @@ static weft_status copy_attrs(weft_gnode *n, int n_attrs, const weft_attr *attrs
         if (attrs[i].kind == WEFT_ATTR_INTS || attrs[i].kind == WEFT_ATTR_FLOATS) {
             if (attrs[i].n < 0) return WEFT_ERR_INVALID_ARG;
             size_t sz = attrs[i].kind == WEFT_ATTR_INTS ? sizeof(int64_t) : sizeof(float);
-            void *p = malloc(sz * (size_t)(attrs[i].n ? attrs[i].n : 1));
+            void *p = weft_malloc(sz * (size_t)(attrs[i].n ? attrs[i].n : 1));
             if (!p) return WEFT_ERR_NOMEM;
             if (attrs[i].n) memcpy(p, attrs[i].kind == WEFT_ATTR_INTS ? (const void *)attrs[i].ints : (const void *)attrs[i].floats,
                                    sz * (size_t)attrs[i].n);
@@ -205,7 +206,7 @@ weft_status weft_graph_add_op(weft_graph *g, const char *op_type, const char *na
         return rnn_batch_major(g, op_type, name, n_inputs, inputs, n_attrs, attrs, n_outputs, outputs);
     if (g->n_nodes == g->cap_nodes) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
-        weft_gnode *v = realloc(g->nodes, sizeof *v * (size_t)cap);
+        weft_gnode *v = weft_realloc(g->nodes, sizeof *v * (size_t)cap);
         if (!v) return weft_fail(WEFT_ERR_NOMEM, "out of memory adding node %s", name);
         g->nodes = v;
         g->cap_nodes = cap;

@@ -29,6 +29,7 @@
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
 #include "compile/build.h"
+#include "runtime/mem.h"
 
 int weft_model_storage_root(const weft_graph *g, int v)
 {
@@ -60,7 +61,7 @@ static weft_status eval_node(weft_graph *g, int ni)
         weft_gvalue *o = &g->values[n->outputs[0]];
         size_t b = weft_gvalue_bytes(o);
         if (b != weft_gvalue_bytes(in)) return weft_fail(WEFT_ERR_INTERNAL, "%s node '%s': alias size mismatch", n->op_type, n->name);
-        o->data = malloc(b ? b : 1);
+        o->data = weft_malloc(b ? b : 1);
         if (!o->data) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
         memcpy(o->data, in->data, b);
         n->dead = true;
@@ -101,7 +102,7 @@ static weft_status eval_node(weft_graph *g, int ni)
     for (int o = 0; rc == WEFT_OK && o < n->n_outputs; o++) {
         weft_gvalue *v = &g->values[n->outputs[o]];
         size_t b = weft_gvalue_bytes(v);
-        v->data = calloc(1, b ? b : 1);
+        v->data = weft_calloc(1, b ? b : 1);
         args[n_ph + o] = v->data;
         if (!v->data) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
     }
@@ -204,7 +205,7 @@ weft_status weft_model_fold_batchnorm(weft_graph *g)
         if (nw < 0 || nb < 0) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding BN %s", bn->name);
         bn = &g->nodes[i];
         conv = &g->nodes[ci];
-        float *w2 = malloc(sizeof(float) * (size_t)((F * per) > 0 ? F * per : 1)), *b2 = malloc(sizeof(float) * (size_t)(F ? F : 1));
+        float *w2 = weft_malloc(sizeof(float) * (size_t)((F * per) > 0 ? F * per : 1)), *b2 = weft_malloc(sizeof(float) * (size_t)(F ? F : 1));
         if (!w2 || !b2) {
             free(w2);
             free(b2);
@@ -240,7 +241,7 @@ weft_status weft_model_pretranspose_weights(weft_graph *g)
         char name[200];
         snprintf(name, sizeof name, "%.180s.T", bv->name);
         int t = weft_graph_new_value(g, name, WEFT_F32, 2, tshape);
-        float *dst = malloc(sizeof(float) * (size_t)(rows * cols > 0 ? rows * cols : 1));
+        float *dst = weft_malloc(sizeof(float) * (size_t)(rows * cols > 0 ? rows * cols : 1));
         if (t < 0 || !dst) {
             free(dst);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory transposing %s", name);
@@ -260,13 +261,13 @@ weft_status weft_model_pretranspose_weights(weft_graph *g)
 /* Appends an attribute of kind k named `name` to node n (the caller sets its value). */
 static weft_status append_attr(weft_gnode *n, const char *name, weft_attr_kind k, weft_attr **out)
 {
-    weft_attr *attrs = realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
+    weft_attr *attrs = weft_realloc(n->attrs, sizeof *attrs * (size_t)(n->n_attrs + 1));
     if (!attrs) return WEFT_ERR_NOMEM;
     n->attrs = attrs;
     weft_attr *at = &attrs[n->n_attrs];
     memset(at, 0, sizeof *at);
     at->kind = k;
-    at->name = strdup(name);
+    at->name = weft_strdup(name);
     if (!at->name) return WEFT_ERR_NOMEM;
     n->n_attrs++;
     *out = at;
@@ -278,7 +279,7 @@ static weft_status set_string_attr(weft_gnode *n, const char *name, const char *
 {
     for (int a = 0; a < n->n_attrs; a++)
         if (!strcmp(n->attrs[a].name, name) && n->attrs[a].kind == WEFT_ATTR_STRING) {
-            char *v = strdup(value);
+            char *v = weft_strdup(value);
             if (!v) return WEFT_ERR_NOMEM;
             free((void *)n->attrs[a].s);
             n->attrs[a].s = v;
@@ -286,7 +287,7 @@ static weft_status set_string_attr(weft_gnode *n, const char *name, const char *
         }
     weft_attr *at = NULL;
     weft_status rc = append_attr(n, name, WEFT_ATTR_STRING, &at);
-    if (rc == WEFT_OK) at->s = strdup(value);
+    if (rc == WEFT_OK) at->s = weft_strdup(value);
     return rc == WEFT_OK && !at->s ? WEFT_ERR_NOMEM : rc;
 }
 
@@ -311,7 +312,7 @@ weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)
         char name[200];
         snprintf(name, sizeof name, "%.180s.blk", wv->name);
         int t = weft_graph_new_value(g, name, WEFT_F32, 5, tshape);
-        float *dst = calloc((size_t)(FO * per * fb > 0 ? FO * per * fb : 1), sizeof(float));
+        float *dst = weft_calloc((size_t)(FO * per * fb > 0 ? FO * per * fb : 1), sizeof(float));
         if (t < 0 || !dst) {
             free(dst);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);
@@ -354,7 +355,7 @@ weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb)
         char name[200];
         snprintf(name, sizeof name, "%.180s.blk", bv->name);
         int t = weft_graph_new_value(g, name, WEFT_F32, 3, tshape);
-        float *dst = malloc(sizeof(float) * (size_t)(K * N));
+        float *dst = weft_malloc(sizeof(float) * (size_t)(K * N));
         if (t < 0 || !dst) {
             free(dst);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);

@@ -28,6 +28,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 static weft_status add_const(weft_graph *g, const char *base, const char *suffix, int ndim, const int64_t *shape,
                              const float *data, int *out)
@@ -68,9 +69,9 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
      * contiguous, the register tile of the step's product reads it as one stream */
     int64_t blk = GH % nb == 0 ? nb : GH % 16 == 0 ? 16 : GH % 8 == 0 ? 8 : GH, NB = GH / blk;
     size_t n_wt = (size_t)(I * D * GH), n_rt = (size_t)(D * H * GH), n_state = (size_t)(D * B * H);
-    float *wt = malloc(sizeof(float) * n_wt), *rt = malloc(sizeof(float) * n_rt);
-    float *bx = calloc((size_t)(D * GH), sizeof(float)), *rb = calloc((size_t)(D * GH), sizeof(float));
-    float *zeros = calloc(n_state, sizeof(float));
+    float *wt = weft_malloc(sizeof(float) * n_wt), *rt = weft_malloc(sizeof(float) * n_rt);
+    float *bx = weft_calloc((size_t)(D * GH), sizeof(float)), *rb = weft_calloc((size_t)(D * GH), sizeof(float));
+    float *zeros = weft_calloc(n_state, sizeof(float));
     weft_status rc = WEFT_OK;
     if (!wt || !rt || !bx || !rb || !zeros) rc = weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", n->name);
     for (int64_t d = 0; rc == WEFT_OK && d < D; d++)

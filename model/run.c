@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "model/model_internal.h"
+#include "runtime/mem.h"
 
 /* Storage of value v for this run. */
 static void *storage(const weft_model *m, unsigned char *arena, const void *const *inputs, int v)
@@ -120,7 +121,7 @@ void weft_model_profile_print(const weft_model *m, FILE *out)
     for (int k = 0; k < m->n_kernels; k++) total += m->kernels[k].time_sum;
     int64_t runs = m->runs ? m->runs : 1;
     fprintf(out, "%-4s %-36s %12s %7s %9s %s\n", "#", "kernel", "us/run", "share", "GFLOP/s", "schedule");
-    int *order = malloc(sizeof(int) * (size_t)(m->n_kernels + 1));
+    int *order = weft_malloc(sizeof(int) * (size_t)(m->n_kernels + 1));
     for (int k = 0; order && k < m->n_kernels; k++) order[k] = k;
     for (int a = 0; order && a < m->n_kernels; a++)
         for (int b = a + 1; b < m->n_kernels; b++)

@@ -11,6 +11,7 @@
 
 #include "ir/error.h"
 #include "ops/nn_internal.h"
+#include "runtime/mem.h"
 
 static weft_status range_params(const weft_graph *g, const weft_gnode *n, double *start, double *delta, int64_t *count)
 {
@@ -57,7 +58,7 @@ weft_status weft_nn_range_eval(const weft_graph *g, const weft_gnode *n, int k, 
     weft_status st = range_params(g, n, &start, &delta, &count);
     if (st != WEFT_OK) return st;
     weft_dtype t = weft_nn_in(g, n, 0)->dtype;
-    void *p = malloc((size_t)(count > 0 ? count : 1) * (size_t)weft_dtype_bytes(t));
+    void *p = weft_malloc((size_t)(count > 0 ? count : 1) * (size_t)weft_dtype_bytes(t));
     if (!p) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
     for (int64_t j = 0; j < count; j++) {
         if (weft_dtype_eq(t, WEFT_F32)) ((float *)p)[j] = (float)(start + (double)j * delta);

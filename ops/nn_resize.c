@@ -40,6 +40,7 @@
 
 #include "ir/error.h"
 #include "ops/nn_internal.h"
+#include "runtime/mem.h"
 
 typedef enum coord_mode { C_HALF_PIXEL, C_PYTORCH_HALF_PIXEL, C_ALIGN_CORNERS, C_ASYMMETRIC, C_TF_HALF_NEAREST } coord_mode;
 typedef enum near_mode { N_ROUND_PREFER_FLOOR, N_ROUND_PREFER_CEIL, N_FLOOR, N_CEIL, N_SIMPLE } near_mode;
@@ -378,7 +379,7 @@ weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const wef
     weft_nn_axes(Y, o);
     if (!p.linear) {
         for (int d = 0; d < X->ndim; d++) {
-            int64_t *t = malloc((size_t)p.out[d] * sizeof *t);
+            int64_t *t = weft_malloc((size_t)p.out[d] * sizeof *t);
             if (!t) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
             for (int64_t i = 0; i < p.out[d]; i++) t[i] = nearest_index(&p, d, i);
             x[d] = table_index(a, o[d], t, p.out[d], p.in[d]);

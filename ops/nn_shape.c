@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "ops/nn_internal.h"
+#include "runtime/mem.h"
 
 /* ---- aliases ----------------------------------------------------------------------------- */
 
@@ -188,7 +189,7 @@ weft_status weft_nn_shape_eval(const weft_graph *g, const weft_gnode *n, int k, 
     const weft_gvalue *X = weft_nn_in(g, n, 0);
     int s, e;
     shape_range(n, X->ndim, &s, &e);
-    int64_t *p = malloc(sizeof *p * (size_t)(e > s ? e - s : 1));
+    int64_t *p = weft_malloc(sizeof *p * (size_t)(e > s ? e - s : 1));
     if (!p) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
     for (int d = s; d < e; d++) p[d - s] = X->shape[d];
     *data = p;
@@ -226,7 +227,7 @@ weft_status weft_nn_size_infer(weft_graph *g, const weft_gnode *n)
 
 weft_status weft_nn_size_eval(const weft_graph *g, const weft_gnode *n, int k, void **data)
 {
-    int64_t *p = malloc(sizeof *p);
+    int64_t *p = weft_malloc(sizeof *p);
     if (!p) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
     *p = weft_gvalue_numel(weft_nn_in(g, n, 0));
     *data = p;
@@ -289,7 +290,7 @@ weft_status weft_nn_const_of_shape_eval(const weft_graph *g, const weft_gnode *n
     weft_status st = fill_value(n, &t, &v);
     if (st != WEFT_OK) return st;
     int64_t cnt = weft_gvalue_numel(out);
-    void *p = malloc((size_t)cnt * (size_t)weft_dtype_bytes(t));
+    void *p = weft_malloc((size_t)cnt * (size_t)weft_dtype_bytes(t));
     if (!p) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
     for (int64_t j = 0; j < cnt; j++) {
         if (weft_dtype_is_float(t)) ((float *)p)[j] = (float)v;

@@ -60,6 +60,7 @@
 #endif
 
 #include "runtime/error.h"
+#include "runtime/mem.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -363,7 +364,7 @@ weft_status weft_threadpool_create(int n_threads, weft_threadpool **out)
     if (sched_getaffinity(0, sizeof p->cpus, &p->cpus) != 0) CPU_ZERO(&p->cpus);
     int n_workers = n_threads - 1;
     if (n_workers > 0) {
-        p->threads = calloc((size_t)n_workers, sizeof *p->threads);
+        p->threads = weft_calloc((size_t)n_workers, sizeof *p->threads);
         p->args = aligned_alloc(64, sizeof *p->args * (size_t)n_workers);
         if (!p->threads || !p->args) {
             weft_threadpool_destroy(p);

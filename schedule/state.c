@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/strbuf.h"
+#include "runtime/mem.h"
 
 void weft_sched_stage_init_iters(weft_stage *st)
 {
@@ -35,11 +36,11 @@ weft_status weft_schedule_create(const weft_te_func *f, weft_schedule **out)
 {
     *out = NULL;
     if (!f) return weft_fail(WEFT_ERR_INVALID_ARG, "schedule: kernel is NULL");
-    weft_schedule *s = calloc(1, sizeof *s);
+    weft_schedule *s = weft_calloc(1, sizeof *s);
     if (!s) return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");
     s->func = f;
     s->arena = weft_arena_create();
-    s->stages = calloc(WEFT_SCHED_MAX_STAGES, sizeof *s->stages);
+    s->stages = weft_calloc(WEFT_SCHED_MAX_STAGES, sizeof *s->stages);
     if (!s->arena || !s->stages) {
         weft_schedule_destroy(s);
         return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "runtime/mem.h"
 #include "schedule/state.h"
 
 static const struct {
@@ -87,7 +88,7 @@ weft_status weft_sched_apply_step(weft_schedule *s, const weft_step *st)
 {
     /* Snapshot so a failing step leaves the schedule exactly as it was. */
     int n = s->n_stages;
-    weft_stage *saved = malloc(sizeof *saved * (size_t)(n ? n : 1));
+    weft_stage *saved = weft_malloc(sizeof *saved * (size_t)(n ? n : 1));
     if (!saved) return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");
     memcpy(saved, s->stages, sizeof *saved * (size_t)n);
     weft_status rc = step_table[st->kind].apply(s, st);
@@ -106,7 +107,7 @@ weft_status weft_sched_apply_step(weft_schedule *s, const weft_step *st)
     free(saved);
     if (s->n_steps == s->cap_steps) {
         int cap = s->cap_steps ? s->cap_steps * 2 : 16;
-        weft_step *v = realloc(s->steps, sizeof *v * (size_t)cap);
+        weft_step *v = weft_realloc(s->steps, sizeof *v * (size_t)cap);
         if (!v) return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");
         s->steps = v;
         s->cap_steps = cap;
@@ -135,7 +136,7 @@ weft_status weft_schedule_apply_text(weft_schedule *s, const char *text)
         while (*e && *e != '\n' && *e != ';') e++;
         line_no++;
         size_t len = (size_t)(e - p);
-        char *line = malloc(len + 1);
+        char *line = weft_malloc(len + 1);
         if (!line) return weft_fail(WEFT_ERR_NOMEM, "schedule: out of memory");
         memcpy(line, p, len);
         line[len] = '\0';

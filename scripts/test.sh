@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test twice: a Debug build (-Werror) in build/debug and an
-# ASan+UBSan build in build/asan; then each libFuzzer target for FUZZ_SECONDS (default 40; see
+# ASan+UBSan build in build/asan; then the multi-threaded tests under ThreadSanitizer in
+# build/tsan (scripts/tsan.sh); then each libFuzzer target for FUZZ_SECONDS (default 40; see
 # scripts/fuzz.sh) in build/fuzz. Exits nonzero on any failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,6 +41,14 @@ if [[ -f "$REPO/tests/lsan.supp" ]]; then
     export LSAN_OPTIONS=suppressions=$REPO/tests/lsan.supp
 fi
 run_suite asan build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=address,undefined
+
+# ThreadSanitizer: the tests that use weft from several threads at once (scripts/tsan.sh).
+echo "== tsan: scripts/tsan.sh"
+if bash scripts/tsan.sh; then
+    results+=("tsan: passed")
+else
+    results+=("tsan: FAILED"); failed=1
+fi
 
 # libFuzzer targets (clang-14, ASan + UBSan) for a bounded time each; FUZZ_SECONDS=0 skips them.
 FUZZ_SECONDS=${FUZZ_SECONDS:-40}

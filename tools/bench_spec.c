@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "runtime/mem.h"
 
 static const weft_opt bench_op_opts[] = {
     {"--shape", WEFT_OPT_STRING, "S", 0, 0, false, "the op's sizes, comma-separated (see the ops below); required"},
@@ -49,7 +50,7 @@ int weft_cli_exec_sibling(const char *exe, const char *cmd, const char *target, 
         return 1;
     }
     strcpy(slash + 1, exe);
-    char **av = calloc((size_t)argc + 2, sizeof *av);
+    char **av = weft_calloc((size_t)argc + 2, sizeof *av);
     if (!av) {
         fprintf(stderr, "weft %s: out of memory\n", cmd);
         return 1;

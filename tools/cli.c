@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tools/cli.h"
+#include "runtime/mem.h"
 
 int weft_cli_parse_shape(const char *s, int64_t *out, int max)
 {
@@ -39,13 +40,13 @@ char *weft_cli_read_file(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    char *buf = weft_malloc(cap);
     while (buf) {
         size_t n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
         if (n == 0) break;
         if (len + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
+            char *nb = weft_realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
                 buf = NULL;

@@ -17,6 +17,7 @@
 #include "tuner/tuner.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
+#include "runtime/mem.h"
 
 size_t weft_cli_value_bytes(const weft_graph *g, weft_value v)
 {
@@ -286,15 +287,14 @@ int weft_cli_model_load_args(const weft_cmd_spec *spec, const char *path, int th
         }
     }
     int ni = weft_graph_n_inputs(l->g), no = weft_graph_n_outputs(l->g);
-    l->in = calloc((size_t)ni + 1, sizeof *l->in);
-    l->out = calloc((size_t)no + 1, sizeof *l->out);
+    l->in = weft_calloc((size_t)ni + 1, sizeof *l->in);
+    l->out = weft_calloc((size_t)no + 1, sizeof *l->out);
     for (int i = 0; l->in && i < ni; i++) l->in[i] = weft_rt_alloc(weft_cli_value_bytes(l->g, weft_graph_input(l->g, i)) + 1);
     for (int i = 0; l->out && i < no; i++) l->out[i] = weft_rt_alloc(weft_cli_value_bytes(l->g, weft_graph_output(l->g, i)) + 1);
-    for (int i = 0; l->in && i < ni; i++)
-        if (!l->in[i]) l->in = NULL;
-    for (int i = 0; l->out && i < no; i++)
-        if (!l->out[i]) l->out = NULL;
-    if (!l->in || !l->out) {
+    bool got = l->in && l->out; /* weft_cli_model_free frees whatever was allocated */
+    for (int i = 0; got && i < ni; i++) got = l->in[i] != NULL;
+    for (int i = 0; got && i < no; i++) got = l->out[i] != NULL;
+    if (!got) {
         fprintf(stderr, "weft %s: %s: out of memory for the model's inputs and outputs\n", spec->name, path);
         return 1;
     }
@@ -373,8 +373,8 @@ int weft_cli_bind_inputs(const weft_args *a, weft_cli_model *l)
     int ni = weft_graph_n_inputs(l->g), n_given = weft_args_count(a, "--input");
     char list[1024];
     list_values(l->g, false, list, sizeof list);
-    bool *given = calloc((size_t)ni + 1, 1);
-    const char **files = calloc((size_t)ni + 1, sizeof *files);
+    bool *given = weft_calloc((size_t)ni + 1, 1);
+    const char **files = weft_calloc((size_t)ni + 1, sizeof *files);
     int rc = given && files ? 0 : 1;
     for (int j = 0; j < n_given && rc == 0; j++) {
         const char *item = weft_args_item(a, "--input", j), *eq = strchr(item, '=');
@@ -436,7 +436,7 @@ int weft_cli_plan_outputs(const weft_args *a, const weft_graph *g, char ***paths
     int no = weft_graph_n_outputs(g), n_given = weft_args_count(a, "--output");
     char list[1024];
     list_values(g, true, list, sizeof list);
-    char **p = calloc((size_t)no + 1, sizeof *p);
+    char **p = weft_calloc((size_t)no + 1, sizeof *p);
     int rc = p ? 0 : 1;
     for (int j = 0; j < n_given && rc == 0; j++) {
         const char *item = weft_args_item(a, "--output", j), *eq = strchr(item, '=');
@@ -445,7 +445,7 @@ int weft_cli_plan_outputs(const weft_args *a, const weft_graph *g, char ***paths
         if (i >= 0) {
             if (!eq[1]) rc = weft_args_fail(spec, "--output %s: no file name after '='", item);
             else if (p[i]) rc = weft_args_fail(spec, "--output: output '%.*s' given more than once", (int)(eq - item), item);
-            else p[i] = strdup(eq + 1);
+            else p[i] = weft_strdup(eq + 1);
         } else if (item[len - 1] == '/' || is_dir(item)) {
             if (!is_dir(item) && mkdir(item, 0777) != 0) {
                 fprintf(stderr, "weft %s: --output %s: cannot create the folder: %s\n", spec->name, item, strerror(errno));
@@ -458,7 +458,7 @@ int weft_cli_plan_outputs(const weft_args *a, const weft_graph *g, char ***paths
                 if (p[k]) {
                     rc = weft_args_fail(spec, "--output: output '%s' given more than once",
                                         weft_graph_value_name(g, weft_graph_output(g, k)));
-                } else if ((p[k] = malloc(n)))
+                } else if ((p[k] = weft_malloc(n)))
                     snprintf(p[k], n, "%s%s%s.bin", item, item[len - 1] == '/' ? "" : "/", fn);
             }
         } else if (eq && !is_regular_file(item) && !is_dir(item) && no > 1) {
@@ -469,7 +469,7 @@ int weft_cli_plan_outputs(const weft_args *a, const weft_graph *g, char ***paths
                                       "--output DIR/ (outputs: %s)", item, no, list);
         } else if (p[0]) {
             rc = weft_args_fail(spec, "--output: output '%s' given more than once", weft_graph_value_name(g, weft_graph_output(g, 0)));
-        } else p[0] = strdup(item);
+        } else p[0] = weft_strdup(item);
     }
     if (rc) {
         weft_cli_free_paths(p, no);

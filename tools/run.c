@@ -7,6 +7,7 @@
 
 #include "runtime/runtime.h"
 #include "tools/cli.h"
+#include "runtime/mem.h"
 
 static const weft_opt run_opts[] = {
     {"--input", WEFT_OPT_LIST, "[NAME=]FILE", 0, 0, false,
@@ -64,7 +65,7 @@ static int cmp_double(const void *a, const void *b)
 
 int weft_cli_time_runs(weft_cli_model *l, int n, double *median)
 {
-    double *ts = malloc(sizeof *ts * (size_t)(n > 0 ? n : 1));
+    double *ts = weft_malloc(sizeof *ts * (size_t)(n > 0 ? n : 1));
     if (!ts) return 1;
     for (int i = -3; i < n; i++) { /* three warm-up runs */
         double t0 = weft_rt_now();

@@ -24,6 +24,7 @@
 #include "compile/build.h"
 #include "tuner/measure.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 enum { CHECK_TIMEOUT_S = 30 };
 #define CHECK_TOL 1e-4 /* as the tuner checks a new best */
@@ -100,31 +101,53 @@ static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
     return rc;
 }
 
-/* Does steps replay on f, compile, run and compute what the naive schedule computes? */
-static bool check_foreign(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps)
+/* Does steps replay on f, compile, run and compute what the naive schedule computes? A check
+ * that could not be made because memory ran out is WEFT_ERR_NOMEM (the compile fails), not a
+ * rejected record. */
+static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                             weft_status *oom);
+
+static weft_status check_foreign(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                                 bool *ok)
+{
+    weft_status oom = WEFT_OK;
+    *ok = check_foreign_ok(pc, f, steps, caps, &oom);
+    return oom;
+}
+
+/* Notes a status of out of memory in *oom and says whether st is WEFT_OK. */
+static bool step_ok(weft_status st, weft_status *oom)
+{
+    if (st == WEFT_ERR_NOMEM && *oom == WEFT_OK) *oom = st;
+    return st == WEFT_OK;
+}
+
+static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                             weft_status *oom)
 {
     if (!pc->check_ready) {
         pc->check_ready = true;
         pc->ops = weft_target_find("llvm");
-        if (pc->ops && pc->ops->create(&pc->target) != WEFT_OK) pc->ops = NULL;
+        if (pc->ops && !step_ok(pc->ops->create(&pc->target), oom)) pc->ops = NULL;
     }
     weft_arena *a = weft_arena_create();
+    if (!a) *oom = weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
     weft_schedule *s = NULL, *ns = NULL;
     weft_loop_func *lf = NULL, *nlf = NULL;
     weft_kernel *k = NULL, *ref = NULL;
-    bool ok = a && weft_schedule_create(f, &s) == WEFT_OK && weft_schedule_apply_text(s, steps) == WEFT_OK;
-    if (ok && !pc->ops) ok = weft_lower(s, NULL, a, &lf) == WEFT_OK; /* no JIT here: lowering is all we can check */
+    bool ok = a && step_ok(weft_schedule_create(f, &s), oom) && step_ok(weft_schedule_apply_text(s, steps), oom);
+    if (ok && !pc->ops) ok = step_ok(weft_lower(s, NULL, a, &lf), oom); /* no JIT here: lowering is all we can check */
     else if (ok) {
-        ok = weft_target_build(pc->ops, pc->target, s, a, &lf, &k) == WEFT_OK &&
-             weft_schedule_create(f, &ns) == WEFT_OK &&
-             weft_target_build(pc->ops, pc->target, ns, a, &nlf, &ref) == WEFT_OK;
+        ok = step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom) &&
+             step_ok(weft_schedule_create(f, &ns), oom) &&
+             step_ok(weft_target_build(pc->ops, pc->target, ns, a, &nlf, &ref), oom);
         if (ok) {
             weft_measure_opts mo = weft_measure_opts_default();
             mo.threads = caps->max_threads;
             mo.timeout_s = CHECK_TIMEOUT_S;
             weft_measure_result r;
             memset(&r, 0, sizeof r);
-            ok = weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r) == WEFT_OK;
+            ok = step_ok(weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r), oom);
         }
     }
     if (k) pc->ops->kernel_destroy(k);
@@ -146,7 +169,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
     if (attempt == 0) {
         if (pc->n_kernels == pc->cap_kernels) {
             int cap = pc->cap_kernels ? 2 * pc->cap_kernels : 16;
-            choice *v = realloc(pc->choices, sizeof *v * (size_t)cap);
+            choice *v = weft_realloc(pc->choices, sizeof *v * (size_t)cap);
             if (!v) return weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
             pc->choices = v;
             pc->cap_kernels = cap;
@@ -164,10 +187,11 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         /* replay on a scratch schedule first: steps that do not apply leave s untouched */
         weft_schedule *probe = NULL;
         weft_status rc = weft_schedule_create(f, &probe);
-        bool applies = rc == WEFT_OK && weft_schedule_apply_text(probe, steps) == WEFT_OK;
+        if (rc == WEFT_OK) rc = weft_schedule_apply_text(probe, steps);
+        bool applies = rc == WEFT_OK;
         weft_schedule_destroy(probe);
-        if (rc != WEFT_OK) return rc;
-        if (applies && foreign) applies = check_foreign(pc, f, steps, caps);
+        if (rc == WEFT_ERR_NOMEM) return rc;
+        if (applies && foreign && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
             if (foreign) pc->n_rejected++;
             continue;
@@ -229,7 +253,7 @@ weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_op
     if (rc != WEFT_OK) return rc;
     if (weft_graph_is_symbolic(g)) {
         weft_db_close(pc.db); /* checked that it opens; each shape opens it again */
-        char *path = strdup(db_path);
+        char *path = weft_strdup(db_path);
         if (!path) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
         return weft_model_compile_symbolic(g, opt, compile_instance, path, free, out);
     }

@@ -26,6 +26,7 @@
 #include <xgboost/c_api.h>
 
 #include "ir/error.h"
+#include "runtime/mem.h"
 
 #define MIN_TRAIN_ROWS 4
 #define N_ROUNDS 40
@@ -222,7 +223,7 @@ static model_format model_buffer_format(const void *buf, size_t len)
 weft_status weft_cost_model_create(weft_cost_model **out)
 {
     if (!out) return weft_fail(WEFT_ERR_INVALID_ARG, "cost_model_create: out is NULL");
-    *out = calloc(1, sizeof **out);
+    *out = weft_calloc(1, sizeof **out);
     if (!*out) return weft_fail(WEFT_ERR_NOMEM, "cost_model_create: out of memory");
     return WEFT_OK;
 }
@@ -305,7 +306,7 @@ weft_status weft_cost_model_save(weft_cost_model *m, void **buf, size_t *len)
         st = weft_fail(WEFT_ERR_INTERNAL, "xgboost: save model returned an empty buffer");
         goto done;
     }
-    unsigned char *out = malloc((size_t)n + TRAILER_LEN); /* the booster owns data: copy it */
+    unsigned char *out = weft_malloc((size_t)n + TRAILER_LEN); /* the booster owns data: copy it */
     if (!out) {
         st = weft_fail(WEFT_ERR_NOMEM, "cost_model_save: out of memory (%llu bytes)", (unsigned long long)n);
         goto done;
@@ -343,7 +344,7 @@ weft_status weft_cost_model_load(weft_cost_model *m, const void *buf, size_t len
     BoosterHandle b = NULL;
     char *text = NULL;
     if (fmt == MODEL_JSON) {
-        text = malloc(len + 1);
+        text = weft_malloc(len + 1);
         if (!text) return weft_fail(WEFT_ERR_NOMEM, "cost_model_load: out of memory (%zu bytes)", len);
         memcpy(text, buf, len);
         text[len] = '\0';

@@ -22,6 +22,7 @@
 
 #include "ir/error.h"
 #include "tuner/db_private.h"
+#include "runtime/mem.h"
 
 enum {
     DB_BUSY_MS_DEFAULT = 5000,
@@ -321,8 +322,8 @@ weft_status weft_db_open(const char *path, bool create, weft_db **out)
         return weft_fail(WEFT_ERR_IO, "cannot open schedule database %s: %s", path, strerror(errno));
 
     weft_status st = WEFT_OK;
-    weft_db *db = calloc(1, sizeof *db);
-    if (!db || !(db->path = strdup(path))) {
+    weft_db *db = weft_calloc(1, sizeof *db);
+    if (!db || !(db->path = weft_strdup(path))) {
         st = weft_fail(WEFT_ERR_NOMEM, "opening schedule database %s: out of memory", path);
         goto fail;
     }
@@ -452,7 +453,7 @@ weft_status weft_tuner_db_insert_measurement(weft_db *db, const char *workload, 
 static char *latency_text(const double *lat, int n)
 {
     size_t cap = (size_t)(n > 0 ? n : 0) * 26 + 1, len = 0;
-    char *buf = malloc(cap);
+    char *buf = weft_malloc(cap);
     if (!buf) return NULL;
     buf[0] = '\0';
     for (int i = 0; i < n; i++)
@@ -510,7 +511,7 @@ weft_status weft_db_best(weft_db *db, const char *workload, const char *target, 
     if (rc == SQLITE_OK) rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         const char *text = (const char *)sqlite3_column_text(s, 0);
-        *steps = strdup(text ? text : "");
+        *steps = weft_strdup(text ? text : "");
         if (!*steps)
             st = weft_fail(WEFT_ERR_NOMEM, "database %s: best schedule of %s: out of memory", db->path, workload);
         else
@@ -606,7 +607,7 @@ weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, voi
     if (rc == SQLITE_ROW) {
         const void *blob = sqlite3_column_blob(s, 0);
         size_t n = (size_t)sqlite3_column_bytes(s, 0);
-        void *copy = malloc(n ? n : 1);
+        void *copy = weft_malloc(n ? n : 1);
         if (!copy) {
             st = weft_fail(WEFT_ERR_NOMEM, "database %s: loading a %zu-byte cost model: out of memory", db->path, n);
         } else {

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "tuner/db_private.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 /* SQLite's min() aggregate takes the bare columns (steps) from the row holding the minimum. */
 static const char best_per_target_sql[] =
@@ -61,7 +62,7 @@ static weft_status add_row(void *ud, sqlite3_stmt *st)
     if (dist < 0) return WEFT_OK; /* another backend: never served */
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
-        weft_tuner_nearest *v = realloc(c->v, sizeof *v * (size_t)cap);
+        weft_tuner_nearest *v = weft_realloc(c->v, sizeof *v * (size_t)cap);
         if (!v) return weft_fail(WEFT_ERR_NOMEM, "nearest records: out of memory");
         c->v = v;
         c->cap = cap;
@@ -72,7 +73,7 @@ static weft_status add_row(void *ud, sqlite3_stmt *st)
     r->distance = dist;
     if (c->with_steps) {
         r->median = sqlite3_column_double(st, 3);
-        r->steps = strdup(col_text(st, 2));
+        r->steps = weft_strdup(col_text(st, 2));
         if (!r->steps) return weft_fail(WEFT_ERR_NOMEM, "nearest records: out of memory");
     }
     c->n++;

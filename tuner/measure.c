@@ -29,7 +29,8 @@
  * memory_limit is RLIMIT_AS in the child (set before the param buffers are allocated, so a
  * too-large param is a WEFT_ERR_NOMEM result); in AddressSanitizer builds it is counted on top
  * of the address space already reserved at fork time. A large ALLOCATE inside the kernel that
- * fails the limit typically crashes the kernel (NULL from weft_rt_alloc): "killed by signal 11".
+ * fails the limit skips its body and the run is WEFT_ERR_NOMEM (the generated code checks
+ * weft_rt_alloc's result; runtime/mem.h).
  *
  * In the child the crash signals are reset to SIG_DFL before the kernel runs, so a handler the
  * caller installed (cmocka's, a sanitizer's) cannot longjmp back into the caller's code in the
@@ -59,6 +60,7 @@
 
 #include "ir/error.h"
 #include "runtime/runtime.h"
+#include "runtime/mem.h"
 
 enum {
     MAX_TIMED_RUNS = 100000, /* hard cap on max_repeat (the child keeps every time for the median) */
@@ -135,7 +137,7 @@ static void fill_random(void *p, const weft_buffer *b, uint64_t seed, int i)
 static void **alloc_params(const weft_loop_func *lf, uint64_t seed, weft_measure_result *r)
 {
     int n = lf->n_params;
-    void **args = calloc((size_t)(n > 0 ? n : 1), sizeof *args);
+    void **args = weft_calloc((size_t)(n > 0 ? n : 1), sizeof *args);
     if (!args) {
         r->status = WEFT_ERR_NOMEM;
         set_msg(r, "measure: cannot allocate the argument list");
@@ -240,6 +242,8 @@ typedef struct worker {
     bool device;            /* params live in device memory (ops' buffer operations) */
     weft_threadpool *pool;
     weft_exec ex;
+    int fault;              /* test builds: weft_measure_opts.fault */
+    const weft_loop_func *lf;
 } worker;
 
 static bool fail_st(weft_measure_result *r, weft_status st, const char *what)
@@ -282,7 +286,7 @@ static void worker_stop(worker *w)
 static void **dev_params(worker *w, const weft_loop_func *lf, void **host, weft_measure_result *r)
 {
     int n = lf->n_params;
-    void **dev = calloc((size_t)(n > 0 ? n : 1), sizeof *dev);
+    void **dev = weft_calloc((size_t)(n > 0 ? n : 1), sizeof *dev);
     if (!dev) {
         r->status = WEFT_ERR_NOMEM;
         set_msg(r, "measure: cannot allocate the argument list");
@@ -318,12 +322,38 @@ static bool download_params(worker *w, const weft_loop_func *lf, void **dev, voi
     return w->ops->synchronize(w->t, &w->ex) == WEFT_OK || fail_st(r, WEFT_ERR_DEVICE, "measure: download: ");
 }
 
+#ifdef WEFT_TEST_HOOKS
+/* The test fault of the candidate's runs (weft_measure_opts.fault), after the kernel ran. */
+static void inject_fault(int fault, const weft_loop_func *lf, void **args, bool device)
+{
+    switch (fault) {
+    case WEFT_FAULT_SEGV: raise(SIGSEGV); break;
+    case WEFT_FAULT_SPIN:
+        for (volatile unsigned long i = 0;; i++) {}
+    case WEFT_FAULT_OOB: /* a store 64 GiB past the first buffer: nothing is mapped there */
+        if (!device && lf->n_params > 0) {
+            volatile char *p = (char *)args[0] + ((size_t)64 << 30);
+            *p = 1;
+        }
+        break;
+    case WEFT_FAULT_WRONG:
+        for (int i = 0; !device && i < lf->n_params; i++)
+            if (weft_dtype_is_float(lf->params[i]->dtype) && lf->params[i]->dtype.bits == 32) ((float *)args[i])[0] += 1.0f;
+        break;
+    default: break;
+    }
+}
+#endif
+
 /* Runs k once and waits for it (device workers synchronize). */
 static bool run_once(worker *w, weft_kernel *k, void **args, const char *what, weft_measure_result *r)
 {
     weft_error_clear();
     weft_status st = w->ops->run(k, (void *const *)args, &w->ex);
     if (st == WEFT_OK && w->device) st = w->ops->synchronize(w->t, &w->ex);
+#ifdef WEFT_TEST_HOOKS
+    if (st == WEFT_OK && k == w->k && w->fault) inject_fault(w->fault, w->lf, args, w->device);
+#endif
     if (st == WEFT_OK) return true;
     return fail_st(r, st, what);
 }
@@ -337,7 +367,7 @@ static int cmp_double(const void *a, const void *b)
 static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, bool compile,
                           const weft_measure_opts *o, weft_measure_result *r)
 {
-    worker w = {0};
+    worker w = {.fault = o->fault, .lf = lf};
     void **host = NULL, **args = NULL;
     /* compile before the memory limit: it is meant for the kernel, not the compiler */
     if (worker_start(&w, ops, k, NULL, lf, NULL, compile, r) && child_setup(o, &w.pool, r)) {
@@ -349,9 +379,9 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
     if (max_rep > MAX_TIMED_RUNS) max_rep = MAX_TIMED_RUNS;
     int min_rep = o->min_repeat < 1 ? 1 : o->min_repeat;
     if (min_rep > max_rep) max_rep = min_rep > MAX_TIMED_RUNS ? MAX_TIMED_RUNS : min_rep;
-    double *times = malloc(sizeof *times * (size_t)max_rep);
+    double *times = weft_malloc(sizeof *times * (size_t)max_rep);
     unsigned char *flush = NULL;
-    if (args && o->flush_cache) flush = malloc(FLUSH_BYTES);
+    if (args && o->flush_cache) flush = weft_malloc(FLUSH_BYTES);
     if (!args) goto done;
     if (!times || (o->flush_cache && !flush)) {
         r->status = WEFT_ERR_NOMEM;
@@ -395,7 +425,7 @@ static void child_check(const weft_target_ops *ops, weft_kernel *k, weft_kernel 
                         const weft_loop_func *ref_lf, bool compile, double tol, const weft_measure_opts *o,
                         weft_measure_result *r)
 {
-    worker w = {0};
+    worker w = {.fault = o->fault, .lf = lf};
     int np = lf->n_params;
     void **cand = NULL, **refa = NULL, **dcand = NULL, **drefa = NULL;
     if (worker_start(&w, ops, k, ref, lf, ref_lf, compile, r) && child_setup(o, &w.pool, r)) {

@@ -22,7 +22,20 @@ typedef struct weft_measure_opts {
     uint64_t seed;        /* random inputs */
     bool compile_in_worker; /* the worker compiles lf with its own target instance instead of
                                calling the parent's kernel (always so on a device target) */
+    int fault;            /* test builds only (WEFT_TEST_HOOKS): a weft_measure_fault the worker
+                           * injects after each run of the candidate (never the reference) */
 } weft_measure_opts;
+
+/* Faults a test injects into a candidate's runs (tests/reliability/faults.sh): a crash, a kernel
+ * that never returns, a wild store far past its buffers, wrong output values. */
+typedef enum weft_measure_fault {
+    WEFT_FAULT_NONE,
+    WEFT_FAULT_SEGV,
+    WEFT_FAULT_SPIN,
+    WEFT_FAULT_OOB,
+    WEFT_FAULT_WRONG,
+    WEFT_FAULT_COUNT
+} weft_measure_fault;
 
 weft_measure_opts weft_measure_opts_default(void);
 

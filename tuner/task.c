@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "ops/ops.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 typedef struct collect {
     weft_task *tasks;
@@ -29,7 +30,7 @@ static weft_status add_task(collect *c, weft_arena *a, weft_te_func *f, const ch
         }
     if (c->n == c->cap) {
         int cap = c->cap ? c->cap * 2 : 16;
-        weft_task *t = realloc(c->tasks, sizeof *t * (size_t)cap);
+        weft_task *t = weft_realloc(c->tasks, sizeof *t * (size_t)cap);
         if (!t) {
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory");

@@ -27,6 +27,7 @@
 
 #include "ir/error.h"
 #include "tuner/tuner.h"
+#include "runtime/mem.h"
 
 #define POOL_RANDOM 192
 #define POOL_MUTANTS 96
@@ -67,9 +68,20 @@ typedef struct tuner {
     FILE *curve;
     int total_trials;
     weft_tune_measurer *local; /* when o->measure is NULL */
-    weft_status stop;    /* the measure callback failed: the run ends with this */
+    weft_status stop;    /* the first failure that ends the run (the measure callback, out of
+                          * memory, a database write); sticky */
     char stop_msg[512];  /* ... and its message */
 } tuner;
+
+/* Records the first failure that ends the run (st, with weft_last_error() as its message): out
+ * of memory, a database write. A candidate that does not compile, crashes or computes wrong
+ * values is not one (it is recorded). */
+static void halt(tuner *tu, weft_status st)
+{
+    if (tu->stop != WEFT_OK || st == WEFT_OK) return;
+    tu->stop = st;
+    snprintf(tu->stop_msg, sizeof tu->stop_msg, "%s", weft_last_error());
+}
 
 static uint64_t hash_text(const char *s)
 {
@@ -85,12 +97,12 @@ static bool seen(const task_state *ts, uint64_t h)
     return false;
 }
 
-static void mark_seen(task_state *ts, uint64_t h)
+static void mark_seen(tuner *tu, task_state *ts, uint64_t h)
 {
     if (ts->n_seen == ts->cap_seen) {
         int cap = ts->cap_seen ? ts->cap_seen * 2 : 64;
-        uint64_t *v = realloc(ts->seen, sizeof *v * (size_t)cap);
-        if (!v) return;
+        uint64_t *v = weft_realloc(ts->seen, sizeof *v * (size_t)cap);
+        if (!v) return halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         ts->seen = v;
         ts->cap_seen = cap;
     }
@@ -101,16 +113,27 @@ static void add_row(tuner *tu, const float *feat, float y)
 {
     if (tu->n_rows == tu->cap_rows) {
         int cap = tu->cap_rows ? tu->cap_rows * 2 : 256;
-        float *x = realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
-        if (!x) return;
+        float *x = weft_realloc(tu->x, sizeof *x * (size_t)cap * WEFT_FEATURE_DIM);
+        if (!x) return halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         tu->x = x;
-        float *yy = realloc(tu->y, sizeof *yy * (size_t)cap);
-        if (!yy) return;
+        float *yy = weft_realloc(tu->y, sizeof *yy * (size_t)cap);
+        if (!yy) return halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         tu->y = yy;
         tu->cap_rows = cap;
     }
     memcpy(tu->x + (size_t)tu->n_rows * WEFT_FEATURE_DIM, feat, sizeof(float) * WEFT_FEATURE_DIM);
     tu->y[tu->n_rows++] = y;
+}
+
+/* Lowers step text for task f into arena a (NULL: out of memory); NULL when the steps do not
+ * apply, or when memory ran out (then the run stops: halt). */
+static weft_loop_func *lower_steps(tuner *tu, const weft_te_func *f, const char *steps, weft_arena *a)
+{
+    weft_status st = WEFT_OK;
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(f, steps, a, &st) : NULL;
+    if (!a) st = weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
+    if (st == WEFT_ERR_NOMEM) halt(tu, st);
+    return lf;
 }
 
 /* Score for the cost model: GFLOP/s (errors score 0). */
@@ -128,21 +151,21 @@ static bool on_record(void *ud, const char *steps, double median, const char *er
 {
     resume_ctx *rc = ud;
     task_state *ts = rc->ts;
-    mark_seen(ts, hash_text(steps));
+    mark_seen(rc->tu, ts, hash_text(steps));
     ts->trials++;
     bool ok = median > 0 && (!error || !*error);
     if (ok && (ts->best <= 0 || median < ts->best)) ts->best = median;
     weft_cand c;
     if (ok && cand_from_steps(&ts->sk, steps, &c)) keep_top(ts, &c, median); /* parents when resuming */
     weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, steps, a) : NULL;
+    weft_loop_func *lf = lower_steps(rc->tu, ts->task->f, steps, a);
     if (lf) {
         float feat[WEFT_FEATURE_DIM];
         weft_features_extract(lf, feat);
         add_row(rc->tu, feat, ok ? score(ts->task, median) : 0.0f);
     }
     weft_arena_destroy(a);
-    return true;
+    return rc->tu->stop == WEFT_OK;
 }
 
 static weft_status record(tuner *tu, task_state *ts, const char *steps, const weft_measure_result *r, const char *error)
@@ -170,10 +193,9 @@ static void measure_picks(tuner *tu, task_state *ts, cand_pick *p, int n)
         for (int i = 0; i < n; i++) p[i].m = -1;
         return;
     }
-    weft_tune_cand *c = calloc((size_t)n, sizeof *c);
+    weft_tune_cand *c = weft_calloc((size_t)n, sizeof *c);
     if (!c) {
-        tu->stop = WEFT_ERR_NOMEM;
-        snprintf(tu->stop_msg, sizeof tu->stop_msg, "out of memory");
+        halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
         for (int i = 0; i < n; i++) p[i].m = -1;
         return;
     }
@@ -183,22 +205,27 @@ static void measure_picks(tuner *tu, task_state *ts, cand_pick *p, int n)
     if (tu->o->measure) rc = tu->o->measure(tu->o->measure_ud, c, n);
     else
         for (int i = 0; i < n; i++) weft_tune_measurer_run(tu->local, &c[i]);
-    if (rc != WEFT_OK) {
-        tu->stop = rc;
-        snprintf(tu->stop_msg, sizeof tu->stop_msg, "%s", weft_last_error());
-    }
+    if (rc != WEFT_OK) halt(tu, rc);
     for (int i = 0; i < n; i++) {
         p[i].m = -1;
-        if (rc != WEFT_OK || c[i].lost) continue;
+        if (c[i].fatal != WEFT_OK && tu->stop == WEFT_OK) { /* this process ran out of memory */
+            tu->stop = c[i].fatal;
+            snprintf(tu->stop_msg, sizeof tu->stop_msg, "%s", c[i].error);
+        }
+        if (tu->stop != WEFT_OK || c[i].lost) continue;
         const char *error = c[i].error[0] ? c[i].error : NULL;
         /* a candidate better than the best kept so far must have passed the check */
         if (!error && ts->best > 0 && c[i].r.median < ts->best && c[i].check_below > 0 && c[i].r.median >= c[i].check_below)
             error = "internal: a new best was not checked against the naive schedule";
-        record(tu, ts, p[i].steps, &c[i].r, error);
+        weft_status st = record(tu, ts, p[i].steps, &c[i].r, error);
+        if (st != WEFT_OK) {
+            halt(tu, st);
+            continue;
+        }
         ts->trials++;
         ts->trials_run++;
         tu->total_trials++;
-        mark_seen(ts, hash_text(p[i].steps));
+        mark_seen(tu, ts, hash_text(p[i].steps));
         float feat[WEFT_FEATURE_DIM];
         weft_features_extract(p[i].lf, feat);
         add_row(tu, feat, error ? 0.0f : score(ts->task, c[i].r.median));
@@ -261,7 +288,7 @@ static bool cand_from_steps(const weft_sketch *sk, const char *steps, weft_cand 
     if (sk->knobbed) return weft_sketch_knobs_from_steps(sk, steps, c);
     if (!sk->tiled || !steps) return false;
     memset(c, 0, sizeof *c);
-    char *text = strdup(steps);
+    char *text = weft_strdup(steps);
     if (!text) return false;
     bool fused = false;
     for (char *line = text, *next; line; line = next) {
@@ -307,10 +334,15 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         weft_arena *ar[1 + SEEDS];
         int np = 0;
         weft_schedule *s = NULL;
-        weft_schedule_create(ts->task->f, &s);
         char *steps = NULL;
-        if (s && weft_schedule_default(s, &tu->caps) == WEFT_OK) steps = weft_schedule_text(s);
+        weft_status st = weft_schedule_create(ts->task->f, &s);
+        if (st == WEFT_OK) st = weft_schedule_default(s, &tu->caps);
+        if (st == WEFT_OK && !(steps = weft_schedule_text(s))) st = weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
         weft_schedule_destroy(s);
+        if (st != WEFT_OK) {
+            halt(tu, weft_fail(st, "tune: %s: default schedule: %.300s", ts->task->name, weft_last_error()));
+            return;
+        }
         for (int i = -1; i < ts->n_seeds && np < batch; i++) {
             const char *text = i < 0 ? steps : ts->seeds[i];
             if (!text || seen(ts, hash_text(text))) continue;
@@ -318,7 +350,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             for (int j = 0; j < np && !dup; j++) dup = !strcmp(p[j].steps, text);
             if (dup) continue;
             weft_arena *a = weft_arena_create();
-            weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, text, a) : NULL;
+            weft_loop_func *lf = lower_steps(tu, ts->task->f, text, a);
             if (!lf) {
                 weft_arena_destroy(a);
                 continue;
@@ -344,11 +376,12 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         if (batch <= 0 || tu->stop != WEFT_OK) return;
     }
     int n_pool = POOL_RANDOM + (ts->n_top ? POOL_MUTANTS : 0);
-    pool_item *pool = calloc((size_t)n_pool, sizeof *pool);
-    float *feat = malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
-    cand_pick *picks = calloc((size_t)(batch > 0 ? batch : 1), sizeof *picks);
+    pool_item *pool = weft_calloc((size_t)n_pool, sizeof *pool);
+    float *feat = weft_malloc(sizeof(float) * WEFT_FEATURE_DIM * (size_t)n_pool);
+    cand_pick *picks = weft_calloc((size_t)(batch > 0 ? batch : 1), sizeof *picks);
+    if (!pool || !feat || !picks) halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
     int n = 0;
-    for (int i = 0; pool && feat && picks && i < n_pool; i++) {
+    for (int i = 0; pool && feat && picks && tu->stop == WEFT_OK && i < n_pool; i++) {
         weft_cand c;
         if (i < POOL_RANDOM) weft_sketch_sample(&ts->sk, &tu->rng, &c);
         else {
@@ -364,7 +397,7 @@ static void task_round(tuner *tu, task_state *ts, int batch)
             continue;
         }
         weft_arena *a = weft_arena_create();
-        weft_loop_func *lf = a ? weft_tuner_lower_steps(ts->task->f, steps, a) : NULL;
+        weft_loop_func *lf = lower_steps(tu, ts->task->f, steps, a);
         if (!lf) {
             free(steps);
             weft_arena_destroy(a);
@@ -374,10 +407,12 @@ static void task_round(tuner *tu, task_state *ts, int batch)
         weft_features_extract(lf, feat + (size_t)n * WEFT_FEATURE_DIM);
         n++;
     }
-    if (n > 0 && weft_cost_model_trained(tu->model)) {
-        float *pred = malloc(sizeof(float) * (size_t)n);
-        if (pred && weft_cost_model_predict(tu->model, feat, n, pred) == WEFT_OK)
+    if (tu->stop == WEFT_OK && n > 0 && weft_cost_model_trained(tu->model)) {
+        float *pred = weft_malloc(sizeof(float) * (size_t)n);
+        weft_status st = pred ? weft_cost_model_predict(tu->model, feat, n, pred) : weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
+        if (st == WEFT_OK)
             for (int i = 0; i < n; i++) pool[i].pred = pred[i];
+        else halt(tu, st);
         free(pred);
         qsort(pool, (size_t)n, sizeof *pool, cmp_pred);
     }
@@ -472,7 +507,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     if (!o || !o->db) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: a database path is required");
     if (o->trials <= 0 && o->time_s <= 0) return weft_fail(WEFT_ERR_INVALID_ARG, "tune: give --trials N or --time S");
     tuner tu = {.o = o, .rng = o->seed ? o->seed : 1, .t0 = weft_rt_now()};
-    task_state *ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+    task_state *ts = weft_calloc((size_t)(n ? n : 1), sizeof *ts);
     weft_status rc = ts ? weft_db_open(o->db, true, &tu.db) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
     if (rc == WEFT_OK) {
         tu.ops = weft_target_find("llvm");
@@ -509,11 +544,13 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         if (rc == WEFT_OK) rc = weft_sketch_make(tasks[i].f, &tu.caps, &ts[i].sk);
         resume_ctx rctx = {&tu, &ts[i]};
         if (rc == WEFT_OK) rc = weft_db_each(tu.db, tasks[i].key, tu.tt.key, on_record, &rctx);
+        if (rc == WEFT_OK && tu.stop != WEFT_OK) rc = weft_fail(tu.stop, "%s", tu.stop_msg);
         if (rc == WEFT_OK && ts[i].trials == 0) rc = load_seeds(&tu, &ts[i]);
         ts[i].first_best = ts[i].best;
         tu.total_trials += ts[i].trials;
     }
-    if (rc == WEFT_OK && tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+    if (rc == WEFT_OK && tu.stop != WEFT_OK) rc = weft_fail(tu.stop, "%s", tu.stop_msg);
+    if (rc == WEFT_OK && tu.n_rows >= 8) rc = weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
     if (rc == WEFT_OK && o->curve) {
         tu.curve = fopen(o->curve, "w");
         if (!tu.curve) rc = weft_fail(WEFT_ERR_IO, "cannot write curve file %s", o->curve);
@@ -553,7 +590,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
             if (o->log) fprintf(o->log, "tuning stops: %s\n", tu.stop_msg);
             break;
         }
-        if (tu.n_rows >= 8) weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows);
+        if (tu.n_rows >= 8 && (rc = weft_cost_model_train(tu.model, tu.x, tu.y, tu.n_rows)) != WEFT_OK) break;
         elapsed = weft_rt_now() - tu.t0;
         double lat = model_latency(ts, n);
         bool all_measured = true;
@@ -580,7 +617,8 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     if (rc == WEFT_OK && weft_cost_model_trained(tu.model)) {
         void *buf = NULL;
         size_t len = 0;
-        if (weft_cost_model_save(tu.model, &buf, &len) == WEFT_OK) weft_db_save_model(tu.db, tu.tt.key, buf, len);
+        rc = weft_cost_model_save(tu.model, &buf, &len);
+        if (rc == WEFT_OK) rc = weft_db_save_model(tu.db, tu.tt.key, buf, len);
         free(buf);
     }
     if (rc == WEFT_OK && o->log) {

@@ -17,6 +17,7 @@
 #include "compile/build.h"
 #include "ir/error.h"
 #include "lower/lower.h"
+#include "runtime/mem.h"
 #include "tuner/tuner.h"
 
 typedef struct naive_ref {
@@ -24,6 +25,7 @@ typedef struct naive_ref {
     weft_arena *a;
     weft_loop_func *lf;
     bool tried;
+    weft_status st; /* of building it */
 } naive_ref;
 
 struct weft_tune_measurer {
@@ -35,26 +37,56 @@ struct weft_tune_measurer {
     naive_ref *naive; /* one per task */
 };
 
-weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a)
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_status *st)
 {
     weft_schedule *s = NULL;
     weft_loop_func *lf = NULL;
-    if (weft_schedule_create(f, &s) != WEFT_OK) return NULL;
-    if (weft_schedule_apply_text(s, steps) != WEFT_OK || weft_lower(s, NULL, a, &lf) != WEFT_OK) lf = NULL;
+    weft_status rc = weft_schedule_create(f, &s);
+    if (rc == WEFT_OK) rc = weft_schedule_apply_text(s, steps);
+    if (rc == WEFT_OK) rc = weft_lower(s, NULL, a, &lf);
+    if (rc != WEFT_OK) lf = NULL;
     weft_schedule_destroy(s);
+    if (st) *st = rc;
     return lf;
 }
+
+#ifdef WEFT_TEST_HOOKS
+/* Test builds: WEFT_TEST_FAULTS="RATE:SEED[:TIMEOUT_S]" injects a fault (tuner/measure.h) into
+ * about RATE of the candidates, chosen and kinded by a hash of the step text and SEED, so a
+ * candidate has the same fault when measured and when checked; TIMEOUT_S (default 10) is the
+ * measurement timeout. Each injection is logged on stderr ("test fault: KIND") for the test to
+ * count. */
+static int test_fault(const char *steps, weft_measure_opts *mo)
+{
+    const char *env = getenv("WEFT_TEST_FAULTS");
+    double rate = 0, timeout = 0;
+    unsigned long long seed = 0;
+    if (!env || sscanf(env, "%lf:%llu:%lf", &rate, &seed, &timeout) < 2) return WEFT_FAULT_NONE;
+    if (timeout > 0) mo->timeout_s = timeout;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = steps; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h ^= seed * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    if ((double)(h % 10000) >= rate * 10000) return WEFT_FAULT_NONE;
+    int kind = 1 + (int)((h >> 20) % (WEFT_FAULT_COUNT - 1));
+    static const char *const names[] = {"none", "segv", "spin", "oob", "wrong"};
+    fprintf(stderr, "test fault: %s\n", names[kind]);
+    return kind;
+}
+#endif
 
 weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft_tune_measurer **out)
 {
     if (!out || (n > 0 && !tasks) || n < 0) return weft_fail(WEFT_ERR_INVALID_ARG, "weft_tune_measurer_create: bad arguments");
     *out = NULL;
-    weft_tune_measurer *m = calloc(1, sizeof *m);
+    weft_tune_measurer *m = weft_calloc(1, sizeof *m);
     if (!m) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
     m->tasks = tasks;
     m->n = n;
     m->threads = threads;
-    m->naive = calloc((size_t)(n ? n : 1), sizeof *m->naive);
+    m->naive = weft_calloc((size_t)(n ? n : 1), sizeof *m->naive);
     m->ops = weft_target_find("llvm");
     weft_status rc = !m->naive ? weft_fail(WEFT_ERR_NOMEM, "out of memory")
                      : m->ops  ? m->ops->create(&m->target)
@@ -86,9 +118,10 @@ static naive_ref *naive_of(weft_tune_measurer *m, int task)
         r->tried = true;
         r->a = weft_arena_create();
         weft_schedule *ns = NULL;
-        if (r->a && weft_schedule_create(m->tasks[task].f, &ns) == WEFT_OK)
-            weft_target_build(m->ops, m->target, ns, r->a, &r->lf, &r->k);
+        r->st = r->a ? weft_schedule_create(m->tasks[task].f, &ns) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+        if (r->st == WEFT_OK) r->st = weft_target_build(m->ops, m->target, ns, r->a, &r->lf, &r->k);
         weft_schedule_destroy(ns);
+        if (r->st == WEFT_ERR_NOMEM) r->tried = false; /* not this task's fault: tried again */
     }
     return r;
 }
@@ -98,6 +131,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     memset(&c->r, 0, sizeof c->r);
     c->error[0] = '\0';
     c->lost = false;
+    c->fatal = WEFT_OK;
     if (c->task < 0 || c->task >= m->n || !c->steps) {
         snprintf(c->error, sizeof c->error, "measure: no task %d (there are %d) or no steps", c->task, m->n);
         return;
@@ -106,11 +140,15 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     mo.threads = m->threads;
     mo.min_time_s = 0.05;
     mo.seed = c->seed;
+#ifdef WEFT_TEST_HOOKS
+    mo.fault = test_fault(c->steps, &mo);
+#endif
     weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a) : NULL;
+    weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a, &st) : NULL;
     weft_kernel *k = NULL;
-    if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", a ? weft_last_error() : "out of memory");
-    else if (m->ops->compile(m->target, lf, &k) != WEFT_OK)
+    if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", weft_last_error());
+    else if ((st = m->ops->compile(m->target, lf, &k)) != WEFT_OK)
         snprintf(c->error, sizeof c->error, "compile: %.280s", weft_last_error());
     else if (weft_measure_kernel(m->ops, k, lf, &mo, &c->r) != WEFT_OK)
         snprintf(c->error, sizeof c->error, "%.290s", c->r.error[0] ? c->r.error : weft_last_error());
@@ -120,10 +158,14 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
         naive_ref *nr = naive_of(m, c->task);
         weft_measure_result cr;
         memset(&cr, 0, sizeof cr);
-        if (!nr->k) snprintf(c->error, sizeof c->error, "no naive reference: %.260s", weft_last_error());
+        if (!nr->k) {
+            st = nr->st;
+            snprintf(c->error, sizeof c->error, "no naive reference: %.260s", weft_last_error());
+        }
         else if (weft_measure_check(m->ops, k, lf, nr->k, nr->lf, 1e-4, &mo, &cr) != WEFT_OK)
             snprintf(c->error, sizeof c->error, "rejected: %.280s", cr.error[0] ? cr.error : weft_last_error());
     }
     if (k) m->ops->kernel_destroy(k);
     weft_arena_destroy(a);
+    if (st == WEFT_ERR_NOMEM) c->fatal = st; /* this process ran out of memory */
 }

@@ -149,6 +149,8 @@ typedef struct weft_tune_cand {
     weft_measure_result r;  /* times and median when error is "" */
     char error[300];        /* what went wrong ("compile: ...", "timed out ...", "rejected: ...") */
     bool lost;              /* not measured at all: not recorded */
+    weft_status fatal;      /* WEFT_ERR_NOMEM when the measuring process ran out of memory (not
+                             * the candidate's fault: not recorded; the run stops) */
 } weft_tune_cand;
 
 /* Measures c[0..n-1]; WEFT_OK when every candidate has its result (or is lost); another status
@@ -163,7 +165,7 @@ weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft
 void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c);
 void weft_tune_measurer_destroy(weft_tune_measurer *m);
 /* Lowers step text for f into arena a; NULL (message set) when the steps do not apply. */
-weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a);
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_status *st);
 
 /* ---- tune.c ---- */
 typedef struct weft_tune_options {

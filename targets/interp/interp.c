@@ -23,6 +23,7 @@
 #include "ir/print.h"
 #include "targets/interp/program.h"
 #include "targets/target.h"
+#include "runtime/mem.h"
 
 struct weft_target {
     int unused;
@@ -370,8 +371,8 @@ static weft_status run_mode(weft_kernel *k, void *const *args, bool gpu, bool re
 {
     if (!k) return weft_fail(WEFT_ERR_INVALID_ARG, "interp: run needs a kernel");
     rctx c = {.k = k, .gpu = gpu, .reverse = reverse, .budget = budget};
-    c.slots = calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c.slots);
-    c.mem = calloc((size_t)(k->n_bufs ? k->n_bufs : 1), sizeof *c.mem);
+    c.slots = weft_calloc((size_t)(k->n_slots ? k->n_slots : 1), sizeof *c.slots);
+    c.mem = weft_calloc((size_t)(k->n_bufs ? k->n_bufs : 1), sizeof *c.mem);
     if (!c.slots || !c.mem) {
         c.st = weft_fail(WEFT_ERR_NOMEM, "interp: out of memory running %s", k->name);
         goto done;
@@ -384,7 +385,7 @@ static weft_status run_mode(weft_kernel *k, void *const *args, bool gpu, bool re
                 goto done;
             }
             c.mem[i] = args[b->param];
-        } else if (!(c.mem[i] = malloc(b->bytes ? b->bytes : 1))) {
+        } else if (!(c.mem[i] = weft_malloc(b->bytes ? b->bytes : 1))) {
             c.st = weft_fail(WEFT_ERR_NOMEM, "interp: out of memory allocating %s (%zu bytes) in %s", b->name, b->bytes,
                              k->name);
             goto done;
@@ -441,7 +442,7 @@ static weft_status interp_compile(weft_target *t, const weft_loop_func *f, weft_
 
 static weft_status interp_create(weft_target **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = weft_calloc(1, sizeof **out);
     return *out ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "interp: out of memory creating the target");
 }
 

@@ -15,6 +15,7 @@
 #include "ir/verify.h"
 #include "ir/tensor.h"
 #include "targets/interp/program.h"
+#include "runtime/mem.h"
 
 /* Compile state: the variable table (slot -> var) and what is in scope. */
 typedef struct cctx {
@@ -34,7 +35,7 @@ static bool grow(void **p, int *cap, int need, size_t elem)
     if (need <= *cap) return true;
     int n = *cap ? *cap : 16;
     while (n < need) n *= 2;
-    void *q = realloc(*p, elem * (size_t)n);
+    void *q = weft_realloc(*p, elem * (size_t)n);
     if (!q) return false;
     *p = q;
     *cap = n;
@@ -104,7 +105,7 @@ static int32_t add_buf(cctx *c, const weft_buffer *b, int cls, int param)
     if (b->size < 0 || (uint64_t)b->size > SIZE_MAX / 8)
         return cfail(c, weft_fail(WEFT_ERR_INTERNAL, "interp: buffer %s has invalid size %lld", b->name, (long long)b->size));
     if (!grow((void **)&k->bufs, &k->cap_bufs, k->n_bufs + 1, sizeof *k->bufs)) return cnomem(c);
-    char *name = strdup(b->name ? b->name : "?");
+    char *name = weft_strdup(b->name ? b->name : "?");
     if (!name) return cnomem(c);
     k->bufs[k->n_bufs] = (ibuf){b, name, cls, param, b->size, (size_t)b->size * (size_t)weft_dtype_bytes(b->dtype),
                              (int)b->scope};
@@ -308,7 +309,7 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         return n;
     case WEFT_STMT_SEQ: {
         int m = s->u.seq.n;
-        int32_t *items = malloc(sizeof *items * (size_t)(m ? m : 1));
+        int32_t *items = weft_malloc(sizeof *items * (size_t)(m ? m : 1));
         if (!items) return cnomem(c);
         for (int i = 0; i < m; i++)
             if ((items[i] = compile_stmt(c, s->u.seq.items[i])) < 0) {
@@ -356,8 +357,8 @@ weft_status weft_interp_program_compile(const weft_loop_func *f, weft_kernel **o
      * cannot run (dtypes). Every loop kind runs serially, so no caps restrict them. */
     weft_status rc = weft_ir_verify(f, NULL);
     if (rc != WEFT_OK) return rc;
-    weft_kernel *k = calloc(1, sizeof *k);
-    if (!k || !(k->name = strdup(f->name ? f->name : "?"))) {
+    weft_kernel *k = weft_calloc(1, sizeof *k);
+    if (!k || !(k->name = weft_strdup(f->name ? f->name : "?"))) {
         free(k);
         return weft_fail(WEFT_ERR_NOMEM, "interp: out of memory compiling %s", f->name ? f->name : "?");
     }

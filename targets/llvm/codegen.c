@@ -20,6 +20,7 @@
 #include <llvm-c/Analysis.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "runtime/mem.h"
 
 enum {
     MAX_UNROLL = 1024,             /* UNROLLED loops longer than this are emitted as loops */
@@ -30,7 +31,7 @@ weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef 
 {
     if (cg->n_vars == cg->cap_vars) {
         int cap = cg->cap_vars ? cg->cap_vars * 2 : 32;
-        weft_llvm_binding *nv = realloc(cg->vars, sizeof *nv * (size_t)cap);
+        weft_llvm_binding *nv = weft_realloc(cg->vars, sizeof *nv * (size_t)cap);
         if (!nv) return weft_fail(WEFT_ERR_NOMEM, "llvm codegen: variable bindings");
         cg->vars = nv;
         cg->cap_vars = cap;
@@ -63,7 +64,7 @@ static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValu
 {
     if (cg->n_locals == cg->cap_locals) {
         int cap = cg->cap_locals ? cg->cap_locals * 2 : 16;
-        weft_llvm_local *nl = realloc(cg->locals, sizeof *nl * (size_t)cap);
+        weft_llvm_local *nl = weft_realloc(cg->locals, sizeof *nl * (size_t)cap);
         if (!nl) return weft_fail(WEFT_ERR_NOMEM, "llvm codegen: local buffers");
         cg->locals = nl;
         cg->cap_locals = cap;
@@ -196,9 +197,9 @@ static weft_status emit_parallel(weft_llvm_cg *cg, const weft_stmt *s)
 
     int n_params = cg->f->n_params, n_locals = cg->n_locals, n_vars = cg->n_vars;
     int n = 2 + n_params + n_locals + n_vars;
-    LLVMTypeRef *tys = malloc(sizeof *tys * (size_t)n);
-    LLVMValueRef *vals = malloc(sizeof *vals * (size_t)n);
-    LLVMValueRef *inner_params = malloc(sizeof *inner_params * (size_t)(n_params ? n_params : 1));
+    LLVMTypeRef *tys = weft_malloc(sizeof *tys * (size_t)n);
+    LLVMValueRef *vals = weft_malloc(sizeof *vals * (size_t)n);
+    LLVMValueRef *inner_params = weft_malloc(sizeof *inner_params * (size_t)(n_params ? n_params : 1));
     if (!tys || !vals || !inner_params) {
         st = weft_fail(WEFT_ERR_NOMEM, "llvm codegen: parallel closure of %d values", n);
         goto done;
@@ -401,10 +402,20 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMTypeRef f_ty = LLVMFunctionType(cg->t_void, &cg->t_ptr, 1, 0);
         LLVMValueRef n = LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0);
         LLVMValueRef p = LLVMBuildCall2(cg->b, a_ty, get_function(cg, "weft_rt_alloc", a_ty), &n, 1, buf->name);
+        /* weft_rt_alloc returns NULL when memory runs out: the body is skipped and the target's
+         * run reports WEFT_ERR_NOMEM from the runtime's failure count (runtime/mem.h). */
+        LLVMBasicBlockRef use_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "alloc.ok");
+        LLVMBasicBlockRef done_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "alloc.done");
+        LLVMBuildCondBr(cg->b, LLVMBuildIsNotNull(cg->b, p, ""), use_b, done_b);
+        LLVMPositionBuilderAtEnd(cg->b, use_b);
         if (guarded_vector_loop(s->u.alloc.body, false)) LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), n, 64);
         st = push_local(cg, buf, p);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
-        if (st == WEFT_OK) LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");
+        if (st == WEFT_OK) {
+            LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");
+            LLVMBuildBr(cg->b, done_b);
+            LLVMPositionBuilderAtEnd(cg->b, done_b);
+        }
     }
     cg->n_locals = depth;
     return st;
@@ -438,7 +449,7 @@ static weft_status emit_kernel(weft_llvm_cg *cg)
     LLVMValueRef args = LLVMGetParam(fn, 0);
     cg->pool = LLVMGetParam(fn, 1);
     int n = cg->f->n_params;
-    cg->params = calloc((size_t)(n ? n : 1), sizeof *cg->params);
+    cg->params = weft_calloc((size_t)(n ? n : 1), sizeof *cg->params);
     if (!cg->params) return weft_fail(WEFT_ERR_NOMEM, "llvm codegen: %d params", n);
     for (int i = 0; i < n; i++) {
         LLVMValueRef idx = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);

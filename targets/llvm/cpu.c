@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "runtime/mem.h"
 
 typedef enum isa_level { ISA_SSE2, ISA_SSE42, ISA_AVX, ISA_AVX2, ISA_AVX512 } isa_level;
 
@@ -126,8 +127,8 @@ weft_status weft_llvm_select_cpu(weft_target *t)
     }
     /* Host features with everything above the level switched off, then the extras. */
     size_t cap = strlen(t->features) + strlen(extra) + 4;
-    char *fs = malloc(cap);
-    char *cpu = strdup(strcmp(name, "native") && strcmp(name, "host") ? name : t->cpu);
+    char *fs = weft_malloc(cap);
+    char *cpu = weft_strdup(strcmp(name, "native") && strcmp(name, "host") ? name : t->cpu);
     if (!fs || !cpu) {
         free(fs);
         free(cpu);

@@ -13,6 +13,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "runtime/mem.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool init_ok;
@@ -72,8 +73,8 @@ weft_status weft_llvm_jit_create(weft_target *t)
     if (!init_ok) return weft_fail(WEFT_ERR_UNAVAILABLE, "llvm: native target could not be initialised");
     t->triple = LLVMGetDefaultTargetTriple();
     char *host_cpu = LLVMGetHostCPUName(), *host_features = LLVMGetHostCPUFeatures();
-    t->cpu = host_cpu ? strdup(host_cpu) : NULL;
-    t->features = host_features ? strdup(host_features) : NULL;
+    t->cpu = host_cpu ? weft_strdup(host_cpu) : NULL;
+    t->features = host_features ? weft_strdup(host_features) : NULL;
     if (host_cpu) LLVMDisposeMessage(host_cpu);
     if (host_features) LLVMDisposeMessage(host_features);
     if (!t->triple || !t->cpu || !t->features) return weft_fail(WEFT_ERR_NOMEM, "llvm: host description");
@@ -171,7 +172,7 @@ weft_status weft_llvm_emit_asm(weft_target *t, LLVMModuleRef mod, char **out)
     }
     if (msg) LLVMDisposeMessage(msg);
     size_t n = LLVMGetBufferSize(buf);
-    char *s = malloc(n + 1);
+    char *s = weft_malloc(n + 1);
     if (!s) {
         LLVMDisposeMemoryBuffer(buf);
         return weft_fail(WEFT_ERR_NOMEM, "llvm: assembly text of %zu bytes", n);

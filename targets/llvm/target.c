@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "runtime/mem.h"
 
 static void llvm_destroy(weft_target *t)
 {
@@ -23,7 +24,7 @@ static weft_status llvm_create(weft_target **out)
 {
     if (!out) return weft_fail(WEFT_ERR_INVALID_ARG, "llvm create: out is NULL");
     *out = NULL;
-    weft_target *t = calloc(1, sizeof *t);
+    weft_target *t = weft_calloc(1, sizeof *t);
     if (!t) return weft_fail(WEFT_ERR_NOMEM, "llvm create: target");
     if (pthread_mutex_init(&t->lock, NULL)) {
         free(t);
@@ -118,7 +119,7 @@ static weft_status llvm_compile(weft_target *t, const weft_loop_func *f, weft_ke
     *out = NULL;
     weft_status st = check_func(f);
     if (st != WEFT_OK) return st;
-    weft_kernel *k = calloc(1, sizeof *k);
+    weft_kernel *k = weft_calloc(1, sizeof *k);
     if (!k) return weft_fail(WEFT_ERR_NOMEM, "llvm compile: kernel");
     k->t = t;
     k->n_params = f->n_params;
@@ -147,7 +148,10 @@ static weft_status llvm_run(weft_kernel *k, void *const *args, const weft_exec *
 {
     if (!k || !k->fn) return weft_fail(WEFT_ERR_INVALID_ARG, "llvm run: no kernel");
     if (!args && k->n_params > 0) return weft_fail(WEFT_ERR_INVALID_ARG, "llvm run: args is NULL for %d params", k->n_params);
+    unsigned long failures = weft_rt_alloc_failures();
     k->fn((void **)args, ex ? ex->pool : NULL);
+    if (weft_rt_alloc_failures() != failures)
+        return weft_fail(WEFT_ERR_NOMEM, "llvm run: out of memory for a kernel's local buffer");
     return WEFT_OK;
 }
 
@@ -184,7 +188,7 @@ static weft_status llvm_dump(weft_target *t, const weft_loop_func *f, weft_dump_
             st = weft_llvm_emit_asm(t, mod, out);
         } else {
             char *ir = LLVMPrintModuleToString(mod);
-            *out = ir ? strdup(ir) : NULL;
+            *out = ir ? weft_strdup(ir) : NULL;
             if (ir) LLVMDisposeMessage(ir);
             if (!*out) st = weft_fail(WEFT_ERR_NOMEM, "llvm dump: IR text");
         }

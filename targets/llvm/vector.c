@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "runtime/mem.h"
 
 enum { MAX_LANES = 256 };
 
@@ -97,7 +98,7 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMValueRef min;
     weft_status st = weft_llvm_index(cg, s->u.loop.min, &min);
     if (st != WEFT_OK) return st;
-    LLVMValueRef *steps = malloc(sizeof *steps * (size_t)n);
+    LLVMValueRef *steps = weft_malloc(sizeof *steps * (size_t)n);
     if (!steps) return weft_fail(WEFT_ERR_NOMEM, "llvm codegen: %d lanes", n);
     for (int i = 0; i < n; i++) steps[i] = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
     LLVMValueRef lanes = LLVMBuildAdd(cg->b, weft_llvm_splat(cg, min, n), LLVMConstVector(steps, (unsigned)n), "");
