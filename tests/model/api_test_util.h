@@ -1,4 +1,4 @@
-/* Helpers the model-level API tests share (test_api.c, test_device.c): reading a raw float32
+/* Helpers the model-level tests share (test_api.c, test_device.c, tests/targets' model checks): reading a raw float32
  * reference file, and asserting a status together with a phrase of the error message. Include
  * after <cmocka.h>. */
 #ifndef WEFT_TESTS_MODEL_API_TEST_UTIL_H
@@ -9,7 +9,7 @@
 
 #include "weft/weft.h"
 
-static float *read_floats(const char *path, size_t *bytes)
+static inline float *read_floats(const char *path, size_t *bytes)
 {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -24,7 +24,7 @@ static float *read_floats(const char *path, size_t *bytes)
     return x;
 }
 
-static void expect_error(weft_status got, weft_status want, const char *needle)
+static inline void expect_error(weft_status got, weft_status want, const char *needle)
 {
     const char *msg = weft_last_error();
     if (got != want || !strstr(msg, needle))

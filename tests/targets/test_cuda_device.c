@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/model/api_test_util.h"
 #include "compile/build.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
@@ -122,19 +123,6 @@ static void test_ops_on_device(void **state)
     assert_int_equal(ops->create(&t), WEFT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_op(ops, t, cases[i].op, cases[i].n, cases[i].shape);
     ops->destroy(t);
-}
-
-static float *read_floats(const char *path, size_t *bytes)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    *bytes = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    float *p = malloc(*bytes);
-    assert_int_equal(fread(p, 1, *bytes, fp), *bytes);
-    fclose(fp);
-    return p;
 }
 
 static void check_model(const char *stem, const char *io, int64_t batch)

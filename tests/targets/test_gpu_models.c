@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/model/api_test_util.h"
 #include "ir/caps.h"
 #include "targets/interp/interp.h"
 #include "targets/target.h"
@@ -61,19 +62,6 @@ static const weft_target_ops interp_gpu_ops = {
     .kernel_destroy = NULL,
 };
 static weft_target_ops ops;
-
-static float *read_floats(const char *path, size_t *bytes)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *bytes = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *p = malloc(*bytes);
-    assert_int_equal(fread(p, 1, *bytes, f), *bytes);
-    fclose(f);
-    return p;
-}
 
 /* Model stem.onnx on the reference files io.input.bin / io.output.bin; batch > 0 binds the
  * symbolic dimension "batch" (the file sizes the other). */

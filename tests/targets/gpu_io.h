@@ -1,0 +1,59 @@
+/* Test buffers for GPU-schedule checks in the interpreter's GPU mode (test_gpu.c, test_hip.c):
+ * a function's parameters filled with deterministic values in [-1, 1) (outputs NaN), and the
+ * relative error of a run against a reference output. Include after cmocka.h. */
+#ifndef WEFT_TESTS_TARGETS_GPU_IO_H
+#define WEFT_TESTS_TARGETS_GPU_IO_H
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/tensor.h"
+#include "targets/interp/interp.h"
+
+typedef struct io {
+    int n, out;
+    void *p[8];
+    size_t bytes[8];
+} io;
+
+static inline void io_init(io *b, const weft_te_func *f)
+{
+    uint64_t seed = 11;
+    b->n = f->n_inputs + f->n_outputs;
+    b->out = f->n_inputs;
+    for (int i = 0; i < b->n; i++) {
+        const weft_tensor *t = i < f->n_inputs ? f->inputs[i] : f->outputs[i - f->n_inputs];
+        b->bytes[i] = (size_t)weft_te_numel(t) * 4;
+        b->p[i] = malloc(b->bytes[i]);
+        float *x = b->p[i];
+        for (size_t e = 0; e < b->bytes[i] / 4; e++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            x[e] = i < f->n_inputs ? (float)((seed >> 41) & 0xffff) / 32768.0f - 1.0f : NAN;
+        }
+    }
+}
+
+static inline void io_free(io *b)
+{
+    for (int i = 0; i < b->n; i++) free(b->p[i]);
+}
+
+/* Relative error of lf's output in GPU mode against ref; negative on a run error. */
+static inline double gpu_error(const weft_loop_func *lf, io *b, const float *ref, bool reverse)
+{
+    memset(b->p[b->out], 0xff, b->bytes[b->out]);
+    if (weft_interp_run_gpu(lf, b->p, reverse) != WEFT_OK) {
+        print_error("gpu run %s: %s\n", lf->name, weft_last_error());
+        return -1;
+    }
+    const float *x = b->p[b->out];
+    double md = 0, mr = 1;
+    for (size_t i = 0; i < b->bytes[b->out] / 4; i++) {
+        double d = fabs((double)x[i] - (double)ref[i]);
+        if (!(d <= md)) md = d;
+        if (fabs(ref[i]) > mr) mr = fabs(ref[i]);
+    }
+    return md / mr;
+}
+
+#endif
