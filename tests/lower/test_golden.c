@@ -13,26 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/slurp.h"
 #include "ir/print.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
 #include "targets/target.h"
 
 #define GOLDEN_DIR "tests/golden/lower"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* What one pass printed (the pass to capture in, the text out). */
 typedef struct capture {

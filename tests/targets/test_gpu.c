@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/slurp.h"
 #include "ir/print.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
@@ -45,20 +46,6 @@ static const char tiled_matmul[] = "cache_read A shared C\n"
                                    "bind A.shared ax1 threadIdx.x\n"
                                    "bind B.shared ax0 threadIdx.y\n"
                                    "bind B.shared ax1 threadIdx.x\n";
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* Applies text to a fresh schedule of f; returns the status and the message in msg. */
 static weft_status apply(const weft_te_func *f, const char *text, char *msg, size_t n)

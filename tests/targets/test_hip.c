@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/slurp.h"
 #include "ir/print.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
@@ -44,20 +45,6 @@ static const struct {
 
 static int n_compiled;
 static bool runtime_present; /* libamdhip64.so.5 loads: hiprtc can compile */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* The caps of registered target `name` (created and destroyed here). */
 static weft_target_caps target_caps(const char *name)
