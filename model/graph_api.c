@@ -59,7 +59,7 @@ weft_status weft_graph_add_input_symbolic(weft_graph *g, const char *name, weft_
     if (ndim < 0 || ndim > WEFT_GRAPH_MAX_DIMS)
         return weft_fail(WEFT_ERR_UNSUPPORTED, "input '%s': %d dimensions (at most %d supported)", name ? name : "", ndim,
                          WEFT_GRAPH_MAX_DIMS);
-    int64_t sized[WEFT_GRAPH_MAX_DIMS];
+    int64_t sized[WEFT_GRAPH_MAX_DIMS] = {0};
     bool any = false;
     for (int d = 0; d < ndim; d++) {
         bool named = dim_names[d] && *dim_names[d];
