@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/print.h"
 #include "ir/tensor.h"
+#include "lower/lower.h"
+#include "schedule/schedule.h"
 #include "targets/interp/interp.h"
 
 typedef struct io {
@@ -54,6 +57,52 @@ static inline double gpu_error(const weft_loop_func *lf, io *b, const float *ref
         if (fabs(ref[i]) > mr) mr = fabs(ref[i]);
     }
     return md / mr;
+}
+
+/* f scheduled by step text (NULL: the default schedule for caps) and lowered into a. */
+static inline weft_status gpu_lower(weft_arena *a, const weft_te_func *f, const char *text, const weft_target_caps *caps,
+                                    weft_loop_func **lf)
+{
+    weft_schedule *s = NULL;
+    weft_status rc = weft_schedule_create(f, &s);
+    if (rc == WEFT_OK) rc = text ? weft_schedule_apply_text(s, text) : weft_schedule_default(s, caps);
+    if (rc == WEFT_OK) rc = weft_lower(s, caps, a, lf);
+    weft_schedule_destroy(s);
+    return rc;
+}
+
+/* The naive schedule's output for b's inputs (the interpreter on the host; malloc'd). */
+static inline float *naive_ref(const weft_te_func *f, io *b)
+{
+    weft_arena *a = weft_arena_create();
+    weft_loop_func *lf = NULL;
+    assert_int_equal(gpu_lower(a, f, "", NULL, &lf), WEFT_OK);
+    assert_int_equal(weft_interp_run(lf, b->p), WEFT_OK);
+    float *ref = malloc(b->bytes[b->out]);
+    memcpy(ref, b->p[b->out], b->bytes[b->out]);
+    weft_arena_destroy(a);
+    return ref;
+}
+
+/* lf (f under a GPU schedule: step text, or NULL for the default) run in the interpreter's GPU
+ * mode with threads forward and reversed matches the naive schedule within 1e-4 relative. */
+static inline void expect_gpu_matches_naive(const weft_te_func *f, const weft_loop_func *lf, const char *what, const char *text)
+{
+    io b;
+    io_init(&b, f);
+    float *ref = naive_ref(f, &b);
+    for (int rev = 0; rev < 2; rev++) {
+        double err = gpu_error(lf, &b, ref, rev);
+        if (!(err >= 0 && err <= 1e-4)) {
+            char *ir = weft_ir_func_str(lf);
+            print_error("%s %s (%s threads): error %g\nsteps:\n%s\n%s\n", what, text ? "" : "default", rev ? "reversed" : "forward",
+                        err, text ? text : "(default)", ir);
+            free(ir);
+        }
+        assert_true(err >= 0 && err <= 1e-4);
+    }
+    free(ref);
+    io_free(&b);
 }
 
 #endif

@@ -28,7 +28,7 @@
 #include "targets/cuda/cuda.h"
 #endif
 
-#define TOL 1e-4
+#define TOL 1e-4 /* relative, as expect_gpu_matches_naive (gpu_io.h) */
 
 static const char tiled_matmul[] = "cache_read A shared C\n"
                                    "cache_read B shared C\n"
@@ -98,18 +98,6 @@ static void test_bind_validation(void **state)
     weft_arena_destroy(a);
 }
 
-/* Lowers op/shape with text (or the default schedule when text is NULL) for caps. */
-static weft_status lower(weft_arena *a, const weft_te_func *f, const char *text, const weft_target_caps *caps,
-                         weft_loop_func **lf)
-{
-    weft_schedule *s = NULL;
-    weft_status rc = weft_schedule_create(f, &s);
-    if (rc == WEFT_OK) rc = text ? weft_schedule_apply_text(s, text) : weft_schedule_default(s, caps);
-    if (rc == WEFT_OK) rc = weft_lower(s, caps, a, lf);
-    weft_schedule_destroy(s);
-    return rc;
-}
-
 static void expect_unlaunchable(const char *op, int n, const int64_t *shape, const char *text,
                                 const weft_target_caps *caps, const char *want)
 {
@@ -117,7 +105,7 @@ static void expect_unlaunchable(const char *op, int n, const int64_t *shape, con
     weft_te_func *f = NULL;
     weft_loop_func *lf = NULL;
     assert_int_equal(weft_op_build(a, op, n, shape, &f), WEFT_OK);
-    weft_status rc = lower(a, f, text, caps, &lf);
+    weft_status rc = gpu_lower(a, f, text, caps, &lf);
     const char *msg = rc == WEFT_OK ? "(lowered)" : weft_last_error();
     if (rc == WEFT_OK || !strstr(msg, want)) print_error("%s '%s': got '%s', wanted '%s'\n", op, text, msg, want);
     assert_int_not_equal(rc, WEFT_OK);
@@ -158,18 +146,6 @@ static void test_launch_check_refusals(void **state)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static float *naive_ref(const weft_te_func *f, io *b)
-{
-    weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = NULL;
-    assert_int_equal(lower(a, f, "", NULL, &lf), WEFT_OK);
-    assert_int_equal(weft_interp_run(lf, b->p), WEFT_OK);
-    float *ref = malloc(b->bytes[b->out]);
-    memcpy(ref, b->p[b->out], b->bytes[b->out]);
-    weft_arena_destroy(a);
-    return ref;
-}
-
 static int n_compiled;
 
 /* NVRTC compiles lf for sm_90 to a cubin (when the CUDA target is built). */
@@ -205,28 +181,14 @@ static bool check_gpu(const char *op, int n, const int64_t *shape, const char *t
     weft_loop_func *lf = NULL;
     assert_int_equal(weft_op_build(a, op, n, shape, &f), WEFT_OK);
     weft_target_caps caps = weft_caps_gpu("gpu");
-    if (lower(a, f, text, &caps, &lf) != WEFT_OK) {
+    if (gpu_lower(a, f, text, &caps, &lf) != WEFT_OK) {
         if (!text) print_error("%s default: %s\n", op, weft_last_error());
         assert_non_null(text); /* default schedules must lower */
         weft_arena_destroy(a);
         return false;
     }
-    io b;
-    io_init(&b, f);
-    float *ref = naive_ref(f, &b);
-    for (int rev = 0; rev < 2; rev++) {
-        double err = gpu_error(lf, &b, ref, rev);
-        if (!(err >= 0 && err <= TOL)) {
-            char *ir = weft_ir_func_str(lf);
-            print_error("%s %s (%s threads): error %g\nsteps:\n%s\n%s\n", op, text ? "" : "default", rev ? "reversed" : "forward",
-                        err, text ? text : "(default)", ir);
-            free(ir);
-        }
-        assert_true(err >= 0 && err <= TOL);
-    }
+    expect_gpu_matches_naive(f, lf, op, text);
     assert_true(nvrtc_ok(lf));
-    free(ref);
-    io_free(&b);
     weft_arena_destroy(a);
     return true;
 }
@@ -323,7 +285,7 @@ static void test_missing_barrier_is_caught(void **state)
     int64_t shape[3] = {16, 16, 16};
     assert_int_equal(weft_op_build(a, "matmul", 3, shape, &f), WEFT_OK);
     weft_target_caps caps = weft_caps_gpu("gpu");
-    assert_int_equal(lower(a, f, tiled_matmul, &caps, &lf), WEFT_OK);
+    assert_int_equal(gpu_lower(a, f, tiled_matmul, &caps, &lf), WEFT_OK);
     io b;
     io_init(&b, f);
     float *ref = naive_ref(f, &b);
@@ -366,7 +328,7 @@ static void test_golden_cuda_source(void **state)
         weft_loop_func *lf = NULL;
         weft_target_caps caps = weft_caps_gpu("cuda");
         assert_int_equal(weft_op_build(a, op, n, shape, &f), WEFT_OK);
-        assert_int_equal(lower(a, f, strcmp(body, "default\n") ? body : NULL, &caps, &lf), WEFT_OK);
+        assert_int_equal(gpu_lower(a, f, strcmp(body, "default\n") ? body : NULL, &caps, &lf), WEFT_OK);
         weft_gpu_source src;
         assert_int_equal(weft_gpu_emit(lf, &weft_gpu_dialect_cuda, &src), WEFT_OK);
         size_t len = strlen(expected);

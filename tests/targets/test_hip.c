@@ -33,7 +33,6 @@
 #ifdef WEFT_WITH_HIP
 #include "targets/hip/hip.h"
 
-#define TOL 1e-4
 
 /* The two architectures every kernel is compiled for, with their ELF e_flags machine value
  * (EF_AMDGPU_MACH_AMDGCN_GFX90A, _GFX1030 of the LLVM AMDGPU ELF spec: e_flags & 0xff) and wavefront. */
@@ -57,18 +56,6 @@ static weft_target_caps target_caps(const char *name)
     ops->caps(t, &caps);
     ops->destroy(t);
     return caps;
-}
-
-/* Lowers f with text (NULL: the default schedule) for caps. */
-static weft_status lower(weft_arena *a, const weft_te_func *f, const char *text, const weft_target_caps *caps,
-                         weft_loop_func **lf)
-{
-    weft_schedule *s = NULL;
-    weft_status rc = weft_schedule_create(f, &s);
-    if (rc == WEFT_OK) rc = text ? weft_schedule_apply_text(s, text) : weft_schedule_default(s, caps);
-    if (rc == WEFT_OK) rc = weft_lower(s, caps, a, lf);
-    weft_schedule_destroy(s);
-    return rc;
 }
 
 /* hiprtc compiles lf's HIP source for archs[i]: a non-empty AMDGPU ELF for that machine. */
@@ -97,18 +84,6 @@ static bool hiprtc_ok(const weft_loop_func *lf, int i)
     return elf;
 }
 
-static float *naive_ref(const weft_te_func *f, io *b)
-{
-    weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = NULL;
-    assert_int_equal(lower(a, f, "", NULL, &lf), WEFT_OK);
-    assert_int_equal(weft_interp_run(lf, b->p), WEFT_OK);
-    float *ref = malloc(b->bytes[b->out]);
-    memcpy(ref, b->p[b->out], b->bytes[b->out]);
-    weft_arena_destroy(a);
-    return ref;
-}
-
 /* Lowers op/shape with text (NULL: the default GPU schedule) for the caps of archs[ai], checks
  * it in the interpreter's GPU mode against the naive schedule, and compiles it with hiprtc for
  * archs[ai] (both archs when `both`; neither when libamdhip64.so.5 does not load). Returns
@@ -121,29 +96,17 @@ static bool check_hip(const char *op, int n, const int64_t *shape, const char *t
     weft_loop_func *lf = NULL;
     assert_int_equal(weft_op_build(a, op, n, shape, &f), WEFT_OK);
     weft_target_caps caps = target_caps(archs[ai].target);
-    if (lower(a, f, text, &caps, &lf) != WEFT_OK) {
+    if (gpu_lower(a, f, text, &caps, &lf) != WEFT_OK) {
         if (!text) print_error("%s default (%s): %s\n", op, archs[ai].arch, weft_last_error());
         assert_non_null(text); /* default schedules must lower */
         weft_arena_destroy(a);
         return false;
     }
-    io b;
-    io_init(&b, f);
-    float *ref = naive_ref(f, &b);
-    for (int rev = 0; rev < 2; rev++) {
-        double err = gpu_error(lf, &b, ref, rev);
-        if (!(err >= 0 && err <= TOL)) {
-            char *ir = weft_ir_func_str(lf);
-            print_error("%s %s (%s, %s threads): error %g\nsteps:\n%s\n%s\n", op, text ? "" : "default", archs[ai].arch,
-                        rev ? "reversed" : "forward", err, text ? text : "(default)", ir);
-            free(ir);
-        }
-        assert_true(err >= 0 && err <= TOL);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "%s (%s)", op, archs[ai].arch);
+    expect_gpu_matches_naive(f, lf, what, text);
     for (int i = 0; i < 2; i++)
         if (runtime_present && (i == ai || both)) assert_true(hiprtc_ok(lf, i));
-    free(ref);
-    io_free(&b);
     weft_arena_destroy(a);
     return true;
 }
@@ -306,7 +269,7 @@ static void test_golden_hip_source(void **state)
         weft_te_func *f = NULL;
         weft_loop_func *lf = NULL;
         assert_int_equal(weft_op_build(a, op, n, shape, &f), WEFT_OK);
-        assert_int_equal(lower(a, f, strcmp(body, "default\n") ? body : NULL, &caps, &lf), WEFT_OK);
+        assert_int_equal(gpu_lower(a, f, strcmp(body, "default\n") ? body : NULL, &caps, &lf), WEFT_OK);
         weft_gpu_source src;
         assert_int_equal(weft_gpu_emit(lf, &weft_gpu_dialect_hip, &src), WEFT_OK);
         size_t len = strlen(expected);
@@ -352,7 +315,7 @@ static void test_without_device(void **state)
         weft_loop_func *lf = NULL;
         int64_t shape[1] = {100};
         assert_int_equal(weft_op_build(a, "relu", 1, shape, &f), WEFT_OK);
-        assert_int_equal(lower(a, f, NULL, &caps, &lf), WEFT_OK);
+        assert_int_equal(gpu_lower(a, f, NULL, &caps, &lf), WEFT_OK);
         weft_kernel *k = NULL;
         assert_int_equal(ops->compile(t, lf, &k), WEFT_OK);
         void *args[2] = {NULL, NULL};
