@@ -152,9 +152,12 @@ weft_status weft_tuner_db_begin_write(weft_db *db, const char *op)
 
 void weft_tuner_db_rollback(weft_db *db)
 {
-    if (sqlite3_get_autocommit(db->conn)) return; /* no transaction open (SQLite ended it) */
-    sqlite3_step(db->stmt[DB_STMT_ROLLBACK]);
-    sqlite3_reset(db->stmt[DB_STMT_ROLLBACK]);
+    /* a ROLLBACK that fails (out of memory) leaves the transaction open: try again, so the
+     * connection is not left inside it for the next statement */
+    for (int attempt = 0; attempt < 3 && !sqlite3_get_autocommit(db->conn); attempt++) {
+        sqlite3_step(db->stmt[DB_STMT_ROLLBACK]);
+        sqlite3_reset(db->stmt[DB_STMT_ROLLBACK]);
+    }
 }
 
 weft_status weft_tuner_db_commit(weft_db *db, const char *op)
@@ -212,18 +215,20 @@ static void foreign_tables(weft_db *db, char *buf, size_t size)
     sqlite3_finalize(st);
 }
 
-/* Does the meta table say this is a weft schedule database? */
-static bool has_marker(weft_db *db)
+/* Does the meta table say this is a weft schedule database? A query that could not run for
+ * want of memory is that error (SQLITE_NOMEM in *rc), not a foreign file. */
+static bool has_marker(weft_db *db, int *rc)
 {
     sqlite3_stmt *st = NULL;
     bool ok = false;
-    if (sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = 'weft_schema'", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
+    *rc = sqlite3_prepare_v2(db->conn, "SELECT value FROM meta WHERE key = 'weft_schema'", -1, &st, NULL);
+    if (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *v = sqlite3_column_text(st, 0);
+        if (!v && sqlite3_errcode(db->conn) == SQLITE_NOMEM) *rc = SQLITE_NOMEM;
         ok = v && strcmp((const char *)v, schema_marker) == 0;
     }
     sqlite3_finalize(st);
+    if (!ok && (*rc & 0xff) != SQLITE_NOMEM) *rc = SQLITE_OK;
     return ok;
 }
 
@@ -242,7 +247,8 @@ static weft_status check_schema_locked(weft_db *db, bool *empty)
                          db->path, (long long)version, WEFT_DB_SCHEMA_VERSION);
     *empty = n_objects == 0;
     if (*empty) return WEFT_OK;
-    if (!has_marker(db)) {
+    if (!has_marker(db, &rc)) {
+        if (rc != SQLITE_OK) return weft_tuner_db_error(db, rc, "reading the schema");
         char tables[160];
         foreign_tables(db, tables, sizeof tables);
         return weft_fail(WEFT_ERR_DB, "%s is a SQLite database of another program (no weft schema marker; tables: %s)",
@@ -256,10 +262,15 @@ static weft_status check_schema_locked(weft_db *db, bool *empty)
 
 static weft_status check_schema(weft_db *db, bool *empty)
 {
-    int rc = sqlite3_exec(db->conn, "BEGIN", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) return weft_tuner_db_error(db, rc, "reading the schema");
+    sqlite3_stmt *begin = db->stmt[DB_STMT_BEGIN_READ];
+    int rc = sqlite3_step(begin);
+    sqlite3_reset(begin);
+    if (rc != SQLITE_DONE) return weft_tuner_db_error(db, rc, "reading the schema");
     weft_status st = check_schema_locked(db, empty);
-    sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL); /* read-only: nothing to keep */
+    weft_tuner_db_rollback(db); /* read-only: nothing to keep */
+    if (st == WEFT_OK && !sqlite3_get_autocommit(db->conn))
+        st = weft_fail(WEFT_ERR_NOMEM, "database %s: ending the schema check's read transaction failed: out of memory",
+                       db->path);
     return st;
 }
 

@@ -55,6 +55,15 @@ typedef struct weft_db_measurement {
     const char *error;       /* NULL or "" when the candidate ran and was correct */
 } weft_db_measurement;
 
+/* Makes SQLite allocate through weft_malloc/weft_realloc (runtime/mem.h), so the allocation
+ * fail hook reaches SQLite's allocations too (tests/reliability/test_alloc_sweep.c). Process-
+ * wide (SQLITE_CONFIG_MALLOC) and opt-in: call it before the process's first use of SQLite;
+ * later it is WEFT_ERR_INVALID_ARG and nothing changes. (db_mem.c) */
+weft_status weft_db_route_sqlite_allocations(void);
+/* True on a thread while SQLite allocates through weft (for a fail hook that must tell SQLite's
+ * allocations, some of whose failures SQLite absorbs by design, from weft's own). */
+bool weft_db_in_sqlite_allocation(void);
+
 /* Opens (creating when `create`) the database at path. A file whose schema version is newer
  * or whose tables are not weft's is refused with WEFT_ERR_DB and a message saying so. Caller
  * closes with weft_db_close (accepts NULL). */
