@@ -12,7 +12,8 @@
  * Paths: loading + compiling mlp.onnx (llvm target, and the interpreter target) and resnet9.onnx;
  * compiling mlp with tuned.db (records replayed and verified); one inference through
  * weft_model_run and through a context; a kernel whose local buffer comes from weft_rt_alloc
- * inside generated code; opening a database (new and existing); a short tune of a small matmul
+ * inside generated code; opening a database (new and existing); importing a dump (all or nothing);
+ * a short tune of a small matmul
  * (3 measured candidates, database in a temp dir). WEFT_SWEEP_STRIDE=K samples every Kth N
  * (default 1: every N, except where a path says otherwise); WEFT_SWEEP_ONLY=NAME runs one test. */
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "../model/api_test_util.h" /* read_floats */
+#include "ir/error.h"
 #include "compile/build.h"
 #include "ir/arena.h"
 #include "runtime/runtime.h"
@@ -262,6 +264,88 @@ static void test_db_open(void **state)
     rmdir(dc.dir);
 }
 
+/* ---- importing a dump (weft db import) ---- */
+
+typedef struct import_case {
+    db_case dc;
+    char *text; /* what weft db export wrote */
+    size_t len;
+    int n_imported;
+} import_case;
+
+static weft_status import_path(void *ud)
+{
+    import_case *ic = ud;
+    unlink(ic->dc.path);
+    ic->n_imported = -1;
+    weft_db *db = NULL;
+    weft_status st = weft_db_open(ic->dc.path, true, &db);
+    FILE *in = st == WEFT_OK ? fmemopen(ic->text, ic->len, "r") : NULL;
+    if (st == WEFT_OK && !in) st = weft_fail(WEFT_ERR_IO, "fmemopen failed");
+    if (st == WEFT_OK) st = weft_db_import(db, in, &ic->n_imported);
+    if (in) fclose(in);
+    weft_db_close(db);
+    return st;
+}
+
+/* All or nothing: the file holds the 3 measurements when the import succeeded, none otherwise. */
+static void import_check(void *ud, weft_status st)
+{
+    import_case *ic = ud;
+    db_intact(ic->dc.path);
+    if (access(ic->dc.path, F_OK) != 0) return;
+    weft_db *db = NULL;
+    assert_int_equal(weft_db_open(ic->dc.path, false, &db), WEFT_OK);
+    int total = -1;
+    assert_int_equal(weft_db_count(db, "00000000000000aa", "cpu=test", &total, NULL), WEFT_OK);
+    weft_db_close(db);
+    if (total != (st == WEFT_OK ? 3 : 0)) fprintf(stderr, "N=%ld: %d measurements after import (%s)\n", sweep_shared()->n, total, weft_status_name(st));
+    assert_int_equal(total, st == WEFT_OK ? 3 : 0);
+    if (st == WEFT_OK) assert_int_equal(ic->n_imported, 3);
+}
+
+static void test_db_import(void **state)
+{
+    (void)state;
+    import_case ic = {.dc = {.dir = "/tmp/weft_sweep_imp_XXXXXX"}};
+    assert_non_null(mkdtemp(ic.dc.dir));
+    snprintf(ic.dc.path, sizeof ic.dc.path, "%s/src.db", ic.dc.dir);
+    /* the dump: one workload, one target, 3 measurements (one of them an error) */
+    weft_db *db = NULL;
+    assert_int_equal(weft_db_open(ic.dc.path, true, &db), WEFT_OK);
+    weft_db_workload w = {.key = "00000000000000aa", .te = "C[i, j] = sum(k, A[i, k] * B[k, j])",
+                          .shapes = "A[4,4] B[4,4] -> C[4,4]", .flops = 128};
+    weft_db_target t = {.key = "cpu=test", .name = "llvm", .model = "test CPU", .features = "+avx2", .cores = 2};
+    assert_int_equal(weft_db_put_workload(db, &w), WEFT_OK);
+    assert_int_equal(weft_db_put_target(db, &t), WEFT_OK);
+    const double lat[3] = {1e-6, 2e-6, 3e-6};
+    const char *steps[3] = {"split i 2", "split j 2", "vectorize j"};
+    for (int i = 0; i < 3; i++) {
+        weft_db_measurement m = {.workload = w.key, .target = t.key, .steps = steps[i], .latencies = lat,
+                                 .n_latencies = i == 2 ? 0 : 3, .median = i == 2 ? 0 : lat[i],
+                                 .error = i == 2 ? "compile: bad" : NULL};
+        assert_int_equal(weft_db_put_measurement(db, &m), WEFT_OK);
+    }
+    FILE *out = open_memstream(&ic.text, &ic.len);
+    assert_non_null(out);
+    assert_int_equal(weft_db_export(db, out), WEFT_OK);
+    fclose(out);
+    weft_db_close(db);
+    unlink(ic.dc.path);
+    snprintf(ic.dc.path, sizeof ic.dc.path, "%s/t.db", ic.dc.dir);
+    /* every N takes about 40 s here (2,500 runs): every 3rd unless WEFT_SWEEP_STRIDE says otherwise */
+    sweep_run("import a dump into a new database", import_path, import_check, &ic, stride_env(3), true);
+    free(ic.text);
+    char side[128];
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s/%s", ic.dc.dir, (const char *[]){"t.db", "t.db-wal", "t.db-shm"}[i]);
+        unlink(side);
+        snprintf(side, sizeof side, "%s/%s", ic.dc.dir, (const char *[]){"src.db", "src.db-wal", "src.db-shm"}[i]);
+        unlink(side);
+    }
+    rmdir(ic.dc.dir);
+}
+
 /* ---- a short tune ---- */
 
 typedef struct tune_case {
@@ -392,6 +476,7 @@ int main(void)
     if (getenv("WEFT_SWEEP_ONLY")) cmocka_set_test_filter(getenv("WEFT_SWEEP_ONLY")); /* e.g. test_tune_step */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_db_open),
+        cmocka_unit_test(test_db_import),
         cmocka_unit_test(test_generated_code_local_buffer),
         cmocka_unit_test(test_inference),
         cmocka_unit_test(test_load_compile_interp),
