@@ -264,18 +264,27 @@ static const weft_expr *table_index(weft_arena *a, const weft_expr *v, const int
     bool identity = out == in;
     for (int64_t x = 0; identity && x < out; x++) identity = t[x] == x;
     if (identity) return v;
-    for (int mul = 1; mul <= 2; mul++) {
+    if (in == 1) return weft_i64(a, 0);
+    /* t[x] = clamp(floordiv(x*A + B, C), 0, in-1): each x bounds B to an interval (a clamped
+     * value only from one side), so the offset B is found in one pass instead of by trying
+     * every B in [-C, C] (O(out^2): minutes for a 10^4-wide axis) */
+    for (int mul = 1; mul <= 2 && in <= (INT64_C(1) << 30) && out <= (INT64_C(1) << 30); mul++) {
         int64_t A = in * mul, C = out * mul;
-        for (int64_t B = -C; B <= C; B++) {
-            bool ok = true;
-            for (int64_t x = 0; ok && x < out; x++) {
-                int64_t q = floordiv_i(x * A + B, C);
-                ok = (q < 0 ? 0 : q > in - 1 ? in - 1 : q) == t[x];
-            }
-            if (!ok) continue;
-            const weft_expr *num = weft_add(a, weft_mul(a, v, weft_i64(a, A)), weft_i64(a, B));
-            return weft_nn_clamp(a, weft_floordiv(a, num, weft_i64(a, C)), 0, in - 1);
+        int64_t lo = -C, hi = C + 1; /* B in [lo, hi) */
+        for (int64_t x = 0; x < out && lo < hi; x++) {
+            if (t[x] > 0) lo = lo > t[x] * C - x * A ? lo : t[x] * C - x * A;
+            if (t[x] < in - 1) hi = hi < (t[x] + 1) * C - x * A ? hi : (t[x] + 1) * C - x * A;
         }
+        if (lo >= hi) continue;
+        int64_t B = lo;
+        bool ok = true;
+        for (int64_t x = 0; ok && x < out; x++) {
+            int64_t q = floordiv_i(x * A + B, C);
+            ok = (q < 0 ? 0 : q > in - 1 ? in - 1 : q) == t[x];
+        }
+        if (!ok) continue;
+        const weft_expr *num = weft_add(a, weft_mul(a, v, weft_i64(a, A)), weft_i64(a, B));
+        return weft_nn_clamp(a, weft_floordiv(a, num, weft_i64(a, C)), 0, in - 1);
     }
     /* runs: value t[x] for x in [start, end) */
     const weft_expr *e = weft_i64(a, t[out - 1]);
