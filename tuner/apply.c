@@ -2,7 +2,8 @@
  *
  * Per kernel, in order:
  *   1. the best record under this machine's key (measured and checked here: trusted), when
- *      its steps still replay;
+ *      its steps still replay; one that came in through `weft db import` (its version says
+ *      "imported:") was never checked here and is checked as in 2 first;
  *   2. else the best record of each other machine of the same backend, nearest first
  *      (target_key.c: same CPU other thread count, then same ISA level and thread count, then
  *      any). A record measured elsewhere is only step text: it is replayed on this kernel,
@@ -66,6 +67,7 @@ typedef struct provider_ctx {
     bool target_ready;
     /* the current kernel's candidates: this machine's record, then the other machines' */
     char *own;                    /* NULL: none */
+    bool own_imported;            /* own came in through weft db import: checked like a foreign one */
     weft_tuner_nearest *near;
     int n_near;
     int next;                     /* next candidate: 0 = own, 1 + i = near[i], past the end = default */
@@ -96,7 +98,7 @@ static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
     weft_te_func_hash_hex(f, key);
     bool have = false;
     double median = 0;
-    weft_status rc = weft_db_best(pc->db, key, pc->tt.key, &have, &pc->own, &median);
+    weft_status rc = weft_db_best_record(pc->db, key, pc->tt.key, &have, &pc->own, &median, &pc->own_imported);
     if (rc == WEFT_OK) rc = weft_tuner_nearest_records(pc->db, &pc->tt, key, &pc->near, &pc->n_near);
     return rc;
 }
@@ -145,6 +147,7 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
             weft_measure_opts mo = weft_measure_opts_default();
             mo.threads = caps->max_threads;
             mo.timeout_s = CHECK_TIMEOUT_S;
+            mo.fault = weft_tune_test_fault(steps, &mo); /* test builds: WEFT_TEST_FAULTS */
             weft_measure_result r;
             memset(&r, 0, sizeof r);
             ok = step_ok(weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r), oom);
@@ -184,6 +187,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         const char *steps = pc->next == 0 ? pc->own : pc->near[pc->next - 1].steps;
         if (!steps) continue;
         bool foreign = pc->next > 0;
+        bool unchecked = foreign || pc->own_imported; /* measured elsewhere, or brought in as text */
         /* replay on a scratch schedule first: steps that do not apply leave s untouched */
         weft_schedule *probe = NULL;
         weft_status rc = weft_schedule_create(f, &probe);
@@ -191,9 +195,9 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         bool applies = rc == WEFT_OK;
         weft_schedule_destroy(probe);
         if (rc == WEFT_ERR_NOMEM) return rc;
-        if (applies && foreign && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
+        if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
-            if (foreign) pc->n_rejected++;
+            if (unchecked) pc->n_rejected++;
             continue;
         }
         rc = weft_schedule_apply_text(s, steps);

@@ -42,7 +42,7 @@ static const char *const stmt_sql[DB_STMT_COUNT] = {
                                 "time, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [DB_STMT_FIND_MEASUREMENT] = "SELECT 1 FROM measurements WHERE workload = ?1 AND target = ?2 "
                                  "AND median = ?3 AND time = ?4 AND steps = ?5 LIMIT 1",
-    [DB_STMT_BEST] = "SELECT steps, median FROM measurements WHERE workload = ?1 AND target = ?2 "
+    [DB_STMT_BEST] = "SELECT steps, median, version FROM measurements WHERE workload = ?1 AND target = ?2 "
                      "AND median > 0 AND coalesce(error, '') = '' ORDER BY median, id LIMIT 1",
     [DB_STMT_COUNT_ROWS] = "SELECT count(*), coalesce(sum(median > 0 AND coalesce(error, '') = ''), 0) "
                            "FROM measurements WHERE workload = ?1 AND target = ?2",
@@ -511,6 +511,13 @@ static int bind_pair(sqlite3_stmt *s, const char *workload, const char *target)
 weft_status weft_db_best(weft_db *db, const char *workload, const char *target, bool *found, char **steps,
                          double *median)
 {
+    return weft_db_best_record(db, workload, target, found, steps, median, NULL);
+}
+
+weft_status weft_db_best_record(weft_db *db, const char *workload, const char *target, bool *found, char **steps,
+                                double *median, bool *imported)
+{
+    if (imported) *imported = false;
     if (found) *found = false;
     if (steps) *steps = NULL;
     if (median) *median = 0.0;
@@ -528,6 +535,9 @@ weft_status weft_db_best(weft_db *db, const char *workload, const char *target, 
         else
             *found = true;
         if (median) *median = sqlite3_column_double(s, 1);
+        const char *version = (const char *)sqlite3_column_text(s, 2);
+        if (imported)
+            *imported = version && !strncmp(version, WEFT_DB_IMPORTED_PREFIX, strlen(WEFT_DB_IMPORTED_PREFIX));
     } else if (rc != SQLITE_DONE) {
         st = weft_tuner_db_error(db, rc, "looking up the best schedule");
     }

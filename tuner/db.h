@@ -81,6 +81,12 @@ weft_status weft_db_put_measurement(weft_db *db, const weft_db_measurement *m);
  * malloc'd (caller frees) when found. */
 weft_status weft_db_best(weft_db *db, const char *workload, const char *target, bool *found, char **steps,
                          double *median);
+/* The same, and whether that record came in through weft_db_import (*imported, optional):
+ * import marks each measurement's version "imported:VERSION", since text from elsewhere was
+ * never checked on this machine (the model compiler checks such a record before it serves it). */
+#define WEFT_DB_IMPORTED_PREFIX "imported:"
+weft_status weft_db_best_record(weft_db *db, const char *workload, const char *target, bool *found, char **steps,
+                                double *median, bool *imported);
 /* Counts of measurements (all, and error-free) of workload on target. */
 weft_status weft_db_count(weft_db *db, const char *workload, const char *target, int *total, int *ok);
 /* Calls fn for every measurement of workload on target (for resuming and training the cost
@@ -98,6 +104,8 @@ weft_status weft_db_load_model(weft_db *db, const char *target, bool *found, voi
  * export: every workload, target and measurement as text lines (tab-separated, escaped);
  * import: reads what export wrote (duplicates are skipped) in one transaction, *n_imported =
  * measurements added; a malformed line is WEFT_ERR_PARSE "line N: ..." and imports nothing.
+ * Imported measurements keep their fields, except that their version gets the prefix
+ * WEFT_DB_IMPORTED_PREFIX (once: a re-imported export does not stack it).
  * prune: keeps the `keep` fastest error-free measurements per (workload, target) and deletes
  * the rest (errors included), *n_deleted = rows deleted; it also keeps only the latest cost
  * model of each target and compacts the file (VACUUM, WAL checkpoint). */

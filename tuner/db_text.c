@@ -18,6 +18,7 @@
 
 #include "ir/error.h"
 #include "tuner/db_private.h"
+#include "runtime/mem.h"
 
 /* ---- ls --------------------------------------------------------------------------------- */
 
@@ -341,7 +342,18 @@ static weft_status import_measurement(import_ctx *ic, char **f)
     if (st != WEFT_OK || exists) return st;
     char op[64];
     snprintf(op, sizeof op, "import, line %ld", ic->line);
-    st = weft_tuner_db_insert_measurement(ic->db, f[1], f[2], f[3], f[4], median, f[6], t, f[8], op);
+    /* marked as imported: never checked on this machine (apply.c checks it before serving it) */
+    const size_t np = strlen(WEFT_DB_IMPORTED_PREFIX);
+    char *version = NULL;
+    if (strncmp(f[8], WEFT_DB_IMPORTED_PREFIX, np) != 0) {
+        size_t nv = strlen(f[8]);
+        if (!(version = weft_malloc(np + nv + 1)))
+            return weft_fail(WEFT_ERR_NOMEM, "line %ld: out of memory", ic->line);
+        memcpy(version, WEFT_DB_IMPORTED_PREFIX, np);
+        memcpy(version + np, f[8], nv + 1);
+    }
+    st = weft_tuner_db_insert_measurement(ic->db, f[1], f[2], f[3], f[4], median, f[6], t, version ? version : f[8], op);
+    free(version);
     if (st == WEFT_ERR_DB && sqlite3_extended_errcode(ic->db->conn) == SQLITE_CONSTRAINT_FOREIGNKEY)
         return weft_fail(WEFT_ERR_PARSE, "line %ld: measurement of workload %s on target %s, but no W or T line "
                                          "(nor stored row) defines them before it",

@@ -50,13 +50,22 @@ weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps,
     return lf;
 }
 
-#ifdef WEFT_TEST_HOOKS
 /* Test builds: WEFT_TEST_FAULTS="RATE:SEED[:TIMEOUT_S]" injects a fault (tuner/measure.h) into
  * about RATE of the candidates, chosen and kinded by a hash of the step text and SEED, so a
  * candidate has the same fault when measured and when checked; TIMEOUT_S (default 10) is the
  * measurement timeout. Each injection is logged on stderr ("test fault: KIND") for the test to
- * count. */
-static int test_fault(const char *steps, weft_measure_opts *mo)
+ * count. The model compiler's check of records measured elsewhere (apply.c) injects the same. */
+#ifndef WEFT_TEST_HOOKS
+bool weft_tune_test_hooks(void) { return false; }
+int weft_tune_test_fault(const char *steps, weft_measure_opts *mo)
+{
+    (void)steps;
+    (void)mo;
+    return WEFT_FAULT_NONE;
+}
+#else
+bool weft_tune_test_hooks(void) { return true; }
+int weft_tune_test_fault(const char *steps, weft_measure_opts *mo)
 {
     const char *env = getenv("WEFT_TEST_FAULTS");
     double rate = 0, timeout = 0;
@@ -140,9 +149,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     mo.threads = m->threads;
     mo.min_time_s = 0.05;
     mo.seed = c->seed;
-#ifdef WEFT_TEST_HOOKS
-    mo.fault = test_fault(c->steps, &mo);
-#endif
+    mo.fault = weft_tune_test_fault(c->steps, &mo);
     weft_arena *a = weft_arena_create();
     weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
     weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a, &st) : NULL;

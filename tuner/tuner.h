@@ -162,6 +162,12 @@ typedef weft_status (*weft_tune_measure_fn)(void *ud, weft_tune_cand *c, int n);
  * when check_below says so. It keeps one naive kernel per task (built on first need). */
 typedef struct weft_tune_measurer weft_tune_measurer;
 weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft_tune_measurer **out);
+/* Test builds (WEFT_TEST_HOOKS) only: the fault WEFT_TEST_FAULTS assigns to a candidate's steps
+ * (a weft_measure_fault; it may also set mo's timeout); WEFT_FAULT_NONE in other builds, where
+ * weft_tune_test_hooks() says false. */
+struct weft_measure_opts;
+int weft_tune_test_fault(const char *steps, struct weft_measure_opts *mo);
+bool weft_tune_test_hooks(void);
 void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c);
 void weft_tune_measurer_destroy(weft_tune_measurer *m);
 /* Lowers step text for f into arena a; NULL (message set) when the steps do not apply. */

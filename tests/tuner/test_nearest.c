@@ -2,7 +2,8 @@
  * lists other machines' best records nearest first, and a model compiled from a database that
  * holds records only under other keys: the nearest replayable record is used, one whose steps
  * do not replay is skipped for the next machine's, and with none left the default schedule
- * runs. Every test works in its own mkdtemp directory. */
+ * runs; a record of this machine brought in with weft db import is checked before it is used.
+ * Every test works in its own mkdtemp directory. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -323,6 +324,81 @@ static void test_model_falls_back_to_default_when_no_record_replays(void **state
     assert_int_equal(n_tuned, 0);
 }
 
+/* A record for this machine brought in with weft db import is text from elsewhere: it is
+ * checked against the naive schedule before it is served (a record the tuner wrote here was
+ * checked when it became the best, and is served as is). With WEFT_TEST_FAULTS making every
+ * candidate run fault (test builds), the imported record is rejected and the default serves. */
+static void test_imported_record_is_checked_before_use(void **state)
+{
+    fixture *fx = *state;
+    static float w[32 * 32], b[32];
+    build_graph(fx, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    /* a dump of a database holding this machine's record */
+    char src[160];
+    snprintf(src, sizeof src, "%s/src.db", fx->dir);
+    assert_int_equal(weft_db_open(src, true, &fx->db), WEFT_OK);
+    weft_db_workload wl = {fx->tasks[0].key, "te", "shapes", fx->tasks[0].flops};
+    assert_int_equal(weft_db_put_workload(fx->db, &wl), WEFT_OK);
+    weft_db_target here_t = {tt.key, "llvm", tt.model, tt.features, tt.cores};
+    assert_int_equal(weft_db_put_target(fx->db, &here_t), WEFT_OK);
+    put_m(fx->db, fx->tasks[0].key, tt.key, fx->steps, 3e-6, NULL);
+    char *dump = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&dump, &len);
+    assert_non_null(out);
+    assert_int_equal(weft_db_export(fx->db, out), WEFT_OK);
+    fclose(out);
+    bool imported = true, found = false;
+    char *steps = NULL;
+    assert_int_equal(weft_db_best_record(fx->db, fx->tasks[0].key, tt.key, &found, &steps, NULL, &imported), WEFT_OK);
+    assert_true(found);
+    assert_false(imported); /* written here */
+    free(steps);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+    for (int i = 0; i < 3; i++) {
+        char p[200];
+        snprintf(p, sizeof p, "%s%s", src, (const char *[]){"", "-wal", "-shm"}[i]);
+        unlink(p);
+    }
+
+    /* imported: marked, and the mark survives export + import again without stacking */
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    int n = 0;
+    FILE *in = fmemopen(dump, len, "r");
+    assert_int_equal(weft_db_import(fx->db, in, &n), WEFT_OK);
+    fclose(in);
+    assert_int_equal(n, 1);
+    assert_int_equal(weft_db_best_record(fx->db, fx->tasks[0].key, tt.key, &found, &steps, NULL, &imported), WEFT_OK);
+    assert_true(found && imported);
+    free(steps);
+    free(dump);
+    out = open_memstream(&dump, &len);
+    assert_int_equal(weft_db_export(fx->db, out), WEFT_OK);
+    fclose(out);
+    assert_non_null(strstr(dump, "\t" WEFT_DB_IMPORTED_PREFIX));
+    assert_null(strstr(dump, WEFT_DB_IMPORTED_PREFIX WEFT_DB_IMPORTED_PREFIX));
+    free(dump);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+
+    /* it checks out: served as this machine's record */
+    weft_tuned_summary sum;
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_this_machine, 1);
+    assert_int_equal(sum.n_rejected, 0);
+    if (!weft_tune_test_hooks()) return; /* no fault injection in this build */
+    /* every candidate run faults: the imported record fails its check and is not served */
+    setenv("WEFT_TEST_FAULTS", "1:7:2", 1);
+    compile_and_check(fx, 1, w, b, &sum);
+    unsetenv("WEFT_TEST_FAULTS");
+    assert_int_equal(sum.n_this_machine, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_rejected, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +407,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_records_listed_nearest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_uses_the_nearest_replayable_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_falls_back_to_default_when_no_record_replays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_imported_record_is_checked_before_use, setup, teardown),
     };
     return cmocka_run_group_tests_name("tuner_nearest", tests, NULL, NULL);
 }
