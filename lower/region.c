@@ -22,6 +22,18 @@ weft_status weft_lower_nomem(weft_lower_ctx *c)
     return c->err;
 }
 
+/* a * b for loop extents: a product past 2^40 (fused loops of large split factors) fails the
+ * lowering (sticky c->err) and yields 1, so nothing downstream overflows on the way out. */
+static int64_t ext_mul(weft_lower_ctx *c, const weft_stage *st, int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_mul_overflow(a, b, &r) && r <= (INT64_C(1) << 40)) return r;
+    if (c->err == WEFT_OK)
+        c->err = weft_fail(WEFT_ERR_UNSUPPORTED, "lowering %s: stage %s: a loop's extent after its splits and fuses is "
+                                                 "over 2^40", c->f->name, st->name);
+    return 1;
+}
+
 void weft_lower_iter_extents(weft_lower_ctx *c, int i)
 {
     const weft_stage *st = &c->s->stages[i];
@@ -41,13 +53,13 @@ void weft_lower_iter_extents(weft_lower_ctx *c, int i)
                 int64_t prod = 1;
                 for (int j = 1; j < rel->n_out; j++) {
                     si->iter_ext[rel->out[j]] = rel->factors[j - 1];
-                    prod *= rel->factors[j - 1];
+                    prod = ext_mul(c, st, prod, rel->factors[j - 1]);
                 }
                 si->iter_ext[rel->out[0]] = (e + prod - 1) / prod;
             }
         } else {
             int64_t prod = 1;
-            for (int j = 0; j < rel->n_in; j++) prod *= si->iter_ext[rel->in[j]];
+            for (int j = 0; j < rel->n_in; j++) prod = ext_mul(c, st, prod, si->iter_ext[rel->in[j]]);
             si->iter_ext[rel->out[0]] = prod;
         }
     }

@@ -42,6 +42,10 @@ static weft_status stage_leaf(weft_schedule *s, const char *stage, const char *i
     return WEFT_OK;
 }
 
+/* The largest product of split factors (an extent can be no larger: op outputs are capped at
+ * 2^40 elements). */
+#define SPLIT_MAX (INT64_C(1) << 40)
+
 weft_status weft_sched_apply_split(weft_schedule *s, const weft_step *step)
 {
     int si, ii;
@@ -59,10 +63,16 @@ weft_status weft_sched_apply_split(weft_schedule *s, const weft_step *step)
     } else {
         if (n_factors + 1 > WEFT_SCHED_MAX_PARTS)
             return weft_fail(WEFT_ERR_INVALID_ARG, "split into more than %d parts", WEFT_SCHED_MAX_PARTS);
-        for (int f = 0; f < n_factors; f++)
+        int64_t prod = 1;
+        for (int f = 0; f < n_factors; f++) {
             if (!parse_int(step->args[2 + f], &rel.factors[f]) || rel.factors[f] <= 0)
                 return weft_fail(WEFT_ERR_INVALID_ARG, "split factor must be a positive integer, got '%s'",
                                  step->args[2 + f]);
+            /* lowering multiplies the factors: keep their product far inside int64 */
+            if (rel.factors[f] > SPLIT_MAX / prod)
+                return weft_fail(WEFT_ERR_INVALID_ARG, "split factors %s... multiply to more than 2^40", step->args[2]);
+            prod *= rel.factors[f];
+        }
     }
     rel.n_out = n_factors + 1;
     if (st->n_iters + rel.n_out > WEFT_SCHED_MAX_ITERS || st->n_rels >= WEFT_SCHED_MAX_RELS)

@@ -133,6 +133,7 @@ static const bad_step bad_steps[] = {
     {0, "", "split C i 0", WEFT_ERR_INVALID_ARG, "positive integer, got '0'"},
     {0, "", "split C i four", WEFT_ERR_INVALID_ARG, "positive integer, got 'four'"},
     {0, "", "split C i nparts -2", WEFT_ERR_INVALID_ARG, "nparts must be a positive integer"},
+    {0, "", "split C j 77777777777777777 777774", WEFT_ERR_INVALID_ARG, "multiply to more than 2^40"},
     {0, "split C i 4", "split C i 2", WEFT_ERR_INVALID_ARG, "already split or fused"},
     {0, "", "vectorize C k", WEFT_ERR_INVALID_ARG, "cannot vectorize reduction iterator k"},
     {0, "", "parallel C k", WEFT_ERR_INVALID_ARG, "cannot parallelize reduction iterator k"},
@@ -191,6 +192,24 @@ static void test_invalid_steps_give_clear_errors_and_change_nothing(void **state
         free(ir_after);
         weft_schedule_destroy(s);
     }
+}
+
+/* Split factors that each pass, fused into one loop of 2^41 iterations: lowering refuses it with
+ * a message (it multiplied past int64 before, with large enough factors). */
+static void test_fused_extent_past_2_40_fails_lowering(void **state)
+{
+    fixture *fx = *state;
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(fx->matmul, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_text(s, "split C i 1048576\nsplit C j 2097152\nreorder C i.0 j.0 i.1 j.1\n"
+                                                 "fuse C i.1 j.1"),
+                     WEFT_OK);
+    weft_arena *a = weft_arena_create();
+    weft_loop_func *lf = NULL;
+    assert_int_equal(weft_lower(s, NULL, a, &lf), WEFT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(weft_last_error(), "over 2^40"));
+    weft_arena_destroy(a);
+    weft_schedule_destroy(s);
 }
 
 /* rfactor: the new stage and the final reduction, as stages and loops, and the text replays. */
@@ -256,6 +275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_step_text_round_trip_normalizes_spacing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_step_lists_replay_to_same_loop_ir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_steps_give_clear_errors_and_change_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fused_extent_past_2_40_fails_lowering, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_text_names_the_failing_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rfactor_makes_a_partial_stage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_and_manual_schedules_are_replayable_text, setup, teardown),
