@@ -20,10 +20,11 @@
 
 /* The register tile: the most accumulators (rows x vecs vectors, vecs 2 or 3, at most 8 rows,
  * rows dividing M where a divisor is near) that fit the vector registers beside one row of B
- * (vecs vectors) and a broadcast of A, the narrower tile winning ties (more rows: less of B streamed from L2 per FMA). Wider than WEFT_SCHED_TILE_VECS vectors
- * only where such tiles divide N (no masked remainder) and two of their K-deep panels fit half
- * of L2 (a panel of one register tile was slower: 128x3072x768 AVX-512 8x48 tiles in panels of
- * 192 columns ran ~10% faster than 8x32 ones, in panels of 48 ~5% slower). */
+ * (vecs vectors) and a broadcast of A; on a tie the narrower tile (more rows: less of B
+ * streamed from L2 per FMA). Wider than WEFT_SCHED_TILE_VECS vectors only where such tiles
+ * divide N (no masked remainder) and two of their K-deep panels fit half of L2. Measured with
+ * AVX-512: 128x3072x768 in 8x48 tiles (panels of 192 columns) ~10% faster than 8x32;
+ * 128x768x3072 in 8x48 tiles ~5% slower than 8x32, its panels then one tile wide. */
 static void register_tile(const weft_target_caps *caps, int64_t M, int64_t N, int64_t K, int64_t lanes, int64_t *mr,
                           int64_t *nr)
 {
