@@ -1,4 +1,5 @@
-/* Aligned, zeroed buffers for kernels and tools, the weft_malloc family with its test fail hook
+/* Aligned, zeroed buffers for kernels and tools (uninitialised ones for generated code's local
+ * buffers), the weft_malloc family with its test fail hook
  * (runtime/mem.h), and the monotonic clock.
  *
  * Every block is 64-byte aligned (one cache line, one zmm register), so generated code may use
@@ -65,7 +66,8 @@ char *weft_strndup(const char *s, size_t n)
 
 unsigned long weft_rt_alloc_failures(void) { return atomic_load(&rt_failures); }
 
-void *weft_rt_alloc(size_t n)
+/* weft_rt_alloc without the zeroing. */
+void *weft_rt_alloc_uninit(size_t n)
 {
     if (n == 0) n = 1;
     size_t align = n >= HUGE_ALIGN ? HUGE_ALIGN : SMALL_ALIGN;
@@ -77,7 +79,13 @@ void *weft_rt_alloc(size_t n)
 #ifdef MADV_HUGEPAGE
     if (align == HUGE_ALIGN) (void)madvise(p, n & ~(HUGE_ALIGN - 1), MADV_HUGEPAGE);
 #endif
-    memset(p, 0, n);
+    return p;
+}
+
+void *weft_rt_alloc(size_t n)
+{
+    void *p = weft_rt_alloc_uninit(n);
+    if (p) memset(p, 0, n ? n : 1);
     return p;
 }
 

@@ -18,6 +18,9 @@ static const weft_opt bench_op_opts[] = {
     WEFT_CLI_OPT_THREADS("threads for weft and the peers (default: the cores)"),
     {"--min-time", WEFT_OPT_FLOAT, "SEC", 0, 3600, false, "time each row for at least SEC seconds (default 1)"},
     {"--csv", WEFT_OPT_FLAG, NULL, 0, 0, false, "print CSV: kernel,shape,schedule,threads,median_us,gflops"},
+    {"--fastest", WEFT_OPT_FLAG, NULL, 0, 0, false,
+     "report each row's fastest run instead of its median (the column is fastest_us): on a machine shared "
+     "with other work"},
     {"--db", WEFT_OPT_STRING, "DB", 0, 0, false, "add a tuned row with this database's best record for the kernel"},
     {"--target", WEFT_OPT_STRING, "NAME", 0, 0, false,
      "llvm (default), interp, cuda or cuda:sm_XX; on a device the default and tuned rows run there (a row is "
@@ -27,7 +30,7 @@ static const weft_opt bench_op_opts[] = {
 };
 
 const weft_cmd_spec weft_spec_bench_op = {
-    "bench op", "OP --shape S [--threads T] [--min-time SEC] [--csv] [--db DB] [--target NAME] [--cpu NAME]", 1, 1,
+    "bench op", "OP --shape S [--threads T] [--min-time SEC] [--csv] [--fastest] [--db DB] [--target NAME] [--cpu NAME]", 1, 1,
     "Times one op under every schedule (naive, default, manual for matmul-like ops, tuned with --db) and, for\n"
     "matmul, OpenBLAS and oneDNN; every row is checked against the naive schedule's output.",
     bench_op_opts,

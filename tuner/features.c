@@ -59,7 +59,12 @@
  *   57 thread-bound loops (raw)       58 lg product of thread-bound extents
  *   59 loops with a non-constant extent (raw)
  *   60 lg bytes of the kernel's parameters
- *   61..63 unused (0)
+ *   Register pressure:
+ *   61 lg accumulator lanes of the register tile: max over accumulating stores into a local
+ *      buffer (B[x] = B[x] + ..., the same index) of the product of the unrolled extents
+ *      enclosing it times the innermost vectorized extent, i.e. the lanes the tile keeps live
+ *      (with slot 34's vector width: its registers; beyond the register file it spills)
+ *   62..63 unused (0)
  *
  * Non-constant loop extents are estimated (a MIN with a constant operand gives that constant,
  * otherwise 1). Expression trees are walked as trees; a per-store node budget keeps a
@@ -88,9 +93,9 @@ enum {
     F_N_PAR = 42, F_PAR_FRAC = 43, F_DEPTH = 44, F_INNER_MEAN = 45, F_INNER_MIN = 46, F_N_LOOPS = 47,
     F_N_SERIAL = 48, F_AUTO_UNROLL = 49, F_LOOP_ITERS = 50, F_N_STORES = 51, F_N_ALLOC = 52,
     F_ALLOC_BYTES = 53, F_ALLOC_MAX = 54, F_N_GUARDS = 55, F_GUARD_FRAC = 56, F_N_THREAD = 57,
-    F_THREAD_EXTENT = 58, F_N_NONCONST = 59, F_PARAM_BYTES = 60,
+    F_THREAD_EXTENT = 58, F_N_NONCONST = 59, F_PARAM_BYTES = 60, F_REG_LANES = 61,
 };
-_Static_assert(F_PARAM_BYTES < WEFT_FEATURE_DIM, "feature layout exceeds WEFT_FEATURE_DIM");
+_Static_assert(F_REG_LANES < WEFT_FEATURE_DIM, "feature layout exceeds WEFT_FEATURE_DIM");
 
 typedef struct loop_info {
     const weft_expr *var;
@@ -130,7 +135,7 @@ typedef struct walk {
     int have_reuse;
     double vec_lanes, vec_trips;
     int n_vec;
-    double unroll_steps, unroll_prod_max;
+    double unroll_steps, unroll_prod_max, reg_lanes_max;
     int n_unroll;
     double par_extent, par_trips;
     int par_outer, n_par;
@@ -379,6 +384,19 @@ static double flops_of(const op_counts *oc)
     return oc->addsub + oc->mul + oc->div + oc->minmax + oc->cmpsel + oc->intrin;
 }
 
+/* A store B[x] = B[x] + e (or e + B[x]) into a local buffer: an accumulator. */
+static bool accumulates(const weft_stmt *s)
+{
+    const weft_expr *v = s->u.store.value;
+    if (s->u.store.buf->scope == WEFT_SCOPE_GLOBAL || !v || v->kind != WEFT_EXPR_ADD) return false;
+    for (int side = 0; side < 2; side++) {
+        const weft_expr *x = side ? v->u.bin.b : v->u.bin.a;
+        if (x->kind == WEFT_EXPR_LOAD && x->u.load.buf == s->u.store.buf && weft_expr_equal(x->u.load.index, s->u.store.index))
+            return true;
+    }
+    return false;
+}
+
 static void visit_store(walk *w, const weft_stmt *s)
 {
     double t = w->trip;
@@ -413,6 +431,10 @@ static void visit_store(walk *w, const weft_stmt *s)
     }
     if (uprod > w->unroll_prod_max) w->unroll_prod_max = uprod;
     if (in_par) w->par_trips += t;
+    if (accumulates(s)) {
+        double lanes = uprod * (vl ? (double)vl->extent : 1.0);
+        if (lanes > w->reg_lanes_max) w->reg_lanes_max = lanes;
+    }
     const loop_info *in = innermost(w);
     if (in) {
         double e = (double)in->extent;
@@ -603,4 +625,5 @@ void weft_features_extract(const weft_loop_func *f, float *out)
         if (f->params && f->params[i])
             pbytes += (double)f->params[i]->size * weft_dtype_bytes(f->params[i]->dtype);
     out[F_PARAM_BYTES] = (float)lg(pbytes);
+    out[F_REG_LANES] = (float)lg(w.reg_lanes_max);
 }

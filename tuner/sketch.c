@@ -13,7 +13,8 @@
  *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized,
  *                 the outer loops fused and parallel (or not: tiny kernels may run faster serial).
  * The register tile keeps accumulators + one operand row + a broadcast within the target's
- * vector registers (16 with AVX2, 32 with AVX-512: weft_sketch_fits_registers).
+ * vector registers (16 with AVX2, 32 with AVX-512: weft_sketch_fits_registers), and a packed
+ * panel within half of its L2 (weft_sketch_fits_cache).
  * Decisions: perfect factorizations of every axis (no guards), accumulator shape, reduction
  * split, unroll depth, parallel granularity.
  * A kernel whose default rule has knobs (weft_schedule_knob_space: the convolution in filter
@@ -61,6 +62,7 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
     memset(out, 0, sizeof *out);
     out->lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     out->regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    out->l2_bytes = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
     weft_schedule *s = NULL;
     weft_status rc = weft_schedule_create(f, &s);
     if (rc != WEFT_OK) return rc;
@@ -252,6 +254,14 @@ bool weft_sketch_fits_registers(const weft_sketch *sk, const weft_cand *c)
     return weft_sketch_live_vectors(sk, c) <= sk->regs;
 }
 
+bool weft_sketch_fits_cache(const weft_sketch *sk, const weft_cand *c)
+{
+    if (sk->knobbed || !c->pack || sk->vec < 0 || sk->vec >= sk->n_sp) return true;
+    double bytes = 4.0 * (double)c->t1[sk->vec] * (double)c->t2[sk->vec];
+    for (int k = 0; k < sk->n_red; k++) bytes *= (double)sk->red_ext[k];
+    return bytes <= (double)sk->l2_bytes / 2;
+}
+
 void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
 {
     memset(c, 0, sizeof *c);
@@ -279,6 +289,7 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     /* 0: no parallel loop (tiny kernels can lose more to waking threads than they gain) */
     c->n_par = (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp + 1));
     c->pack = sk->pack[0] && weft_tuner_rand(rng) % 2;
+    if (!weft_sketch_fits_cache(sk, c)) c->pack = false;
 }
 
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
@@ -315,6 +326,7 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     default: c->n_par = fresh.n_par; break;
     }
     if (!weft_sketch_fits_registers(sk, c)) *c = fresh;
+    if (!weft_sketch_fits_cache(sk, c)) c->pack = false;
 }
 
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)

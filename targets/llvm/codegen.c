@@ -24,7 +24,7 @@
 
 enum {
     MAX_UNROLL = 1024,             /* UNROLLED loops longer than this are emitted as loops */
-    MAX_STACK_BYTES = 64 * 1024,   /* bigger ALLOCATEs go to weft_rt_alloc */
+    MAX_STACK_BYTES = 64 * 1024,   /* bigger ALLOCATEs go to weft_rt_alloc_uninit */
 };
 
 weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef v)
@@ -401,9 +401,10 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMTypeRef a_ty = LLVMFunctionType(cg->t_ptr, &cg->t_i64, 1, 0);
         LLVMTypeRef f_ty = LLVMFunctionType(cg->t_void, &cg->t_ptr, 1, 0);
         LLVMValueRef n = LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0);
-        LLVMValueRef p = LLVMBuildCall2(cg->b, a_ty, get_function(cg, "weft_rt_alloc", a_ty), &n, 1, buf->name);
-        /* weft_rt_alloc returns NULL when memory runs out: the body is skipped and the target's
-         * run reports WEFT_ERR_NOMEM from the runtime's failure count (runtime/mem.h). */
+        LLVMValueRef p = LLVMBuildCall2(cg->b, a_ty, get_function(cg, "weft_rt_alloc_uninit", a_ty), &n, 1, buf->name);
+        /* not zeroed, like a stack buffer (guarded vector loops zero it below); NULL when memory
+         * runs out: the body is skipped and the target's run reports WEFT_ERR_NOMEM from the
+         * runtime's failure count (runtime/mem.h). */
         LLVMBasicBlockRef use_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "alloc.ok");
         LLVMBasicBlockRef done_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "alloc.done");
         LLVMBuildCondBr(cg->b, LLVMBuildIsNotNull(cg->b, p, ""), use_b, done_b);

@@ -2,7 +2,7 @@
  * pipeline, the ORC LLJIT that owns compiled kernels, assembly text, and the conversion of LLVM
  * errors into weft_fail messages (the one place that reads LLVMErrorRef).
  *
- * The JIT resolves the runtime entry points (weft_rt_parallel_for, weft_rt_alloc,
+ * The JIT resolves the runtime entry points (weft_rt_parallel_for, weft_rt_alloc(_uninit),
  * weft_rt_free) as absolute symbols defined in the main JITDylib, so no -rdynamic is needed;
  * libm functions (tanhf, erff, expf, ...) come from a process-symbol generator.
  */
@@ -47,6 +47,7 @@ static weft_status define_runtime_symbols(weft_target *t, LLVMOrcJITDylibRef jd)
     struct { const char *name; uint64_t addr; } rt[] = {
         {"weft_rt_parallel_for", (uint64_t)(uintptr_t)&weft_rt_parallel_for},
         {"weft_rt_alloc", (uint64_t)(uintptr_t)&weft_rt_alloc},
+        {"weft_rt_alloc_uninit", (uint64_t)(uintptr_t)&weft_rt_alloc_uninit},
         {"weft_rt_free", (uint64_t)(uintptr_t)&weft_rt_free},
     };
     enum { N = sizeof rt / sizeof rt[0] };

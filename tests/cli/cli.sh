@@ -38,6 +38,7 @@ expect 2 "--schedule expects naive, default, manual or random:SEED, got 'fast'" 
 expect 0 "placeholder A: float32[8, 4]" -- show matmul --shape 8,8,4 --print te
 expect 0 "vectorized for" -- show softmax --shape 4,64 --schedule default --print loop
 expect 0 "kernel,shape,schedule,threads,median_us,gflops" -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
+expect 0 "kernel,shape,schedule,threads,fastest_us,gflops" -- bench op matmul --shape 16,32,8 --threads 1 --csv --fastest --min-time 0
 expect 0 "matmul,16x32x8,manual,2," -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "conv2d,1x3x8x8x4x3x3x1x1,default,1," -- bench op conv2d --shape 1,3,8,8,4,3,3,1,1 --threads 1 --csv --min-time 0
 expect 1 "x.onnx" -- bench model /nonexistent/x.onnx

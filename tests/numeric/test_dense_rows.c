@@ -188,6 +188,69 @@ static void test_matmul_odd_shapes(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The packed schedule's register tile from the caps (schedule/manual.c): with 32 vector
+ * registers of 16 lanes and N a multiple of 48 it is 8 x 48 (24 accumulators + 3 operand
+ * vectors + a broadcast = 28 registers), with 16 registers of 8 lanes 12 accumulators (6 x 16 or,
+ * where 6 rows would leave 4, 4 x 24); it always fits the register file, and the results match a double-precision reference on
+ * shapes whose rows leave a partial tile. The AVX2 caps' schedule runs on the host target. */
+static void test_matmul_register_tile_fits_caps(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][3] = {{128, 96, 64}, {197, 144, 37}, {37, 48, 333}, {200, 480, 100}};
+    const weft_target_caps host = fx->caps;
+    weft_target_caps avx512 = host, avx2 = host;
+    avx512.vector_regs = 32, avx512.vector_lanes_f32 = 16, avx512.vector_bits = 512;
+    avx2.vector_regs = 16, avx2.vector_lanes_f32 = 8, avx2.vector_bits = 256;
+    avx512.l2_bytes = avx2.l2_bytes = 2 << 20;
+    const weft_target_caps *caps[] = {&avx512, &avx2};
+    int failures = 0;
+    for (int c = 0; c < 2; c++)
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+            int64_t M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
+            weft_arena *a = weft_arena_create();
+            weft_te_func *f = weft_op_matmul(a, M, N, K);
+            assert_non_null(f);
+            weft_schedule *s = NULL;
+            assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+            assert_int_equal(weft_schedule_manual_matmul(s, caps[c]), WEFT_OK);
+            char *text = weft_schedule_text(s);
+            long long panels = 0, nr = 0, mr = 0;
+            const char *js = strstr(text, "split C j "), *is = strstr(text, "split C i ");
+            assert_non_null(js);
+            assert_non_null(is);
+            assert_int_equal(sscanf(js, "split C j %lld %lld", &panels, &nr), 2);
+            assert_int_equal(sscanf(is, "split C i %lld", &mr), 1);
+            long long lanes = caps[c]->vector_lanes_f32, vecs = (nr + lanes - 1) / lanes;
+            if (nr % lanes || mr * vecs != (c == 0 ? 24 : 12) || mr * vecs + vecs + 1 > caps[c]->vector_regs) {
+                print_error("matmul %lldx%lldx%lld, %d registers: tile %lld x %lld\n%s\n", (long long)M, (long long)N,
+                            (long long)K, caps[c]->vector_regs, mr, nr, text);
+                failures++;
+            }
+            free(text);
+            weft_schedule_destroy(s);
+            float *in[2];
+            reference_inputs(f, in);
+            double *ref = malloc(sizeof(double) * (size_t)(M * N));
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < K; k++) acc += (double)in[0][i * K + k] * (double)in[1][k * N + j];
+                    ref[i * N + j] = acc;
+                }
+            char what[80];
+            snprintf(what, sizeof what, "matmul %lldx%lldx%lld (%d registers)", (long long)M, (long long)N, (long long)K,
+                     caps[c]->vector_regs);
+            fx->caps = *caps[c];
+            failures += check(fx, f, true, ref, c == 0 && sh < 2, what);
+            fx->caps = host;
+            free(ref);
+            free(in[0]);
+            free(in[1]);
+            weft_arena_destroy(a);
+        }
+    assert_int_equal(failures, 0);
+}
+
 /* C[b, i, j] = sum_k A[b, i, k] * T[b, k, j] with T[b, k, j] = Bt[b, j, k] (a transpose stage). */
 static weft_te_func *batched_qkt(weft_arena *a, int64_t B, int64_t M, int64_t N, int64_t K)
 {
@@ -328,6 +391,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_matmul_odd_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matmul_register_tile_fits_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),

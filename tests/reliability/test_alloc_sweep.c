@@ -11,7 +11,7 @@
  *
  * Paths: loading + compiling mlp.onnx (llvm target, and the interpreter target) and resnet9.onnx;
  * compiling mlp with tuned.db (records replayed and verified); one inference through
- * weft_model_run and through a context; a kernel whose local buffer comes from weft_rt_alloc
+ * weft_model_run and through a context; a kernel whose local buffer comes from weft_rt_alloc_uninit
  * inside generated code; opening a database (new and existing); importing a dump (all or nothing);
  * a short tune of a small matmul
  * (3 measured candidates, database in a temp dir). WEFT_SWEEP_STRIDE=K samples every Kth N
@@ -396,7 +396,7 @@ static void test_tune_step(void **state)
     rmdir(tc.dc.dir);
 }
 
-/* ---- a local buffer of generated code (weft_rt_alloc inside a kernel) ---- */
+/* ---- a local buffer of generated code (weft_rt_alloc_uninit inside a kernel) ---- */
 
 typedef struct kernel_case {
     const weft_target_ops *ops;
@@ -424,7 +424,7 @@ static void test_generated_code_local_buffer(void **state)
 {
     (void)state;
     /* cache_write gives C a 256x256 accumulator (256 KiB): generated code takes it from
-     * weft_rt_alloc, and its failure must make the run WEFT_ERR_NOMEM, not a crash */
+     * weft_rt_alloc_uninit, and its failure must make the run WEFT_ERR_NOMEM, not a crash */
     weft_task *tasks = NULL;
     int n = 0;
     assert_int_equal(weft_task_from_op("matmul", 3, (int64_t[]){256, 256, 16}, &tasks, &n), WEFT_OK);

@@ -17,7 +17,7 @@
 #include "tuner/cost_model.h"
 
 /* Feature slots the tests look at (see the layout table in tuner/features.c). */
-enum { F_FLOPS = 11, F_S1 = 18, F_VEC_LANES = 34, F_PAR_EXTENT = 40, F_PAR_OUTER = 41, F_DEPTH = 44 };
+enum { F_FLOPS = 11, F_S1 = 18, F_VEC_LANES = 34, F_PAR_EXTENT = 40, F_PAR_OUTER = 41, F_DEPTH = 44, F_REG_LANES = 61 };
 
 /* Lowers matmul 64x64x64 with the naive schedule (default = false) or the default one, and
  * extracts its features. */
@@ -63,8 +63,12 @@ static void test_features_naive_vs_default(void **state)
     assert_true(naive[F_DEPTH] == 3.0f);
     /* the naive nest's innermost loop is k: B[k*64 + j] is strided, A[i*64 + k] is unit */
     assert_true(naive[F_S1] > 0.0f && naive[F_S1] < 1.0f);
+    /* register pressure: the naive nest accumulates into C itself (no register tile); the
+     * default's tile keeps several vectors of accumulators (more lanes than one vector) */
+    assert_true(naive[F_REG_LANES] == 0.0f);
+    assert_true(def[F_VEC_LANES] >= 4.0f && def[F_REG_LANES] > (float)log2(1.0 + 2.0 * def[F_VEC_LANES]));
     /* unused slots stay 0 */
-    for (int i = 61; i < WEFT_FEATURE_DIM; i++) {
+    for (int i = 62; i < WEFT_FEATURE_DIM; i++) {
         assert_true(naive[i] == 0.0f);
         assert_true(def[i] == 0.0f);
     }
@@ -124,7 +128,7 @@ static void test_features_many_kernels(void **state)
                 assert_true(isfinite(v[0][i]));
                 assert_true(v[0][i] >= 0.0f);
             }
-            for (int i = 61; i < WEFT_FEATURE_DIM; i++) assert_true(v[0][i] == 0.0f);
+            for (int i = 62; i < WEFT_FEATURE_DIM; i++) assert_true(v[0][i] == 0.0f);
             assert_true(v[0][F_FLOPS] > 0.0f || !strcmp(ops[o].op, "relu"));
             if (k == 0 || memcmp(prev, v[0], sizeof prev)) distinct++;
             memcpy(prev, v[0], sizeof prev);

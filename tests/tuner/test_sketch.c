@@ -166,6 +166,44 @@ static void test_sampled_candidates_replay_and_match_naive(void **state)
     targets_close(&tg);
 }
 
+/* Candidates respect the caps' budgets: the register tile within the vector registers, a
+ * packed panel of B (K x its columns) within half of L2. With a 256 KiB L2 and K = 2048 only
+ * panels of at most 16 columns may be packed; sampled and mutated candidates that pack exist
+ * and none is wider. */
+static void test_candidates_respect_register_and_cache_budgets(void **state)
+{
+    (void)state;
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = weft_op_matmul(a, 64, 256, 2048);
+    assert_non_null(f);
+    weft_target_caps caps = weft_caps_cpu(256, 1);
+    caps.vector_regs = 16;
+    caps.l2_bytes = 256 * 1024;
+    weft_sketch sk;
+    assert_int_equal(weft_sketch_make(f, &caps, &sk), WEFT_OK);
+    assert_true(sk.tiled);
+    assert_true(sk.pack[0] != '\0');
+    assert_int_equal(sk.l2_bytes, 256 * 1024);
+    uint64_t rng = 5;
+    int packed = 0, wide_unpacked = 0;
+    weft_cand c;
+    for (int i = 0; i < 400; i++) {
+        if (i % 2 == 0) weft_sketch_sample(&sk, &rng, &c);
+        else weft_sketch_mutate(&sk, &rng, &c);
+        int64_t cols = c.t1[sk.vec] * c.t2[sk.vec];
+        assert_true(weft_sketch_fits_registers(&sk, &c));
+        assert_true(weft_sketch_live_vectors(&sk, &c) <= 16);
+        if (c.pack) {
+            packed++;
+            if (cols * 2048 * 4 > 128 * 1024) fail_msg("packed panel of %lld columns exceeds half of L2", (long long)cols);
+            assert_true(weft_sketch_fits_cache(&sk, &c));
+        } else if (cols > 16) wide_unpacked++;
+    }
+    assert_true(packed >= 10);
+    assert_true(wide_unpacked >= 10);
+    weft_arena_destroy(a);
+}
+
 /* g's one task: its sketch must be knobbed by `rule`, and `trials` of its candidates valid and
  * correct (check_candidates). */
 static void knobbed_task(targets *tg, const weft_graph *g, const char *rule, int trials, weft_task **tasks, int *n,
@@ -263,6 +301,7 @@ static void test_window_reduction_gets_knobbed_sketch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_sampled_candidates_replay_and_match_naive),
+                                       cmocka_unit_test(test_candidates_respect_register_and_cache_budgets),
                                        cmocka_unit_test(test_blocked_conv_gets_knobbed_sketch),
                                        cmocka_unit_test(test_window_reduction_gets_knobbed_sketch)};
     return cmocka_run_group_tests_name("tuner_sketch", tests, NULL, NULL);
