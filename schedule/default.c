@@ -10,8 +10,10 @@
  *                                            tile into a local accumulator (cache_write when
  *                                            the reduction is itself the output, otherwise at
  *                                            its elementwise reader: dense+bias+relu is one nest)
- *   elementwise output                       outer loops fused and parallel, last axis
- *                                            vectorized in vector-width chunks
+ *   elementwise output                       outer loops fused and parallel (serial below
+ *                                            SMALL_NEST elements when the kernel has other
+ *                                            outputs), last axis vectorized in vector-width
+ *                                            chunks
  *   reduction along unit-stride rows          rfactor into vector partial sums per row (A x,
  *   (an output, no unit-stride spatial axis)  row sums), rows parallel
  *   reduction without reuse                  computed per row at its reader's parallel loop
@@ -87,6 +89,11 @@ static bool plain_matmul(const weft_schedule *s, const weft_target_caps *caps, i
     return u == 0 && v == 1 && b && b->ndim == 2 && op->shape[0] > 8 * weft_sched_tile_rows(caps) &&
            op->shape[1] >= 2 * lanes && op->reduce_axis[0].extent >= 16;
 }
+
+/* An elementwise output nest of fewer elements than this runs serially inside a kernel of several
+ * outputs (a recurrent step's gates and state copies, [batch, hidden] each): its work is about
+ * as long as a fork-join (a kernel of one small output runs serially anyway, model/compile.c). */
+#define SMALL_NEST 4096
 
 /* Vectors per row of a register tile of `rows` rows: WEFT_SCHED_TILE_VECS when rows fill the
  * tile (weft_sched_tile_rows), more when there are fewer rows (a product of 2-5 rows: a
@@ -179,7 +186,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
         int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
-        rc = weft_sched_tile_first(s, y, tiles, first, attach, par);
+        int64_t elems = 1;
+        for (int d = 0; d < n; d++) elems *= op->shape[d];
+        rc = weft_sched_tile_first(s, y, tiles, first, n_out < 2 || r >= 0 || elems >= SMALL_NEST, attach, par);
         if (rc != WEFT_OK) break;
         snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
         if (r >= 0) {
