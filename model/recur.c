@@ -21,6 +21,11 @@
  *                                  and last a scratch [D, G*H/blk, B, blk] for the product (a
  *                                  GRU with linear_before_reset=0: two more, [D, B, H]).
  * Outputs the model did not ask for are created (they are the recurrence's storage).
+ * A bidirectional node is first split into a forward and a reverse node (split_directions):
+ * run one after the other, each loop's recurrent weights (1 MB for an LSTM of hidden 256)
+ * stay in a core's L2 across its steps, where one loop over both directions streamed 2 MB per
+ * step from L3 (2-layer biLSTM 128->256, seq 64, batch 2, one thread: 12.3 -> 7.1 ms, best of
+ * 60); the price is a concatenation of the two [T, 1, B, H] outputs into Y.
  * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
  */
 #include <stdlib.h>

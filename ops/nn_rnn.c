@@ -11,9 +11,11 @@
  *   - lowering, the interpreter and the LLVM target need nothing new; a scan stage would need
  *     a new TE node kind, bound inference across the scan axis, and schedule rules for it;
  *   - the state is not copied: step t reads step t-1's slice of Y (or initial_h at step 0)
- *     and writes its own slice of Y in place, so bidirectional outputs land interleaved in
- *     Y[t, d] without a concatenation.
- * The price: one kernel call (and one fork-join when parallel) per step.
+ *     and writes its own slice of Y in place.
+ * The price: one kernel call (and one fork-join when parallel) per step. A bidirectional
+ * node reaches here as two nodes, forward and reverse (model/recur.c), so each loop's
+ * recurrent weights stay in cache across its steps; the step kernel still handles D = 2 (it
+ * writes the directions interleaved in Y[t, d]).
  *
  * The step kernel, per direction d (reverse directions walk t from seq_len-1 down):
  *   rec_d[b, n] = sum_k h_d[b, k] * Rt[d, k, n]         (recurrent product, Rt = R transposed,
