@@ -5,7 +5,10 @@
 
 The model is found by the .onnx file's basename (mlp, resnet9, resnet9_b32, transformer,
 transformer_s64) and built by scripts/gen_reference.py, the code that exported the file; the
-.onnx itself is not read. The input is MODEL.input.bin next to it. Before timing, the output is
+.onnx itself is not read. The input is MODEL.input.bin next to it. The recurrent models of
+scripts/gen_rnn.py (gru_enc_bB, gru_dec_bB, lstm_cls, rnn_tanh; small or full size, told apart
+by the sizes of their input files) are built by gen_rnn.py and read MODEL.in.INPUT.bin, and
+every output is checked against MODEL.out.OUTPUT.bin (CPU only). Before timing, the output is
 checked against MODEL.output.bin (max |diff| <= 1e-4 * max(1, max |ref|)). Runs under
 torch.inference_mode() with torch.set_num_threads(T), warms up, times N runs with
 time.perf_counter and prints one line on stdout. With --device cuda (CUDA eager, for
@@ -34,6 +37,55 @@ def fail(code, msg):
     sys.exit(code)
 
 
+def time_runs(run, repeat, warmup, sync=lambda: None):
+    for _ in range(warmup):
+        run()
+    sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def run_recurrent(gen_rnn, name, stem, args, np, torch):
+    """A model of scripts/gen_rnn.py: inputs NAME.in.INPUT.bin, references NAME.out.OUTPUT.bin; the
+    size (small or full) is the one whose inputs have the files' sizes."""
+    if args.device != "cpu":
+        fail(EXIT_USAGE, "%s: recurrent models run on the CPU only" % name)
+    for size in sorted(gen_rnn.SIZES):
+        if name not in gen_rnn.names(size):
+            continue
+        model, ins, in_names, out_names, _ = gen_rnn.build(name, size)
+        files = ["%s.in.%s.bin" % (stem, n) for n in in_names]
+        if all(os.path.isfile(f) and os.path.getsize(f) == x.nbytes for f, x in zip(files, ins)):
+            break
+    else:
+        fail(EXIT_USAGE, "%s: no NAME.in.INPUT.bin files next to it of a size scripts/gen_rnn.py writes" % name)
+    xs = [torch.from_numpy(np.fromfile(f, dtype=x.dtype).reshape(x.shape)) for f, x in zip(files, ins)]
+    model.eval()
+    with torch.inference_mode():
+        ys = model(*xs)
+        for n, y in zip(out_names, ys):
+            f = "%s.out.%s.bin" % (stem, n)
+            if not os.path.isfile(f):
+                fail(EXIT_USAGE, "missing %s" % f)
+            want = np.fromfile(f, dtype="<f4")
+            got = y.reshape(-1).numpy()
+            if want.size != got.size:
+                fail(EXIT_USAGE, "%s holds %d floats, expected %d" % (f, want.size, got.size))
+            diff = float(np.abs(got - want).max())
+            tol = 1e-4 * max(1.0, float(np.abs(want).max()))
+            if not diff <= tol:
+                fail(EXIT_MISMATCH, "%s: output %s differs from %s: max |diff| %.3g > %.3g" % (name, n, f, diff, tol))
+        warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
+        t = time_runs(lambda: model(*xs), args.repeat, warmup)
+    print("median_ms=%.6f" % (t * 1e3))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Times the PyTorch model behind a reference ONNX file.")
     ap.add_argument("onnx", metavar="MODEL.onnx")
@@ -58,9 +110,13 @@ def main(argv=None):
     path = args.onnx
     base = os.path.basename(path)
     name = base[: -len(".onnx")] if base.endswith(".onnx") else base
-    if name not in ref.MODELS:
-        fail(EXIT_USAGE, "no PyTorch model for %r (known: %s)" % (base, ", ".join(ref.MODELS)))
     stem = os.path.join(os.path.dirname(path), name)
+    import gen_rnn
+    if any(name in gen_rnn.names(size) for size in gen_rnn.SIZES):
+        torch.set_num_threads(args.threads)
+        return run_recurrent(gen_rnn, name, stem, args, np, torch)
+    if name not in ref.MODELS:
+        fail(EXIT_USAGE, "no PyTorch model for %r (known: %s, and scripts/gen_rnn.py's)" % (base, ", ".join(ref.MODELS)))
 
     def load(suffix, count):
         f = stem + suffix
@@ -93,17 +149,9 @@ def main(argv=None):
             fail(EXIT_MISMATCH, "%s: output differs from %s.output.bin: max |diff| %.3g > %.3g" % (name, stem, diff, tol))
 
         warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
-        for _ in range(warmup):
-            model(x)
-        sync()
-        times = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            model(x)
-            sync()
-            times.append(time.perf_counter() - t0)
+        t = time_runs(lambda: model(x), args.repeat, warmup, sync)
 
-    print("median_ms=%.6f" % (statistics.median(times) * 1e3))
+    print("median_ms=%.6f" % (t * 1e3))
     return 0
 
 

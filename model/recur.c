@@ -21,6 +21,11 @@
  *                                  and last a scratch [D, G*H/blk, B, blk] for the product (a
  *                                  GRU with linear_before_reset=0: two more, [D, B, H]).
  * Outputs the model did not ask for are created (they are the recurrence's storage).
+ * A bidirectional node is first split into a forward and a reverse node (split_directions):
+ * run one after the other, each loop's recurrent weights (1 MB for an LSTM of hidden 256)
+ * stay in a core's L2 across its steps, where one loop over both directions streamed 2 MB per
+ * step from L3 (2-layer biLSTM 128->256, seq 64, batch 2, one thread: 12.3 -> 7.1 ms, best of
+ * 60); the price is a concatenation of the two [T, 1, B, H] outputs into Y.
  * Runs after constant folding, so W, R, B are constants (checked by the shape rule).
  */
 #include <stdlib.h>
@@ -113,13 +118,119 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     return rc;
 }
 
+/* Float constant holding block d of the first axis of constant v (shape [D, rest...]) as
+ * [1, rest...]. */
+static weft_status const_block(weft_graph *g, int v, int64_t d, const char *suffix, int *out)
+{
+    const weft_gvalue *c = &g->values[v];
+    int64_t shape[WEFT_MAX_DIMS], per = 1;
+    for (int k = 0; k < c->ndim; k++) shape[k] = k ? c->shape[k] : 1, per *= k ? c->shape[k] : 1;
+    if (!c->data || !weft_dtype_eq(c->dtype, WEFT_F32) || c->ndim < 1 || d >= c->shape[0])
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "recurrent weights '%s' must be float constants", c->name);
+    char base[160];
+    snprintf(base, sizeof base, "%.150s", c->name);
+    return add_const(g, base, suffix, c->ndim, shape, (const float *)c->data + d * per, out);
+}
+
+/* Node ni, bidirectional, becomes one forward and one reverse node (each a graph-level loop of
+ * its own, so each direction's recurrent weights stay in cache across its steps instead of the
+ * two directions' sharing it every step), their Y [T, 1, B, H] concatenated along the
+ * direction axis into the node's Y, and Y_h / Y_c along axis 0 (the outputs keep their
+ * values and names). initial_h / initial_c are split with Gather. The new nodes' indexes go to
+ * made[0..1]. */
+static weft_status split_directions(weft_graph *g, int ni, int made[2])
+{
+    weft_gnode *n = &g->nodes[ni];
+    bool lstm = !strcmp(n->op_type, "LSTM");
+    int n_in = n->n_inputs, ins[8], outs[3] = {-1, -1, -1}, n_out = n->n_outputs < 3 ? n->n_outputs : 3;
+    for (int k = 0; k < n_in && k < 8; k++) ins[k] = n->inputs[k];
+    for (int k = 0; k < n_out; k++) outs[k] = n->outputs[k];
+    char base[160], nm[200], op[16];
+    snprintf(base, sizeof base, "%.150s", n->name);
+    snprintf(op, sizeof op, "%s", n->op_type);
+    weft_attr attrs[16];
+    int n_attrs = 0;
+    for (int k = 0; k < n->n_attrs && n_attrs < 15; k++)
+        if (strcmp(n->attrs[k].name, "direction") && strcmp(n->attrs[k].name, "activations")) attrs[n_attrs++] = n->attrs[k];
+    weft_status rc = WEFT_OK;
+    int dir_out[2][3];
+    for (int d = 0; d < 2 && rc == WEFT_OK; d++) {
+        int v[8] = {ins[0], -1, -1, -1, n_in > 4 ? ins[4] : -1, -1, -1, -1};
+        const char *sfx[4] = {NULL, d ? "W1" : "W0", d ? "R1" : "R0", d ? "B1" : "B0"};
+        for (int k = 1; k <= 3 && rc == WEFT_OK; k++)
+            if (k < n_in && ins[k] >= 0) rc = const_block(g, ins[k], d, sfx[k], &v[k]);
+        for (int k = 5; k <= (lstm ? 6 : 5) && rc == WEFT_OK; k++) { /* initial_h, initial_c: Gather(axis 0, [d]) */
+            if (k >= n_in || ins[k] < 0) continue;
+            int idx = -1;
+            snprintf(nm, sizeof nm, "%s.%s%d", base, k == 5 ? "h0_" : "c0_", d);
+            rc = weft_graph_add_constant(g, nm, WEFT_TYPE_INT64, 1, (int64_t[]){1}, (int64_t[]){d}, &idx);
+            weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 0};
+            snprintf(nm, sizeof nm, "%s.%s%d.gather", base, k == 5 ? "h0_" : "c0_", d);
+            if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Gather", nm, 2, (weft_value[]){ins[k], idx}, 1, &ax, 1, &v[k]);
+        }
+        attrs[n_attrs] = (weft_attr){.name = "direction", .kind = WEFT_ATTR_STRING, .s = d ? "reverse" : "forward"};
+        snprintf(nm, sizeof nm, "%s.%s", base, d ? "reverse" : "forward");
+        int last = lstm ? 7 : 6;
+        while (last > 3 && v[last - 1] < 0) last--;
+        if (rc == WEFT_OK) rc = weft_graph_add_op(g, op, nm, last, v, n_attrs + 1, attrs, lstm ? 3 : 2, dir_out[d]);
+        made[d] = g->n_nodes - 1;
+    }
+    /* the concatenations produce the node's own output values */
+    for (int k = 0; k < n_out && rc == WEFT_OK; k++) {
+        if (outs[k] < 0) continue;
+        int cat = -1;
+        weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = k ? 0 : 1};
+        snprintf(nm, sizeof nm, "%s.cat%d", base, k);
+        rc = weft_graph_add_op(g, "Concat", nm, 2, (weft_value[]){dir_out[0][k], dir_out[1][k]}, 1, &ax, 1, &cat);
+        if (rc != WEFT_OK) break;
+        int c = g->n_nodes - 1;
+        g->nodes[c].outputs[0] = outs[k];
+        g->values[outs[k]].producer = c;
+        g->values[cat].producer = -1;
+    }
+    if (rc == WEFT_OK) g->nodes[ni].dead = true;
+    return rc;
+}
+
+/* Moves nodes [first, n_nodes) to just before node at, keeping both runs' orders, so nodes
+ * made for node `at` come before its consumers (fusion takes node order as a topological
+ * order); producers follow. */
+static weft_status move_before(weft_graph *g, int at, int first)
+{
+    int n = g->n_nodes, moved = n - first;
+    if (moved <= 0 || first <= at) return WEFT_OK;
+    weft_gnode *tmp = weft_malloc(sizeof *tmp * (size_t)n);
+    int *to = weft_malloc(sizeof *to * (size_t)n);
+    if (!tmp || !to) {
+        free(tmp), free(to);
+        return weft_fail(WEFT_ERR_NOMEM, "out of memory ordering expanded nodes");
+    }
+    for (int i = 0; i < n; i++) to[i] = i < at ? i : i >= first ? at + (i - first) : i + moved;
+    for (int i = 0; i < n; i++) tmp[to[i]] = g->nodes[i];
+    memcpy(g->nodes, tmp, sizeof *tmp * (size_t)n);
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].producer >= 0) g->values[v].producer = to[g->values[v].producer];
+    free(tmp), free(to);
+    return WEFT_OK;
+}
+
 weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
 {
-    int n_nodes = g->n_nodes; /* nodes added here are not recurrent */
+    int n_nodes = g->n_nodes; /* nodes added here are expanded where they are made */
     for (int i = 0; i < n_nodes; i++) {
         const weft_gnode *n = &g->nodes[i];
         if (n->dead || !n->def || !weft_op_is_recurrence(n->def)) continue;
-        weft_status rc = expand(g, i, nb > 0 ? nb : 16);
+        weft_status rc;
+        if (!strcmp(weft_gnode_attr_string(n, "direction", "forward"), "bidirectional")) {
+            int made[2], first = g->n_nodes;
+            rc = split_directions(g, i, made);
+            for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb > 0 ? nb : 16);
+            if (rc == WEFT_OK) rc = move_before(g, i + 1, first);
+            if (rc == WEFT_OK) {
+                i += g->n_nodes - first; /* past the moved nodes: they are expanded */
+                n_nodes += g->n_nodes - first;
+            }
+        } else rc = expand(g, i, nb > 0 ? nb : 16);
         if (rc != WEFT_OK) return rc;
     }
     return WEFT_OK;

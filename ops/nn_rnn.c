@@ -11,9 +11,11 @@
  *   - lowering, the interpreter and the LLVM target need nothing new; a scan stage would need
  *     a new TE node kind, bound inference across the scan axis, and schedule rules for it;
  *   - the state is not copied: step t reads step t-1's slice of Y (or initial_h at step 0)
- *     and writes its own slice of Y in place, so bidirectional outputs land interleaved in
- *     Y[t, d] without a concatenation.
- * The price: one kernel call (and one fork-join when parallel) per step.
+ *     and writes its own slice of Y in place.
+ * The price: one kernel call (and one fork-join when parallel) per step. A bidirectional
+ * node reaches here as two nodes, forward and reverse (model/recur.c), so each loop's
+ * recurrent weights stay in cache across its steps; the step kernel still handles D = 2 (it
+ * writes the directions interleaved in Y[t, d]).
  *
  * The step kernel, per direction d (reverse directions walk t from seq_len-1 down):
  *   rec_d[b, n] = sum_k h_d[b, k] * Rt[d, k, n]         (recurrent product, Rt = R transposed,
@@ -41,8 +43,9 @@
 
 typedef enum cell { CELL_RNN, CELL_GRU, CELL_LSTM } cell;
 
-/* Batch from which the step's product tiles batch rows (see rnn_step). */
-#define ROWS_FROM 4
+/* Batch from which the step's product tiles batch rows (see rnn_step): from 2, each weight
+ * panel is read once per step for all rows (the default schedule widens a tile of few rows). */
+#define ROWS_FROM 2
 
 static cell cell_of(const weft_gnode *n)
 {
@@ -243,7 +246,7 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         /* the recurrent product */
         char rs[16];
         snprintf(rs, sizeof rs, ".rec%" PRId64, d);
-        /* A small batch (a GEMV): [blocks, B, blk], blocks outermost, so the default schedule
+        /* Batch 1 (a GEMV): [blocks, B, blk], blocks outermost, so the default schedule
          * tiles several column blocks and its parallel loop runs over them (the hidden
          * dimension), not over the batch. A batch of ROWS_FROM or more: [B, G*H], so the
          * register tile spans batch rows and reuses each weight panel across them. */

@@ -5,12 +5,15 @@
  *   elementwise / injective, not an output   compute_inline into its readers
  *   reduction with reuse (matmul, conv)      a register tile: the output is tiled (outer
  *                                            loops fused and parallel, the last axis's tile
- *                                            vectorized) and the reduction is computed per
+ *                                            vectorized; fewer rows than a full tile get
+ *                                            wider rows) and the reduction is computed per
  *                                            tile into a local accumulator (cache_write when
  *                                            the reduction is itself the output, otherwise at
  *                                            its elementwise reader: dense+bias+relu is one nest)
- *   elementwise output                       outer loops fused and parallel, last axis
- *                                            vectorized in vector-width chunks
+ *   elementwise output                       outer loops fused and parallel (serial below
+ *                                            SMALL_NEST elements when the kernel has other
+ *                                            outputs), last axis vectorized in vector-width
+ *                                            chunks
  *   reduction along unit-stride rows          rfactor into vector partial sums per row (A x,
  *   (an output, no unit-stride spatial axis)  row sums), rows parallel
  *   reduction without reuse                  computed per row at its reader's parallel loop
@@ -87,6 +90,25 @@ static bool plain_matmul(const weft_schedule *s, const weft_target_caps *caps, i
            op->shape[1] >= 2 * lanes && op->reduce_axis[0].extent >= 16;
 }
 
+/* An elementwise output nest of fewer elements than this runs serially inside a kernel of several
+ * outputs (a recurrent step's gates and state copies, [batch, hidden] each): its work is about
+ * as long as a fork-join (a kernel of one small output runs serially anyway, model/compile.c). */
+#define SMALL_NEST 4096
+
+/* Vectors per row of a register tile of `rows` rows: WEFT_SCHED_TILE_VECS when rows fill the
+ * tile (weft_sched_tile_rows), more when there are fewer rows (a product of 2-5 rows: a
+ * recurrent step at a small batch, a few tokens), so the tile keeps about as many accumulators
+ * and each row's broadcast serves more weight vectors; at most what fits beside one operand
+ * vector per column vector and the broadcast. */
+static int64_t small_rows_cap(int64_t rows, const weft_target_caps *caps)
+{
+    int64_t full = weft_sched_tile_rows(caps), regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    if (rows >= full || rows < 1) return WEFT_SCHED_TILE_VECS;
+    int64_t vecs = full * WEFT_SCHED_TILE_VECS / rows, fit = (regs - 1) / (rows + 1);
+    vecs = vecs < fit ? vecs : fit;
+    return vecs > WEFT_SCHED_TILE_VECS ? vecs : WEFT_SCHED_TILE_VECS;
+}
+
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
     if (caps && caps->has_thread_binding) return weft_schedule_default_gpu(s, caps); /* schedule/default_gpu.c */
@@ -156,12 +178,17 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             int64_t cap = u >= 0      ? WEFT_SCHED_TILE_VECS * lanes
                           : v == n - 1 ? weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps)
                                        : 4 * lanes;
+            if (u >= 0) {
+                tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
+                cap = small_rows_cap(tiles[u], caps) * lanes;
+            }
             tiles[v] = weft_sched_fit_vector_tile(op->shape[v], cap, lanes);
-            if (u >= 0) tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
         int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
-        rc = weft_sched_tile_first(s, y, tiles, first, attach, par);
+        int64_t elems = 1;
+        for (int d = 0; d < n; d++) elems *= op->shape[d];
+        rc = weft_sched_tile_first(s, y, tiles, first, n_out < 2 || r >= 0 || elems >= SMALL_NEST, attach, par);
         if (rc != WEFT_OK) break;
         snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
         if (r >= 0) {

@@ -179,15 +179,27 @@ typedef struct contig_scan {
     bool reduce_unit, spatial_unit;
 } contig_scan;
 
-/* Which axes some read indexes last by the bare variable (a unit-stride walk). */
+/* The variable a read's last index walks at unit stride: the bare variable, or floormod(var, c)
+ * (a blocked layout's inner index: unit stride within each block of c, as in a weight laid out
+ * [N/c, K, c]); NULL otherwise. */
+static const weft_expr *unit_walk(const weft_expr *last)
+{
+    if (last->kind == WEFT_EXPR_VAR) return last;
+    if (last->kind == WEFT_EXPR_FLOORMOD && weft_expr_a(last)->kind == WEFT_EXPR_VAR &&
+        weft_expr_b(last)->kind == WEFT_EXPR_INT && weft_expr_int(weft_expr_b(last)) >= 2)
+        return weft_expr_a(last);
+    return NULL;
+}
+
+/* Which axes some read indexes last by a unit-stride walk (unit_walk). */
 static void scan_contig(void *ud, const weft_expr *e)
 {
     contig_scan *sc = ud;
     if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_n(e) > 0) {
-        const weft_expr *last = weft_expr_tload_idx(e, weft_expr_tload_n(e) - 1);
+        const weft_expr *last = weft_expr_tload_idx(e, weft_expr_tload_n(e) - 1), *walk = unit_walk(last);
         if (last == sc->op->reduce_axis[0].var) sc->reduce_unit = true;
         for (int d = 0; d < sc->op->ndim; d++)
-            if (last == sc->op->axis[d].var && sc->op->shape[d] >= 2) sc->spatial_unit = true;
+            if (walk == sc->op->axis[d].var && sc->op->shape[d] >= 2) sc->spatial_unit = true;
     }
     weft_expr_each_child(e, scan_contig, ud);
 }

@@ -33,10 +33,11 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes)
 
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par)
 {
-    return weft_sched_tile_first(s, t, tiles, -1, attach, par);
+    return weft_sched_tile_first(s, t, tiles, -1, true, attach, par);
 }
 
-weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, char *attach, char *par)
+weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, bool parallel, char *attach,
+                                  char *par)
 {
     weft_stage *st = &s->stages[t];
     const weft_tensor *op = st->op;
@@ -97,7 +98,7 @@ weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles,
             memcpy(par, fused, strlen(fused) + 1);
         } else snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
     } else if (n_fuse == 1) snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
-    if (par[0]) {
+    if (par[0] && parallel) {
         rc = weft_sched_stepf(s, "parallel %s %s", sname, par);
         if (rc != WEFT_OK) return rc;
     }

@@ -23,8 +23,10 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes);
  * loop (where a producer's tile is computed; "" when none) and the parallel loop. */
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par);
 /* weft_sched_tile with axis `first`'s outer loop moved in front of the other outer loops (-1:
- * axis order), e.g. a matmul's column blocks outermost so one block of B serves every row tile. */
-weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, char *attach, char *par);
+ * axis order), e.g. a matmul's column blocks outermost so one block of B serves every row tile;
+ * !parallel: the fused loop is made but stays serial (still written to *par). */
+weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, bool parallel, char *attach,
+                                  char *par);
 /* Orders a reduction stage as reduce loops then spatial loops, unrolls unroll_axis and
  * vectorizes vec_axis when its tile is at most max_vec (axes < 0 are skipped). */
 weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,

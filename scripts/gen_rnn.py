@@ -100,43 +100,57 @@ def export(out, name, model, inputs, in_names, out_names, seed):
     print("%s: seed %d, inputs %s, outputs %s" % (name, seed, [x.shape for x in inputs], [tuple(y.shape) for y in refs]))
 
 
+def names(size):
+    """The model names gen_rnn.py writes at size (a key of SIZES)."""
+    b = SIZES[size]["batches"]
+    return ["gru_enc_b%d" % x for x in b] + ["gru_dec_b%d" % x for x in b] + ["lstm_cls", "rnn_tanh"]
+
+
+def build(name, size):
+    """(model, inputs, input names, output names, seed) of model `name` at `size`, with the weights
+    and inputs main() exports (torch.manual_seed and numpy's default_rng(seed) per model)."""
+    s = SIZES[size]
+    if name.startswith("gru_enc_b") or name.startswith("gru_dec_b"):
+        b = int(name[len("gru_enc_b"):])
+        seed = (10 if name.startswith("gru_enc") else 20) + b
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        if name.startswith("gru_enc"):
+            m = GruEncoder(s["vocab"], s["gru_e"], s["gru_h"])
+            tokens = rng.integers(0, s["vocab"], (s["gru_t"], b)).astype(np.int64)
+            return m, [tokens], ["tokens"], ["output", "hidden"], seed
+        m = GruDecoderStep(s["vocab"], s["gru_e"], s["gru_h"])
+        ins = [rng.standard_normal((1, b, s["gru_e"])).astype(np.float32),
+               rng.standard_normal((1, b, s["gru_h"])).astype(np.float32),
+               rng.standard_normal((1, b, s["gru_h"])).astype(np.float32)]
+        return m, ins, ["embedded", "context", "hidden"], ["logits", "hidden_out"], seed
+    if name == "lstm_cls":
+        torch.manual_seed(30)
+        rng = np.random.default_rng(30)
+        m = LstmClassifier(s["vocab"], s["lstm_e"], s["lstm_h"])
+        return m, [rng.integers(0, s["vocab"], (s["lstm_t"], 2)).astype(np.int64)], ["tokens"], ["logits", "output"], 30
+    if name == "rnn_tanh":
+        torch.manual_seed(40)
+        rng = np.random.default_rng(40)
+        m = TanhRnn(s["rnn_in"], s["rnn_h"])
+        ins = [rng.standard_normal((s["rnn_t"], 2, s["rnn_in"])).astype(np.float32),
+               rng.standard_normal((2, 2, s["rnn_h"])).astype(np.float32)]
+        return m, ins, ["x", "h0"], ["output", "h_n"], 40
+    raise KeyError(name)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
     ap.add_argument("--out")
     args = ap.parse_args()
-    s = SIZES[args.size]
     out = args.out or os.path.join(here, "..", "tests/data/rnn" if args.size == "small" else "bench/rnn")
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    for b in s["batches"]:
-        seed = 10 + b
-        torch.manual_seed(seed)
-        rng = np.random.default_rng(seed)
-        m = GruEncoder(s["vocab"], s["gru_e"], s["gru_h"])
-        tokens = rng.integers(0, s["vocab"], (s["gru_t"], b)).astype(np.int64)
-        export(out, "gru_enc_b%d" % b, m, [tokens], ["tokens"], ["output", "hidden"], seed)
-        seed = 20 + b
-        torch.manual_seed(seed)
-        rng = np.random.default_rng(seed)
-        m = GruDecoderStep(s["vocab"], s["gru_e"], s["gru_h"])
-        ins = [rng.standard_normal((1, b, s["gru_e"])).astype(np.float32),
-               rng.standard_normal((1, b, s["gru_h"])).astype(np.float32),
-               rng.standard_normal((1, b, s["gru_h"])).astype(np.float32)]
-        export(out, "gru_dec_b%d" % b, m, ins, ["embedded", "context", "hidden"], ["logits", "hidden_out"], seed)
-    torch.manual_seed(30)
-    rng = np.random.default_rng(30)
-    m = LstmClassifier(s["vocab"], s["lstm_e"], s["lstm_h"])
-    export(out, "lstm_cls", m, [rng.integers(0, s["vocab"], (s["lstm_t"], 2)).astype(np.int64)], ["tokens"],
-           ["logits", "output"], 30)
-    torch.manual_seed(40)
-    rng = np.random.default_rng(40)
-    m = TanhRnn(s["rnn_in"], s["rnn_h"])
-    ins = [rng.standard_normal((s["rnn_t"], 2, s["rnn_in"])).astype(np.float32),
-           rng.standard_normal((2, 2, s["rnn_h"])).astype(np.float32)]
-    export(out, "rnn_tanh", m, ins, ["x", "h0"], ["output", "h_n"], 40)
-
+    for name in names(args.size):
+        m, ins, in_names, out_names, seed = build(name, args.size)
+        export(out, name, m, ins, in_names, out_names, seed)
 
 if __name__ == "__main__":
     main()

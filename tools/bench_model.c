@@ -5,7 +5,8 @@
  * not installed is a note on stderr, not an error.
  *
  * Inputs: the model's reference input NAME.input.bin next to NAME.onnx when the model has one
- * input of that size, otherwise zeros (said on stderr).
+ * input of that size, else NAME.in.INPUT.bin for every input when each has its input's size
+ * (scripts/gen_rnn.py's models), otherwise zeros (said on stderr).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,8 @@ static void bench_peers(const char *model, const char *model_name, int threads, 
     else fprintf(stderr, "# onnxruntime: failed (exit %d)%s%s\n", st, last[0] ? ": " : "", last);
 }
 
-/* The reference input NAME.input.bin next to NAME.onnx, for a model with one input of its size. */
+/* The reference input NAME.input.bin next to NAME.onnx, for a model with one input of its size,
+ * or NAME.in.INPUT.bin for every input. */
 static int reference_input(weft_cli_model *l, const char *model, bool quiet)
 {
     char path[1024];
@@ -128,6 +130,20 @@ static int reference_input(weft_cli_model *l, const char *model, bool quiet)
     have = have && stat(path, &st) == 0 && S_ISREG(st.st_mode);
     if (have && weft_graph_n_inputs(l->g) == 1 && (size_t)st.st_size == weft_cli_value_bytes(l->g, weft_graph_input(l->g, 0)))
         return weft_cli_read_input(&weft_spec_bench_model, l, 0, path);
+    /* NAME.in.INPUT.bin per input (scripts/gen_rnn.py's models), each exactly its input's size */
+    bool all = d != NULL;
+    int n = weft_graph_n_inputs(l->g);
+    for (int i = 0; i < n && all; i++) {
+        weft_value v = weft_graph_input(l->g, i);
+        snprintf(d, sizeof path - (size_t)(d - path), ".in.%s.bin", weft_graph_value_name(l->g, v));
+        all = stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == weft_cli_value_bytes(l->g, v);
+    }
+    for (int i = 0; i < n && all; i++) {
+        snprintf(d, sizeof path - (size_t)(d - path), ".in.%s.bin", weft_graph_value_name(l->g, weft_graph_input(l->g, i)));
+        int rc = weft_cli_read_input(&weft_spec_bench_model, l, i, path);
+        if (rc != 0) return rc;
+    }
+    if (all && n > 0) return 0;
     if (!quiet)
         fprintf(stderr, "# inputs: zeros (%s)\n",
                 have ? "the reference input does not fit the model's inputs" : "no reference input next to the model");

@@ -89,6 +89,7 @@ typedef struct weft_llvm_cg {
     const weft_expr *vvar;
     int lanes;
     LLVMValueRef vmin; /* scalar i64 value of vvar in lane 0 */
+    int64_t vmin_mult; /* a known divisor of vvar's lane-0 value (0: it is 0; 1: nothing known) */
     LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
 } weft_llvm_cg;
 

@@ -10,6 +10,12 @@
  *   stride 0 (index does not use it)  -> scalar load, broadcast by its users
  *   stride 1                          -> one contiguous <L x T> load/store at &buf[index(min)]
  *   other constant stride / unknown   -> llvm.masked.gather / llvm.masked.scatter
+ * A blocked layout's index (a weight laid out [N/c, K, c] read at [floordiv(j, c), k,
+ * floormod(j, c)]) is contiguous too: when x has stride 1 and its lane-0 value is a known
+ * multiple of g with gcd(g, c) >= L, every lane of x lies in one block of c, so
+ * floordiv(x, c) has stride 0 (evaluated at lane 0) and floormod(x, c) stride 1. The
+ * multiple comes from the index's form (j.0*160 + j.0_10*16 + j.1: a multiple of 16 at
+ * j.1 = 0), not from values.
  * An IF in the body (the guard of a partial tile) splits its condition: terms without the
  * variable branch as usual, the others make a lane mask, and loads and stores under it become
  * llvm.masked.load / masked.store (or carry the mask into gather/scatter), so the last partial
@@ -29,9 +35,46 @@
 
 enum { MAX_LANES = 256 };
 
-/* Derivative of the integer expression e with respect to v when it is a known constant. */
-static bool stride_of(const weft_expr *e, const weft_expr *v, int64_t *out)
+/* The vectorized loop an index is analysed for: its variable, lanes and a known divisor of its
+ * lane-0 value (0 when that value is 0, 1 when nothing is known). */
+typedef struct vloop {
+    const weft_expr *v;
+    int64_t lanes, min_mult;
+} vloop;
+
+static int64_t gcd64(int64_t a, int64_t b)
 {
+    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* A known divisor of e's value with vl->v at its lane-0 value: 0 when e is 0, 1 when nothing
+ * is known. Other variables count as arbitrary integers. */
+static int64_t mult_of(const weft_expr *e, const vloop *vl)
+{
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT: return e->u.imm_int < 0 ? -e->u.imm_int : e->u.imm_int;
+    case WEFT_EXPR_VAR: return e == vl->v ? vl->min_mult : 1;
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB: return gcd64(mult_of(e->u.bin.a, vl), mult_of(e->u.bin.b, vl));
+    case WEFT_EXPR_MUL: {
+        int64_t a = mult_of(e->u.bin.a, vl), b = mult_of(e->u.bin.b, vl);
+        if (a == 0 || b == 0) return 0;
+        return a > ((int64_t)1 << 31) || b > ((int64_t)1 << 31) ? 1 : a * b;
+    }
+    default: return 1;
+    }
+}
+
+/* Derivative of the integer expression e with respect to vl->v when it is a known constant
+ * over the loop's lanes. */
+static bool stride_of(const weft_expr *e, const vloop *vl, int64_t *out)
+{
+    const weft_expr *v = vl->v;
     if (!weft_expr_uses_var(e, v)) {
         *out = 0;
         return true;
@@ -41,7 +84,7 @@ static bool stride_of(const weft_expr *e, const weft_expr *v, int64_t *out)
     case WEFT_EXPR_VAR: *out = 1; return true; /* uses_var: e == v */
     case WEFT_EXPR_ADD:
     case WEFT_EXPR_SUB:
-        if (!stride_of(e->u.bin.a, v, &a) || !stride_of(e->u.bin.b, v, &b)) return false;
+        if (!stride_of(e->u.bin.a, vl, &a) || !stride_of(e->u.bin.b, vl, &b)) return false;
         *out = (int64_t)(e->kind == WEFT_EXPR_ADD ? (uint64_t)a + (uint64_t)b : (uint64_t)a - (uint64_t)b);
         return true;
     case WEFT_EXPR_MUL: {
@@ -51,25 +94,35 @@ static bool stride_of(const weft_expr *e, const weft_expr *v, int64_t *out)
             x = y;
             y = t;
         }
-        if (y->kind != WEFT_EXPR_INT || !stride_of(x, v, &a)) return false;
+        if (y->kind != WEFT_EXPR_INT || !stride_of(x, vl, &a)) return false;
         *out = (int64_t)((uint64_t)a * (uint64_t)y->u.imm_int);
+        return true;
+    }
+    case WEFT_EXPR_FLOORDIV:
+    case WEFT_EXPR_FLOORMOD: { /* one block of c holds every lane (see the top of this file) */
+        const weft_expr *x = e->u.bin.a, *c = e->u.bin.b;
+        if (c->kind != WEFT_EXPR_INT || c->u.imm_int < 2 || !stride_of(x, vl, &a) || a != 1) return false;
+        /* floormod(lane 0, c) is a multiple of gcd(g, c) (c itself when lane 0 is 0), so the
+         * last lane stays in the block when that is at least L */
+        if (gcd64(mult_of(x, vl), c->u.imm_int) < vl->lanes) return false;
+        *out = e->kind == WEFT_EXPR_FLOORDIV ? 0 : 1;
         return true;
     }
     case WEFT_EXPR_CAST: {
         const weft_expr *x = weft_expr_operand(e);
         if (!weft_dtype_is_int(x->dtype) || !weft_dtype_is_int(e->dtype) || e->dtype.bits < x->dtype.bits) return false;
-        return stride_of(x, v, out);
+        return stride_of(x, vl, out);
     }
     default: return false;
     }
 }
 
-static bool body_ok(const weft_stmt *s, const weft_expr *v)
+static bool body_ok(const weft_stmt *s, const vloop *v)
 {
     switch (s->kind) {
     case WEFT_STMT_STORE: {
         int64_t st;
-        if (!weft_expr_uses_var(s->u.store.index, v)) return false;
+        if (!weft_expr_uses_var(s->u.store.index, v->v)) return false;
         return !stride_of(s->u.store.index, v, &st) || st != 0;
     }
     case WEFT_STMT_SEQ:
@@ -82,12 +135,21 @@ static bool body_ok(const weft_stmt *s, const weft_expr *v)
     }
 }
 
+/* A known divisor of the loop's first value (0 when it is 0). */
+static int64_t loop_min_mult(const weft_stmt *s)
+{
+    const weft_expr *m = s->u.loop.min;
+    if (m->kind != WEFT_EXPR_INT) return 1;
+    return m->u.imm_int < 0 ? -m->u.imm_int : m->u.imm_int;
+}
+
 bool weft_llvm_vector_ok(const weft_stmt *s)
 {
     const weft_expr *ext = s->u.loop.extent;
     if (ext->kind != WEFT_EXPR_INT || ext->u.imm_int < 1 || ext->u.imm_int > MAX_LANES) return false;
     if (!weft_dtype_is_int(s->u.loop.var->dtype)) return false;
-    return body_ok(s->u.loop.body, s->u.loop.var);
+    vloop vl = {s->u.loop.var, ext->u.imm_int, loop_min_mult(s)};
+    return body_ok(s->u.loop.body, &vl);
 }
 
 weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
@@ -113,6 +175,7 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     cg->vvar = var;
     cg->lanes = n;
     cg->vmin = min;
+    cg->vmin_mult = loop_min_mult(s);
     cg->vmask = NULL;
     st = weft_llvm_stmt(cg, s->u.loop.body);
     cg->vvar = NULL;
@@ -369,9 +432,10 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
     if (st != WEFT_OK) return st;
     int64_t stride;
-    bool known = stride_of(idx, cg->vvar, &stride);
-    if (known && stride == 0) {
-        st = weft_llvm_index(cg, idx, &i);
+    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult};
+    bool known = stride_of(idx, &vl, &stride);
+    if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
+        st = weft_expr_uses_var(idx, cg->vvar) ? index_at_min(cg, idx, &i) : weft_llvm_index(cg, idx, &i);
         if (st != WEFT_OK) return st;
         ld = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
         LLVMSetAlignment(ld, align);
@@ -414,7 +478,8 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     if (!weft_llvm_lanes_of(val)) val = weft_llvm_splat(cg, val, cg->lanes);
     val = weft_llvm_to_mem(cg, buf->dtype, val);
     int64_t stride;
-    if (stride_of(idx, cg->vvar, &stride) && stride == 1) {
+    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult};
+    if (stride_of(idx, &vl, &stride) && stride == 1) {
         bool blend = cg->vmask && local_in_range(cg, buf, idx);
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;

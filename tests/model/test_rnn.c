@@ -9,6 +9,7 @@
  *     and 1 (batch-major: the graph API puts the node between Transposes), GRU with
  *     linear_before_reset 1 and 0, match a
  *     naive C implementation of the ONNX formulas (same tolerance);
+ *   - a bidirectional node compiles to two step kernels of one direction each;
  *   - bad inputs give clear errors: an input of the wrong sequence length, missing weights,
  *     unsupported attributes (layout 2, linear_before_reset 2, other activations, clip,
  *     peepholes, a bad direction), sequence_lens shorter than the sequence.
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/caps.h"
+#include "model/model_internal.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
@@ -360,6 +363,46 @@ static void expect_error(weft_status rc, weft_status want, const char *text)
     assert_non_null(strstr(weft_last_error(), text));
 }
 
+/* ---- bidirectional nodes as two loops ----------------------------------------------------- */
+
+static weft_status count_steps(void *ud, weft_arena *a, weft_te_func *f, const char *name)
+{
+    int *n = ud;
+    /* a step kernel of one direction has outputs for one direction only: y0, never y1 */
+    if (strstr(name, "_step")) {
+        n[0]++;
+        for (int i = 0; i < f->n_outputs; i++)
+            if (strstr(f->outputs[i]->name, ".y1")) n[1]++;
+    }
+    weft_arena_destroy(a); /* the callback owns the kernel's arena */
+    return WEFT_OK;
+}
+
+/* The bidirectional layers of lstm_cls (2 layers) and rnn_tanh (1) become a forward and a
+ * reverse loop each (model/recur.c): 4 and 2 step kernels, each of one direction; their outputs
+ * matched PyTorch above. weft_model_each_kernel visits a step kernel once per time step (9 and
+ * 5 steps). */
+static void test_bidirectional_split(void **state)
+{
+    (void)state;
+    static const struct { const char *name; int steps; } cases[] = {{"lstm_cls", 4 * 9}, {"rnn_tanh", 2 * 5}};
+    for (int c = 0; c < 2; c++) {
+        char path[256];
+        snprintf(path, sizeof path, DATA "%s.onnx", cases[c].name);
+        weft_graph *g = NULL;
+        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
+        weft_target_caps caps = weft_caps_cpu(512, 2);
+        int n[2] = {0, 0};
+        assert_int_equal(weft_model_each_kernel(g, &caps, count_steps, n), WEFT_OK);
+        if (n[0] != cases[c].steps || n[1] != 0)
+            print_error("%s: %d step kernel visits, %d with a second direction; want %d and 0\n", cases[c].name, n[0], n[1],
+                        cases[c].steps);
+        assert_int_equal(n[0], cases[c].steps);
+        assert_int_equal(n[1], 0);
+        weft_graph_destroy(g);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -401,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_pytorch_1_thread),
         cmocka_unit_test(test_pytorch_2_threads),
         cmocka_unit_test(test_nodes_vs_naive),
+        cmocka_unit_test(test_bidirectional_split),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

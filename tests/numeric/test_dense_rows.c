@@ -5,6 +5,10 @@
  *     (its bounds checks catch any access outside a buffer by a partial tile);
  *   - a batched matmul whose reused operand is a transpose stage (attention's Q K^T): the
  *     default schedule packs it per column block (asserted on the step text) and matches;
+ *   - a product whose weights are laid out in column blocks (W[n / c, k, n % c]: recurrent
+ *     steps, pre-blocked Gemms) gets the register tile, not the row rfactor, and matches;
+ *   - a kernel of two small elementwise outputs keeps its nests serial, of two large ones
+ *     parallel (asserted on the step text), and matches;
  *   - softmax and layer norm rows of odd length, and erf over [-6, 6] against libm's erff.
  * Tolerance: max |x - ref| <= 1e-4 * max(1, max |ref|) (inputs in [-1, 1]; float32 sums of up
  * to 1000 terms reassociated by the schedule differ from the float64 sum by ~1e-5 relative);
@@ -310,6 +314,110 @@ static void test_batched_matmul_transposed_operand_is_packed(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* C[b, n] = sum_k A[b, k] * W[floordiv(n, c), k, floormod(n, c)]: a product with its weights
+ * pre-laid out in column blocks of c (a recurrent step's product, a pre-blocked Gemm). */
+static weft_te_func *blocked_product(weft_arena *a, int64_t B, int64_t N, int64_t K, int64_t c)
+{
+    weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){B, K});
+    weft_tensor *W = weft_te_placeholder(a, "W", WEFT_F32, 3, (int64_t[]){N / c, K, c});
+    weft_tensor *C = weft_te_compute(a, "C", 2, (int64_t[]){B, N}, (const char *const[]){"b", "n"});
+    const weft_expr *b = weft_te_axis(C, 0), *n = weft_te_axis(C, 1), *k = weft_te_reduce_axis(a, C, "k", K);
+    const weft_expr *w = weft_te_at(a, W, weft_floordiv(a, n, weft_i64(a, c)), k, weft_floormod(a, n, weft_i64(a, c)));
+    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, A, b, k), w));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "blocked", 2, (const weft_tensor *const[]){A, W}, 1,
+                                         (const weft_tensor *const[]){C}, &f),
+                     WEFT_OK);
+    return f;
+}
+
+/* The blocked layout's floormod(n, c) walks the weights at unit stride, so the default schedule
+ * register-tiles the product (a cache_write accumulator, weights reused across batch rows) and
+ * does not take it for a row reduction (rfactor along k, one output element per task). */
+static void test_blocked_weight_product(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][4] = {{16, 96, 64, 32}, {4, 48, 37, 16}, {3, 40, 19, 8}, {1, 320, 96, 32}, {1, 64, 130, 16}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t B = shapes[c][0], N = shapes[c][1], K = shapes[c][2], blk = shapes[c][3];
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = blocked_product(a, B, N, K, blk);
+        float *in[2];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(B * N));
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; k++) acc += (double)in[0][b * K + k] * (double)in[1][((n / blk) * K + k) * blk + n % blk];
+                ref[b * N + n] = acc;
+            }
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s);
+        if (strstr(text, "rfactor") || !strstr(text, "cache_write C local")) {
+            print_error("blocked %lldx%lldx%lld/%lld: want a register tile, got:\n%s\n", (long long)B, (long long)N,
+                        (long long)K, (long long)blk, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        char what[64];
+        snprintf(what, sizeof what, "blocked %lldx%lldx%lld/%lld", (long long)B, (long long)N, (long long)K, (long long)blk);
+        failures += check(fx, f, false, ref, true, what);
+        free(ref);
+        free(in[0]);
+        free(in[1]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Y = 2 A + 1 and Z = A * A, two elementwise outputs: below SMALL_NEST (4096) elements each
+ * nest stays serial (a fork-join costs about what it would save), from there both are parallel;
+ * Y matches either way. */
+static void test_small_output_nests_are_serial(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][2] = {{2, 256}, {64, 128}};
+    int failures = 0;
+    for (int c = 0; c < 2; c++) {
+        int64_t M = shapes[c][0], N = shapes[c][1];
+        weft_arena *a = weft_arena_create();
+        weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){M, N});
+        weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){M, N}, (const char *const[]){"i", "j"});
+        weft_tensor *Z = weft_te_compute(a, "Z", 2, (int64_t[]){M, N}, (const char *const[]){"i", "j"});
+        const weft_expr *ay = weft_te_at(a, A, weft_te_axis(Y, 0), weft_te_axis(Y, 1));
+        const weft_expr *az = weft_te_at(a, A, weft_te_axis(Z, 0), weft_te_axis(Z, 1));
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, weft_mul(a, ay, weft_f32(a, 2)), weft_f32(a, 1)));
+        weft_te_set_body(Z, WEFT_REDUCE_NONE, weft_mul(a, az, az));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "two", 1, (const weft_tensor *const[]){A}, 2, (const weft_tensor *const[]){Y, Z}, &f),
+                         WEFT_OK);
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s);
+        bool par_y = strstr(text, "parallel Y") != NULL, par_z = strstr(text, "parallel Z") != NULL;
+        if (par_y != (c == 1) || par_z != (c == 1)) {
+            print_error("%lldx%lld: parallel Y %d Z %d, want %d:\n%s\n", (long long)M, (long long)N, par_y, par_z, c == 1, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(M * N));
+        for (int64_t e = 0; e < M * N; e++) ref[e] = 2.0 * in[0][e] + 1.0;
+        failures += check(fx, f, false, ref, true, "two outputs");
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_softmax_and_layer_norm_rows(void **state)
 {
     fixture *fx = *state;
@@ -393,6 +501,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matmul_odd_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile_fits_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocked_weight_product, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
     };
