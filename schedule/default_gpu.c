@@ -14,7 +14,12 @@
  *                   memory, a barrier (lowering's barrier pass) follows, and one thread (the
  *                   bound loop of extent 1) adds the T partial sums. Rows are read by
  *                   neighbouring threads at neighbouring addresses (coalesced).
- *   thread per output  everything else (matmul, conv, pooling, elementwise, transposes, short
+ *   gemm            a matmul-like stage (one reduction axis, two operands: matmul, dense,
+ *                   batched matmul; schedule/gemm_gpu.c): a block tile of up to 128 x 128
+ *                   outputs over 256 threads, a register tile of up to 8 x 8 per thread, the
+ *                   reduction in K tiles of 16 whose operand slices the block's threads load
+ *                   together into shared memory; the tile from weft_gpu_gemm_default_tile.
+ *   thread per output  everything else (conv, pooling, elementwise, transposes, short
  *                   or multi-axis reductions): the spatial loops fused, split by the block
  *                   size (256 threads: 8 warps of 32, 4 AMD wavefronts of 64; a whole number
  *                   of caps->warp_size below the caps' thread limit; or the whole extent when
@@ -24,10 +29,12 @@
  * Faster schedules come from tuning. A stage without spatial axes (a scalar) is left to the
  * launch check's message. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
 #include "ir/pattern.h"
+#include "schedule/gemm_gpu.h"
 #include "schedule/sched_util.h"
 #include "schedule/state.h"
 
@@ -151,6 +158,31 @@ static weft_status thread_per_output(weft_schedule *s, const char *name, int64_t
     return rc;
 }
 
+/* The GEMM rule (schedule/gemm_gpu.c) for root stage `name` with its default tile, when the
+ * stage is matmul-like and the rule applies to a copy of s without error; *done says whether
+ * s got it (otherwise s is unchanged). */
+static weft_status try_gemm(weft_schedule *s, const char *name, const weft_target_caps *caps, bool *done)
+{
+    *done = false;
+    weft_gpu_gemm_shape g;
+    int i = weft_sched_find_stage(s, name);
+    if (i < 0 || !weft_gpu_gemm_form(s->stages[i].op, &g)) return WEFT_OK;
+    weft_gpu_gemm_tile t;
+    weft_gpu_gemm_default_tile(&g, caps, &t);
+    char *text = weft_schedule_text(s);
+    if (!text) return weft_fail(WEFT_ERR_NOMEM, "default gpu: out of memory");
+    weft_schedule *copy = NULL;
+    weft_status rc = weft_schedule_create(s->func, &copy);
+    if (rc == WEFT_OK) rc = weft_schedule_apply_text(copy, text);
+    if (rc == WEFT_OK) rc = weft_gpu_gemm_apply(copy, name, &t, caps);
+    weft_schedule_destroy(copy);
+    free(text);
+    if (rc == WEFT_ERR_NOMEM) return rc;
+    if (rc != WEFT_OK) return WEFT_OK; /* not this rule: thread per output */
+    *done = true;
+    return weft_gpu_gemm_apply(s, name, &t, caps);
+}
+
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t block = caps && caps->max_threads > 0 && caps->max_threads < GPU_BLOCK ? caps->max_threads : GPU_BLOCK;
@@ -172,7 +204,10 @@ weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *
         snprintf(names[n], WEFT_SCHED_NAME, "%s", st->name);
         row[n++] = is_row_reduction(st);
     }
-    for (int i = 0; i < n && rc == WEFT_OK; i++)
-        rc = row[i] ? block_per_row(s, names[i], block) : thread_per_output(s, names[i], block);
+    for (int i = 0; i < n && rc == WEFT_OK; i++) {
+        bool gemm = false;
+        if (row[i]) rc = block_per_row(s, names[i], block);
+        else if ((rc = try_gemm(s, names[i], caps, &gemm)) == WEFT_OK && !gemm) rc = thread_per_output(s, names[i], block);
+    }
     return rc;
 }

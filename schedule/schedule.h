@@ -73,8 +73,9 @@ typedef struct weft_knob_space {
 } weft_knob_space;
 weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp);
 weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *values);
-/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): a thread per output
- * element, reductions serial in the thread (schedule/default_gpu.c). */
+/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): block per row for row
+ * reductions, shared-memory K tiles with register tiles for matmul-like stages
+ * (schedule/gemm_gpu.h), a thread per output element otherwise (schedule/default_gpu.c). */
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps);
 /* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);
