@@ -39,5 +39,12 @@ int64_t weft_gpu_gemm_registers(const weft_gpu_gemm_tile *t);    /* per-thread e
  * not matmul-like or a tile that fails weft_gpu_gemm_check; a failing step leaves the steps
  * before it applied (schedule a copy when a fallback is wanted). */
 weft_status weft_gpu_gemm_apply(weft_schedule *s, const char *name, const weft_gpu_gemm_tile *t, const weft_target_caps *caps);
+/* Knobs of the default GPU schedule (weft_schedule_knob_space and weft_schedule_default_knobs
+ * dispatch here for GPU caps; schedule/default_gpu.c): rule "gpu_gemm", knobs tm tn rm rn kt
+ * unroll (the tile above, applied to every matmul-like stage), for kernels with a matmul-like
+ * stage (sp->n = 0 otherwise). Powers of two within the extents and caps, the default tile
+ * among them; values that fail weft_gpu_gemm_check are refused, s unchanged. */
+weft_status weft_schedule_gpu_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp);
+weft_status weft_schedule_default_gpu_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *v);
 
 #endif

@@ -57,8 +57,9 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
  * kernels the tuner's sketches do not cover. Today: the blocked convolution's register tile
  * (tf filter vectors x tn images x ty rows x tx columns), whether the filter blocks are the
  * innermost parallel loop, and an auto_unroll pragma on its reduction (schedule/default_conv.c).
- * weft_schedule_knob_space gives sp->n = 0 when f's kernel has no rule with knobs (or caps is a
- * GPU's). weft_schedule_default_knobs schedules a fresh s by that rule with one value per knob,
+ * weft_schedule_knob_space gives sp->n = 0 when f's kernel has no rule with knobs. For GPU caps
+ * the space is the GEMM tile of the default GPU schedule (rule "gpu_gemm", schedule/gemm_gpu.h).
+ * weft_schedule_default_knobs schedules a fresh s by that rule with one value per knob,
  * refusing (WEFT_ERR_INVALID_ARG, s unchanged, the message naming the knob) values out of range
  * or a tile that does not fit the vector register file; the default schedule is one point of the
  * space. */
