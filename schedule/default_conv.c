@@ -27,6 +27,7 @@
 #include "ir/error.h"
 #include "ir/pattern.h"
 #include "schedule/sched_util.h"
+#include "schedule/gemm_gpu.h"
 
 typedef struct conv_tile {
     int64_t tf, tn, ty, tx;
@@ -433,7 +434,7 @@ static void knob_add(weft_knob_space *sp, int i, int64_t v)
 weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp)
 {
     memset(sp, 0, sizeof *sp);
-    if (caps && caps->has_thread_binding) return WEFT_OK;
+    if (caps && caps->has_thread_binding) return weft_schedule_gpu_knob_space(f, caps, sp); /* schedule/gemm_gpu.h */
     weft_schedule *s = NULL;
     weft_status rc = weft_schedule_create(f, &s);
     if (rc != WEFT_OK) return rc;
@@ -479,7 +480,7 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
 
 weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *v)
 {
-    if (caps && caps->has_thread_binding) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: no knobs on GPU targets");
+    if (caps && caps->has_thread_binding) return weft_schedule_default_gpu_knobs(s, caps, n, v); /* schedule/gemm_gpu.h */
     weft_knob_space sp;
     weft_status src = weft_schedule_knob_space(weft_schedule_func(s), caps, &sp);
     if (src != WEFT_OK) return src;

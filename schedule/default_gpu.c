@@ -14,7 +14,12 @@
  *                   memory, a barrier (lowering's barrier pass) follows, and one thread (the
  *                   bound loop of extent 1) adds the T partial sums. Rows are read by
  *                   neighbouring threads at neighbouring addresses (coalesced).
- *   thread per output  everything else (matmul, conv, pooling, elementwise, transposes, short
+ *   gemm            a matmul-like stage (one reduction axis, two operands: matmul, dense,
+ *                   batched matmul; schedule/gemm_gpu.c): a block tile of up to 128 x 128
+ *                   outputs over 256 threads, a register tile of up to 8 x 8 per thread, the
+ *                   reduction in K tiles of 16 whose operand slices the block's threads load
+ *                   together into shared memory; the tile from weft_gpu_gemm_default_tile.
+ *   thread per output  everything else (conv, pooling, elementwise, transposes, short
  *                   or multi-axis reductions): the spatial loops fused, split by the block
  *                   size (256 threads: 8 warps of 32, 4 AMD wavefronts of 64; a whole number
  *                   of caps->warp_size below the caps' thread limit; or the whole extent when
@@ -24,10 +29,12 @@
  * Faster schedules come from tuning. A stage without spatial axes (a scalar) is left to the
  * launch check's message. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
 #include "ir/pattern.h"
+#include "schedule/gemm_gpu.h"
 #include "schedule/sched_util.h"
 #include "schedule/state.h"
 
@@ -151,7 +158,38 @@ static weft_status thread_per_output(weft_schedule *s, const char *name, int64_t
     return rc;
 }
 
-weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps)
+/* The GEMM rule (schedule/gemm_gpu.c) for root stage `name`, when the stage is matmul-like:
+ * with `tile` (knobs) it must apply; with the default tile (tile NULL) it is first tried on a
+ * copy of s and skipped when it fails there. *done says whether s got it (otherwise s is
+ * unchanged). */
+static weft_status try_gemm(weft_schedule *s, const char *name, const weft_target_caps *caps, const weft_gpu_gemm_tile *tile,
+                            bool *done)
+{
+    *done = false;
+    weft_gpu_gemm_shape g;
+    int i = weft_sched_find_stage(s, name);
+    if (i < 0 || !weft_gpu_gemm_form(s->stages[i].op, &g)) return WEFT_OK;
+    if (tile) {
+        *done = true;
+        return weft_gpu_gemm_apply(s, name, tile, caps);
+    }
+    weft_gpu_gemm_tile t;
+    weft_gpu_gemm_default_tile(&g, caps, &t);
+    char *text = weft_schedule_text(s);
+    if (!text) return weft_fail(WEFT_ERR_NOMEM, "default gpu: out of memory");
+    weft_schedule *copy = NULL;
+    weft_status rc = weft_schedule_create(s->func, &copy);
+    if (rc == WEFT_OK) rc = weft_schedule_apply_text(copy, text);
+    if (rc == WEFT_OK) rc = weft_gpu_gemm_apply(copy, name, &t, caps);
+    weft_schedule_destroy(copy);
+    free(text);
+    if (rc == WEFT_ERR_NOMEM) return rc;
+    if (rc != WEFT_OK) return WEFT_OK; /* not this rule: thread per output */
+    *done = true;
+    return weft_gpu_gemm_apply(s, name, &t, caps);
+}
+
+static weft_status default_gpu(weft_schedule *s, const weft_target_caps *caps, const weft_gpu_gemm_tile *tile)
 {
     int64_t block = caps && caps->max_threads > 0 && caps->max_threads < GPU_BLOCK ? caps->max_threads : GPU_BLOCK;
     int64_t warp = caps && caps->warp_size > 0 ? caps->warp_size : 32;
@@ -172,7 +210,87 @@ weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *
         snprintf(names[n], WEFT_SCHED_NAME, "%s", st->name);
         row[n++] = is_row_reduction(st);
     }
-    for (int i = 0; i < n && rc == WEFT_OK; i++)
-        rc = row[i] ? block_per_row(s, names[i], block) : thread_per_output(s, names[i], block);
+    for (int i = 0; i < n && rc == WEFT_OK; i++) {
+        bool gemm = false;
+        if (row[i]) rc = block_per_row(s, names[i], block);
+        else if ((rc = try_gemm(s, names[i], caps, tile, &gemm)) == WEFT_OK && !gemm) rc = thread_per_output(s, names[i], block);
+    }
     return rc;
+}
+
+weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps) { return default_gpu(s, caps, NULL); }
+
+/* ---- knobs: the GEMM tile (weft_schedule_gpu_knob_space) ------------------------------------ */
+
+static const char *const gemm_knob_names[6] = {"tm", "tn", "rm", "rn", "kt", "unroll"};
+
+/* The first matmul-like root stage of f after the default rule's inlining (false: none). */
+static bool gemm_stage(const weft_te_func *f, weft_gpu_gemm_shape *g)
+{
+    weft_schedule *s = NULL;
+    if (weft_schedule_create(f, &s) != WEFT_OK) return false;
+    bool found = false;
+    for (int i = 0; i < s->n_stages && !found; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        bool inl = !s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE);
+        found = !inl && !is_row_reduction(&s->stages[i]) && weft_gpu_gemm_form(s->stages[i].op, g);
+    }
+    weft_schedule_destroy(s);
+    return found;
+}
+
+static void add_value(weft_knob_space *sp, int i, int64_t v)
+{
+    for (int j = 0; j < sp->n_values[i]; j++)
+        if (sp->values[i][j] == v) return;
+    if (sp->n_values[i] < WEFT_KNOB_VALUES_MAX) sp->values[i][sp->n_values[i]++] = v;
+}
+
+weft_status weft_schedule_gpu_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    weft_gpu_gemm_shape g;
+    if (!gemm_stage(f, &g)) return WEFT_OK;
+    snprintf(sp->rule, sizeof sp->rule, "gpu_gemm");
+    sp->n = 6;
+    for (int i = 0; i < 6; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", gemm_knob_names[i]);
+    int64_t max_threads = caps && caps->max_threads > 0 ? caps->max_threads : 1024;
+    for (int64_t v = 1; v <= max_threads && v <= 256; v *= 2) {
+        if (v == 1 || v / 2 < g.m) add_value(sp, 0, v);
+        if (v == 1 || v / 2 < g.n) add_value(sp, 1, v);
+    }
+    for (int64_t v = 1; v <= 8; v *= 2) {
+        if (v == 1 || v / 2 < g.m) add_value(sp, 2, v);
+        if (v == 1 || v / 2 < g.n) add_value(sp, 3, v);
+    }
+    for (int64_t v = 1; v <= 32 && v <= g.k; v *= 2) add_value(sp, 4, v);
+    if (g.k < 32) add_value(sp, 4, g.k);
+    static const int64_t unrolls[] = {0, 16, 64, 512};
+    for (int i = 0; i < 4; i++) add_value(sp, 5, unrolls[i]);
+    /* the default tile is a point of the space */
+    weft_gpu_gemm_tile t;
+    weft_gpu_gemm_default_tile(&g, caps, &t);
+    const int64_t d[6] = {t.tm, t.tn, t.rm, t.rn, t.kt, t.unroll};
+    for (int i = 0; i < 6; i++) add_value(sp, i, d[i]);
+    return WEFT_OK;
+}
+
+weft_status weft_schedule_default_gpu_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *v)
+{
+    if (n != 6) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: gpu_gemm takes 6 knobs (tm tn rm rn kt unroll), got %d", n);
+    weft_gpu_gemm_shape g;
+    if (!gemm_stage(s->func, &g)) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no matmul-like stage");
+    weft_gpu_gemm_tile t = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    weft_status rc = weft_gpu_gemm_check(&g, &t, caps);
+    if (rc != WEFT_OK) return rc;
+    /* schedule a copy first: a refusal leaves s unchanged */
+    char *text = weft_schedule_text(s);
+    if (!text) return weft_fail(WEFT_ERR_NOMEM, "knobs: out of memory");
+    weft_schedule *copy = NULL;
+    rc = weft_schedule_create(s->func, &copy);
+    if (rc == WEFT_OK) rc = weft_schedule_apply_text(copy, text);
+    if (rc == WEFT_OK) rc = default_gpu(copy, caps, &t);
+    weft_schedule_destroy(copy);
+    free(text);
+    return rc == WEFT_OK ? default_gpu(s, caps, &t) : rc;
 }

@@ -57,8 +57,9 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
  * kernels the tuner's sketches do not cover. Today: the blocked convolution's register tile
  * (tf filter vectors x tn images x ty rows x tx columns), whether the filter blocks are the
  * innermost parallel loop, and an auto_unroll pragma on its reduction (schedule/default_conv.c).
- * weft_schedule_knob_space gives sp->n = 0 when f's kernel has no rule with knobs (or caps is a
- * GPU's). weft_schedule_default_knobs schedules a fresh s by that rule with one value per knob,
+ * weft_schedule_knob_space gives sp->n = 0 when f's kernel has no rule with knobs. For GPU caps
+ * the space is the GEMM tile of the default GPU schedule (rule "gpu_gemm", schedule/gemm_gpu.h).
+ * weft_schedule_default_knobs schedules a fresh s by that rule with one value per knob,
  * refusing (WEFT_ERR_INVALID_ARG, s unchanged, the message naming the knob) values out of range
  * or a tile that does not fit the vector register file; the default schedule is one point of the
  * space. */
@@ -73,8 +74,9 @@ typedef struct weft_knob_space {
 } weft_knob_space;
 weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp);
 weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps *caps, int n, const int64_t *values);
-/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): a thread per output
- * element, reductions serial in the thread (schedule/default_gpu.c). */
+/* GPU targets (caps->has_thread_binding; weft_schedule_default calls it): block per row for row
+ * reductions, shared-memory K tiles with register tiles for matmul-like stages
+ * (schedule/gemm_gpu.h), a thread per output element otherwise (schedule/default_gpu.c). */
 weft_status weft_schedule_default_gpu(weft_schedule *s, const weft_target_caps *caps);
 /* Hand-written expert matmul schedule for a kernel made by weft_op_matmul / weft_op_dense. */
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps);

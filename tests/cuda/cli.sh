@@ -60,8 +60,8 @@ check_log() { # $1: what ran
 FAKECUDA_LOG=$log "$weft" run $m --input $x --target cuda --repeat 2 --profile --output "$tmp/y.bin" >"$tmp/out" 2>&1
 rc=$?
 [[ $rc -eq 0 && -s "$tmp/y.bin" ]] && echo "ok: weft run --target cuda on the fake driver" || { fail "weft run (exit $rc):"; cat "$tmp/out"; }
-grep -q '^launch gemm_relu_k0 grid=64,1,1 block=256,1,1 args=5$' "$log" && echo "ok: the first Gemm launch: 64 x 256 threads, 5 arguments" ||
-    fail "no launch 'gemm_relu_k0 grid=64,1,1 block=256,1,1 args=5' in: $(grep '^launch' "$log" | head -3)"
+grep -q '^launch gemm_relu_k0 grid=32,2,1 block=16,16,1 args=5$' "$log" && echo "ok: the first Gemm launch (the GEMM rule): 32 x 2 blocks of 16 x 16 threads, 5 arguments" ||
+    fail "no launch 'gemm_relu_k0 grid=32,2,1 block=16,16,1 args=5' in: $(grep '^launch' "$log" | head -3)"
 check_log "weft run"
 FAKECUDA_LOG=$log "$weft" bench model $m --target cuda --repeat 2 --csv >"$tmp/out" 2>&1
 rc=$?

@@ -308,7 +308,7 @@ static void test_missing_barrier_is_caught(void **state)
 static void test_golden_cuda_source(void **state)
 {
     (void)state;
-    static const char *const names[] = {"matmul_shared", "softmax_default", "conv2d_default"};
+    static const char *const names[] = {"matmul_shared", "softmax_default", "conv2d_default", "matmul_gemm_default"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[256];
         snprintf(path, sizeof path, "tests/golden/cuda/%s.steps", names[i]);
