@@ -290,6 +290,249 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     return true;
 }
 
+/* ---- convolution over rows (weights left [F, C, KH, KW]) ------------------------------------ */
+
+/* A convolution the layout pass left unblocked because its rows fill whole vectors (stride-1
+ * columns, OW a multiple of the vector width; model/passes.c): one 4-D reduction R [N, F, OH,
+ * OW] over (rc, ry, rx) that is the output or is read by it through elementwise/injective
+ * stages of its shape; -1 otherwise. Depthwise convs (no rc) are window reductions. */
+static int row_reduction(const weft_schedule *s, int *out, int64_t lanes)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->op->n_reduce) {
+            if (r >= 0 || weft_tensor_pattern(st->op) != WEFT_PATTERN_OUT_REDUCTION_REUSE) return -1;
+            r = i;
+        }
+        if (st->is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        }
+    }
+    if (y < 0 || r < 0) return -1;
+    const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
+    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 3 || (r != y && !reads_through(s, y, r))) return -1;
+    for (int d = 0; d < 4; d++)
+        if (R->shape[d] != Y->shape[d]) return -1;
+    if (R->shape[3] % lanes || Y->n_reduce) return -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
+        if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
+    }
+    *out = y;
+    return r;
+}
+
+/* The row tile: tf filters x tx columns (tx a multiple of the vector width dividing OW): the
+ * most accumulators (tf * tx / lanes, up to 2 x weft_sched_tile_rows), ties to fewer loads per
+ * FMA (tx / lanes input vectors + tf broadcast weights per tap). */
+static conv_tile choose_row_tile(const int64_t *shape, int64_t lanes, const weft_target_caps *caps)
+{
+    int64_t F = shape[1], OW = shape[3], max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
+    conv_tile best = {1, 1, 1, lanes};
+    double best_acc = 0, best_ratio = 0;
+    for (int64_t nv = 1; nv <= max_acc && nv * lanes <= OW; nv++) {
+        if (OW % (nv * lanes)) continue;
+        int64_t tf = 1;
+        for (int64_t t = 1; t * nv <= max_acc && t <= F; t++)
+            if (F % t == 0) tf = t;
+        double acc = (double)(tf * nv), ratio = acc / (double)(tf + nv);
+        if (acc > best_acc || (acc == best_acc && ratio > best_ratio)) {
+            best_acc = acc, best_ratio = ratio;
+            best = (conv_tile){tf, 1, 1, nv * lanes};
+        }
+    }
+    return best;
+}
+
+/* The output parallel over (n, filter tiles, rows, column tiles); per tile R in a local
+ * accumulator of tf x tx/lanes vectors: reduction loops outside, filters and column vectors
+ * unrolled, lanes vectorized (an input vector per column vector, a broadcast weight per
+ * filter); the write-back stores whole row vectors (no transpose, unlike the blocked rule).
+ * The padding, if any, at root in parallel. */
+static weft_status schedule_rows(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t lanes)
+{
+    int p = pad_stage_of(s, r);
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, true);
+    if (rc != WEFT_OK) return rc;
+    if (r == y) { /* the reduction is the output: accumulate in a local copy */
+        if ((rc = weft_sched_stepf(s, "cache_write %s local", yname)) != WEFT_OK) return rc;
+        y = weft_sched_find_stage(s, yname);
+        snprintf(rname, sizeof rname, "%s", s->stages[y - 1].name);
+    }
+    const weft_tensor *Y = s->stages[y].op;
+    conv_tile t = choose_row_tile(Y->shape, lanes, caps);
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
+    /* n f.0 y x.0 | f.1 x.1.0 x.1.1 (x.1 = the column tile, in vectors) */
+    char f0[WEFT_SCHED_NAME + 4], f1[WEFT_SCHED_NAME + 4], x0[WEFT_SCHED_NAME + 4], x1[WEFT_SCHED_NAME + 4];
+    snprintf(f0, sizeof f0, "%s", ax[1]), f1[0] = '\0';
+    snprintf(x0, sizeof x0, "%s", ax[3]), x1[0] = '\0';
+    if (t.tf > 1 && t.tf < Y->shape[1]) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[1], (long long)t.tf);
+        snprintf(f0, sizeof f0, "%s.0", ax[1]), snprintf(f1, sizeof f1, "%s.1", ax[1]);
+    } else if (t.tf > 1) snprintf(f1, sizeof f1, "%s", ax[1]), f0[0] = '\0';
+    if (rc == WEFT_OK && t.tx < Y->shape[3]) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[3], (long long)t.tx);
+        snprintf(x0, sizeof x0, "%s.0", ax[3]), snprintf(x1, sizeof x1, "%s.1", ax[3]);
+    } else snprintf(x1, sizeof x1, "%s", ax[3]), x0[0] = '\0';
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", yname, x1, (long long)lanes);
+    if (rc != WEFT_OK) return rc;
+    char outer[4][WEFT_SCHED_NAME + 4], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    int n_outer = 0;
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
+    if (f0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", f0);
+    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[2]);
+    if (x0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", x0);
+    int len = snprintf(line, sizeof line, "reorder %s", yname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    snprintf(line + len, sizeof line - (size_t)len, "%s%s %s.0 %s.1", f1[0] ? " " : "", f1, x1, x1);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    len = snprintf(line, sizeof line, "fuse %s", yname);
+    for (int i = 0; i < n_outer; i++) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+        strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
+        strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
+    }
+    if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "vectorize %s %s.1", yname, x1)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
+    r = weft_sched_find_stage(s, rname);
+    char it[7][WEFT_SCHED_NAME];
+    for (int d = 0; d < 7; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
+    rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[3], (long long)lanes);
+    if (rc == WEFT_OK)
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s %s.0 %s.1", rname, it[4], it[5], it[6], it[0], it[1], it[2],
+                              it[3], it[3]);
+    if (rc == WEFT_OK && t.tf > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[1]);
+    if (rc == WEFT_OK && t.tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[3]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[3]);
+    return rc;
+}
+
+/* ---- channel gate (squeeze-excite: X * sigmoid(fc(pool))) ---------------------------------- */
+
+static int64_t elems(const weft_tensor *op)
+{
+    int64_t n = 1;
+    for (int d = 0; d < op->ndim; d++) n *= op->shape[d];
+    return n;
+}
+
+/* A kernel whose one output Y [N, C, H, W] (H*W > 1, no reduction) scales its input by a
+ * per-channel gate: one small reduction (at most N*C elements: the excitation's FC) feeds
+ * small elementwise stages, one of them [N, C, 1, 1] read by Y; every other stage is
+ * elementwise/injective of Y's size. Returns Y's index or -1. Inlined, the gate (bias,
+ * sigmoid) ran once per output element and the FC as a scalar loop: 3-5x slower. */
+static int channel_gate(const weft_schedule *s, int *red)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (s->stages[i].is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        } else if (s->stages[i].op->n_reduce) {
+            if (r >= 0) return -1;
+            r = i;
+        }
+    }
+    if (y < 0 || r < 0) return -1;
+    const weft_tensor *Y = s->stages[y].op;
+    if (Y->ndim != 4 || Y->n_reduce || Y->shape[2] * Y->shape[3] < 2) return -1;
+    int64_t nc = Y->shape[0] * Y->shape[1];
+    if (elems(s->stages[r].op) > nc) return -1;
+    bool gate = false;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_tensor *op = s->stages[i].op;
+        weft_op_pattern p = weft_tensor_pattern(op);
+        if (i == r || i == y) continue;
+        if (p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
+        if (elems(op) > nc) continue; /* full size: inlined */
+        if (op->ndim == 4 && op->shape[0] == Y->shape[0] && op->shape[1] == Y->shape[1] && op->shape[2] == 1 &&
+            op->shape[3] == 1 && weft_sched_reads(s, y, i) && reads_through(s, i, r))
+            gate = true;
+    }
+    *red = r;
+    return gate ? y : -1;
+}
+
+/* All data axes of stage `name` fused into one loop, reduction axes inside it; in vectors when
+ * there are at least `lanes` elements (the reduction loops then run around the vector). */
+static weft_status flat_vectors(weft_schedule *s, const char *name, int64_t lanes)
+{
+    int i = weft_sched_find_stage(s, name);
+    if (i < 0) return WEFT_ERR_INTERNAL;
+    const weft_stage *st = &s->stages[i];
+    int nd = st->op->ndim, nr = st->op->n_reduce;
+    if (nd == 0) return WEFT_OK;
+    char fused[WEFT_SCHED_NAME * 2] = "", line[1024];
+    int len = snprintf(line, sizeof line, "fuse %s", name);
+    for (int d = 0; d < nd; d++) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
+        strncat(fused, d ? "@" : "", sizeof fused - strlen(fused) - 1);
+        strncat(fused, st->iters[d].name, sizeof fused - strlen(fused) - 1);
+    }
+    if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_OK; /* names too long: keep the naive nest */
+    char red[4][WEFT_SCHED_NAME];
+    for (int k = 0; k < nr && k < 4; k++) snprintf(red[k], sizeof red[k], "%s", st->iters[nd + k].name);
+    if (nr > 4) return WEFT_OK;
+    weft_status rc = nd > 1 ? weft_schedule_apply(s, line) : WEFT_OK;
+    if (rc != WEFT_OK || elems(st->op) < lanes) return rc;
+    if ((rc = weft_sched_stepf(s, "split %s %s %lld", name, fused, (long long)lanes)) != WEFT_OK) return rc;
+    len = snprintf(line, sizeof line, "reorder %s %s.0", name, fused);
+    for (int k = 0; k < nr; k++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", red[k]);
+    snprintf(line + len, sizeof line - (size_t)len, " %s.1", fused);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    return weft_sched_stepf(s, "vectorize %s %s.1", name, fused);
+}
+
+/* The gate kernel: full-size stages inlined; the reduction and the gate stages Y reads at root
+ * (flat, in vectors; stages between them inlined); Y parallel over (n, c), its H*W pixels fused
+ * (one contiguous run per channel) and in vectors. */
+static weft_status schedule_gate(weft_schedule *s, int r, int y, const weft_target_caps *caps)
+{
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], keep[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int n_keep = 0;
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
+        if (i == r || i == y) continue;
+        const weft_tensor *op = s->stages[i].op;
+        bool small = elems(op) <= s->stages[y].op->shape[0] * s->stages[y].op->shape[1];
+        if (small && weft_sched_reads(s, y, i)) snprintf(keep[n_keep++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+        else rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    }
+    if (rc == WEFT_OK) rc = flat_vectors(s, rname, lanes);
+    for (int k = 0; k < n_keep && rc == WEFT_OK; k++) rc = flat_vectors(s, keep[k], lanes);
+    if (rc != WEFT_OK) return rc;
+    y = weft_sched_find_stage(s, yname);
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
+    char nc[WEFT_SCHED_NAME * 2], hw[WEFT_SCHED_NAME * 2];
+    snprintf(nc, sizeof nc, "%s@%s", ax[0], ax[1]);
+    snprintf(hw, sizeof hw, "%s@%s", ax[2], ax[3]);
+    if (strlen(nc) >= WEFT_SCHED_NAME || strlen(hw) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+    rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[0], ax[1]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s", yname, nc);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[2], ax[3]);
+    if (rc != WEFT_OK) return rc;
+    if (s->stages[y].op->shape[2] * s->stages[y].op->shape[3] <= lanes) return weft_sched_stepf(s, "vectorize %s %s", yname, hw);
+    if ((rc = weft_sched_stepf(s, "split %s %s %lld", yname, hw, (long long)lanes)) != WEFT_OK) return rc;
+    return weft_sched_stepf(s, "vectorize %s %s.1", yname, hw);
+}
+
 /* The blocked rule's decisions: the register tile, the filter blocks' place among the parallel
  * loops (outermost: a block of weights is reused from L2 by consecutive chunks; innermost: an
  * input tile is reused across filter blocks), and an auto_unroll pragma on the reduction. */
@@ -405,6 +648,15 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     int y, r = blocked_reduction(s, &y);
     if (r < 0) {
         r = window_reduction(s, &y);
+        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+        if (r < 0 && (r = row_reduction(s, &y, lanes)) >= 0) {
+            *done = true;
+            return schedule_rows(s, r, y, caps, lanes);
+        }
+        if (r < 0 && (y = channel_gate(s, &r)) >= 0) {
+            *done = true;
+            return schedule_gate(s, r, y, caps);
+        }
         if (r < 0) return WEFT_OK;
         *done = true;
         return schedule_window(s, r, y, caps, 0, 0);
