@@ -256,7 +256,8 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
  * (GlobalAveragePool, GlobalMaxPool). A scalar sum of one channel is a chain of dependent adds;
  * instead R is parallel over (n, channel vectors) with the window loops outside a vector of
  * channels (gathers across channel planes, independent lanes). Measured: 2.3x faster on
- * 1280 channels of 10x10. Other stages (N x C elements) keep their naive schedule. */
+ * 1280 channels of 10x10. Rows of a vector or more instead get per-channel vector partial sums
+ * along the rows (rfactor). Other stages (N x C elements) keep their naive schedule. */
 static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_status *rc)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
@@ -281,6 +282,22 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     char rname[WEFT_SCHED_NAME], it[4][WEFT_SCHED_NAME];
     snprintf(rname, sizeof rname, "%s", rs->name);
     for (int d = 0; d < 4; d++) snprintf(it[d], sizeof it[d], "%s", rs->iters[d].name);
+    if (weft_expr_tload_n(R->body) == 4 && weft_expr_tload_tensor(R->body)->ndim == 4 &&
+        weft_expr_tload_tensor(R->body)->shape[3] >= lanes) {
+        /* Rows of at least a vector: per channel, vector partial sums along the contiguous rows
+         * (rfactor), then one horizontal sum. Measured with AVX-512 on 96 channels of 56x56:
+         * 2.6x faster than the channel vectors, whose loads gather across channel planes. */
+        char rf[WEFT_SCHED_NAME + 8];
+        snprintf(rf, sizeof rf, "%s.rf", rname);
+        *rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[3], (long long)lanes);
+        if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "rfactor %s %s.1", rname, it[3]);
+        if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "fuse %s %s %s", rf, it[0], it[1]);
+        if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "parallel %s %s@%s", rf, it[0], it[1]);
+        if (*rc == WEFT_OK)
+            *rc = weft_sched_stepf(s, "reorder %s %s@%s %s %s.0 %s.1", rf, it[0], it[1], it[2], it[3], it[3]);
+        if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, it[3]);
+        return true;
+    }
     *rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[1], (long long)lanes);
     if (*rc == WEFT_OK)
         *rc = weft_sched_stepf(s, "reorder %s %s %s.0 %s %s %s.1", rname, it[0], it[1], it[2], it[3], it[1]);
@@ -430,11 +447,14 @@ static int64_t elems(const weft_tensor *op)
 }
 
 /* A kernel whose one output Y [N, C, H, W] (H*W > 1, no reduction) scales its input by a
- * per-channel gate: one small reduction (at most N*C elements: the excitation's FC) feeds
+ * per-channel gate: one small reduction (per channel: at most N x C elements, C rounded up to
+ * whole vectors for a blocked FC; gate_elems) feeds
  * small elementwise stages, one of them [N, C, 1, 1] read by Y; every other stage is
  * elementwise/injective of Y's size. Returns Y's index or -1. Inlined, the gate (bias,
  * sigmoid) ran once per output element and the FC as a scalar loop: 3-5x slower. */
-static int channel_gate(const weft_schedule *s, int *red)
+static int64_t gate_elems(const weft_tensor *Y, int64_t lanes) { return Y->shape[0] * ceil_div(Y->shape[1], lanes) * lanes; }
+
+static int channel_gate(const weft_schedule *s, int *red, int64_t lanes)
 {
     int y = -1, r = -1;
     for (int i = 0; i < s->n_stages; i++) {
@@ -449,8 +469,8 @@ static int channel_gate(const weft_schedule *s, int *red)
     if (y < 0 || r < 0) return -1;
     const weft_tensor *Y = s->stages[y].op;
     if (Y->ndim != 4 || Y->n_reduce || Y->shape[2] * Y->shape[3] < 2) return -1;
-    int64_t nc = Y->shape[0] * Y->shape[1];
-    if (elems(s->stages[r].op) > nc) return -1;
+    int64_t nc = gate_elems(Y, lanes);
+    if (elems(s->stages[r].op) > nc || 2 * nc > elems(Y)) return -1;
     bool gate = false;
     for (int i = 0; i < s->n_stages; i++) {
         const weft_tensor *op = s->stages[i].op;
@@ -510,7 +530,7 @@ static weft_status schedule_gate(weft_schedule *s, int r, int y, const weft_targ
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         if (i == r || i == y) continue;
         const weft_tensor *op = s->stages[i].op;
-        bool small = elems(op) <= s->stages[y].op->shape[0] * s->stages[y].op->shape[1];
+        bool small = elems(op) <= gate_elems(s->stages[y].op, lanes);
         if (small && weft_sched_reads(s, y, i)) snprintf(keep[n_keep++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
         else rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
@@ -653,7 +673,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
             *done = true;
             return schedule_rows(s, r, y, caps, lanes);
         }
-        if (r < 0 && (y = channel_gate(s, &r)) >= 0) {
+        if (r < 0 && (y = channel_gate(s, &r, lanes)) >= 0) {
             *done = true;
             return schedule_gate(s, r, y, caps);
         }

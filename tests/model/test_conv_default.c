@@ -18,7 +18,8 @@
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
- * compute their padding per channel, a global pool reduces channel vectors, a pointwise conv
+ * compute their padding per channel, a global pool reduces channel vectors (rows shorter than a
+ * vector) or partial sums along its rows, a pointwise conv
  * over rows vectorizes along the rows, and a channel gate computes the gate once per channel. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +77,8 @@ static const conv_case cases[] = {
     {K_GATE, 1, 40, 7, 7, 10, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 23: gate, 49 pixels */
     {K_GATE, 2, 24, 5, 6, 6, 1, 1, 1, 0, 1, EPI_NONE, true},     /* batch 2 */
     {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true},     /* 3 pixels */
+    {K_GAP, 1, 20, 5, 40, 0, 0, 0, 0, 0, 0, EPI_NONE, false},    /* 26: rows of 40: partial sums */
+    {K_GAP, 2, 8, 3, 16, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* batch, one vector per row */
 };
 
 static uint64_t rng_state;
@@ -347,6 +350,10 @@ static void test_default_schedule_shapes(void **state)
         /* global pool: channels in vectors, the spatial reduction outside them */
         schedule_of(&cases[18], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red c.1"));
+        /* a global pool over rows of a vector or more: vector partial sums along the rows */
+        schedule_of(&cases[26], &caps, &p);
+        assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red rx.1"));
+        assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf rx.1"));
         /* pointwise conv over rows: unblocked weights, the reduction and the write-back in
          * row vectors (x), filters unrolled */
         char want[64];
