@@ -307,13 +307,12 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     return true;
 }
 
-/* ---- convolution over rows (weights left [F, C, KH, KW]) ------------------------------------ */
+/* ---- pointwise convolution over pixels (weights left [F, C, 1, 1]) --------------------------- */
 
-/* A convolution the layout pass left unblocked because its rows fill whole vectors (stride-1
- * columns, OW a multiple of the vector width; model/passes.c): one 4-D reduction R [N, F, OH,
- * OW] over (rc, ry, rx) that is the output or is read by it through elementwise/injective
- * stages of its shape; -1 otherwise. Depthwise convs (no rc) are window reductions. */
-static int row_reduction(const weft_schedule *s, int *out, int64_t lanes)
+/* A pointwise conv the layout pass left unblocked because its planes fill whole vectors
+ * (model/passes.c; ops/nn_conv.c "flat"): one 3-D reduction R [N, F, OH*OW] over (rc, ry, rx)
+ * read by the 4-D output Y [N, F, OH, OW] through elementwise/injective stages; -1 otherwise. */
+static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
 {
     int y = -1, r = -1;
     for (int i = 0; i < s->n_stages; i++) {
@@ -327,12 +326,12 @@ static int row_reduction(const weft_schedule *s, int *out, int64_t lanes)
             y = i;
         }
     }
-    if (y < 0 || r < 0) return -1;
+    if (y < 0 || r < 0 || r == y) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 3 || (r != y && !reads_through(s, y, r))) return -1;
-    for (int d = 0; d < 4; d++)
-        if (R->shape[d] != Y->shape[d]) return -1;
-    if (R->shape[3] % lanes || Y->n_reduce) return -1;
+    if (R->ndim != 3 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !reads_through(s, y, r)) return -1;
+    if (R->shape[0] != Y->shape[0] || R->shape[1] != Y->shape[1] || R->shape[2] != Y->shape[2] * Y->shape[3] ||
+        R->shape[2] % lanes)
+        return -1;
     for (int i = 0; i < s->n_stages; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
         if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
@@ -341,16 +340,16 @@ static int row_reduction(const weft_schedule *s, int *out, int64_t lanes)
     return r;
 }
 
-/* The row tile: tf filters x tx columns (tx a multiple of the vector width dividing OW): the
- * most accumulators (tf * tx / lanes, up to 2 x weft_sched_tile_rows), ties to fewer loads per
- * FMA (tx / lanes input vectors + tf broadcast weights per tap). */
-static conv_tile choose_row_tile(const int64_t *shape, int64_t lanes, const weft_target_caps *caps)
+/* The tile: tf filters x tx pixels (tx a multiple of the vector width dividing OH*OW): the most
+ * accumulators (tf * tx / lanes, up to 2 x weft_sched_tile_rows), ties to fewer loads per FMA
+ * (tx / lanes input vectors + tf broadcast weights per input channel). */
+static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const weft_target_caps *caps)
 {
-    int64_t F = shape[1], OW = shape[3], max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
+    int64_t max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
     conv_tile best = {1, 1, 1, lanes};
     double best_acc = 0, best_ratio = 0;
-    for (int64_t nv = 1; nv <= max_acc && nv * lanes <= OW; nv++) {
-        if (OW % (nv * lanes)) continue;
+    for (int64_t nv = 1; nv <= max_acc && nv * lanes <= P; nv++) {
+        if (P % (nv * lanes)) continue;
         int64_t tf = 1;
         for (int64_t t = 1; t * nv <= max_acc && t <= F; t++)
             if (F % t == 0) tf = t;
@@ -363,51 +362,47 @@ static conv_tile choose_row_tile(const int64_t *shape, int64_t lanes, const weft
     return best;
 }
 
-/* The output parallel over (n, filter tiles, rows, column tiles); per tile R in a local
- * accumulator of tf x tx/lanes vectors: reduction loops outside, filters and column vectors
- * unrolled, lanes vectorized (an input vector per column vector, a broadcast weight per
- * filter); the write-back stores whole row vectors (no transpose, unlike the blocked rule).
- * The padding, if any, at root in parallel. */
-static weft_status schedule_rows(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t lanes)
+/* The output's pixels fused (y@x: one contiguous run per plane), parallel over (n, filter
+ * tiles, pixel tiles); per tile R in a local accumulator of tf x tx/lanes vectors: reduction
+ * loops outside, filters and pixel vectors unrolled, lanes vectorized (an input vector per
+ * pixel vector, a broadcast weight per filter); the write-back stores whole vectors of
+ * pixels (no transpose, unlike the blocked rule). */
+static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t lanes)
 {
-    int p = pad_stage_of(s, r);
-    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME] = "";
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME];
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
-    if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
     weft_status rc = WEFT_OK;
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
-    if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, true);
+        if (i != r && i != y) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     if (rc != WEFT_OK) return rc;
-    if (r == y) { /* the reduction is the output: accumulate in a local copy */
-        if ((rc = weft_sched_stepf(s, "cache_write %s local", yname)) != WEFT_OK) return rc;
-        y = weft_sched_find_stage(s, yname);
-        snprintf(rname, sizeof rname, "%s", s->stages[y - 1].name);
-    }
+    y = weft_sched_find_stage(s, yname);
     const weft_tensor *Y = s->stages[y].op;
-    conv_tile t = choose_row_tile(Y->shape, lanes, caps);
+    conv_tile t = choose_pixel_tile(Y->shape[1], Y->shape[2] * Y->shape[3], lanes, caps);
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
-    /* n f.0 y x.0 | f.1 x.1.0 x.1.1 (x.1 = the column tile, in vectors) */
+    char q[WEFT_SCHED_NAME * 2];
+    snprintf(q, sizeof q, "%s@%s", ax[2], ax[3]);
+    if (strlen(q) + 8 >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+    if ((rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[2], ax[3])) != WEFT_OK) return rc;
+    /* n f.0 q.0 | f.1 q.1.0 q.1.1 (q.1 = the pixel tile, in vectors) */
     char f0[WEFT_SCHED_NAME + 4], f1[WEFT_SCHED_NAME + 4], x0[WEFT_SCHED_NAME + 4], x1[WEFT_SCHED_NAME + 4];
     snprintf(f0, sizeof f0, "%s", ax[1]), f1[0] = '\0';
-    snprintf(x0, sizeof x0, "%s", ax[3]), x1[0] = '\0';
     if (t.tf > 1 && t.tf < Y->shape[1]) {
         rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[1], (long long)t.tf);
         snprintf(f0, sizeof f0, "%s.0", ax[1]), snprintf(f1, sizeof f1, "%s.1", ax[1]);
     } else if (t.tf > 1) snprintf(f1, sizeof f1, "%s", ax[1]), f0[0] = '\0';
-    if (rc == WEFT_OK && t.tx < Y->shape[3]) {
-        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[3], (long long)t.tx);
-        snprintf(x0, sizeof x0, "%s.0", ax[3]), snprintf(x1, sizeof x1, "%s.1", ax[3]);
-    } else snprintf(x1, sizeof x1, "%s", ax[3]), x0[0] = '\0';
+    if (rc == WEFT_OK && t.tx < Y->shape[2] * Y->shape[3]) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, q, (long long)t.tx);
+        snprintf(x0, sizeof x0, "%.*s.0", WEFT_SCHED_NAME - 8, q);
+        snprintf(x1, sizeof x1, "%.*s.1", WEFT_SCHED_NAME - 8, q);
+    } else snprintf(x1, sizeof x1, "%.*s", WEFT_SCHED_NAME - 8, q), x0[0] = '\0';
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", yname, x1, (long long)lanes);
     if (rc != WEFT_OK) return rc;
-    char outer[4][WEFT_SCHED_NAME + 4], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    char outer[3][WEFT_SCHED_NAME + 4], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
     int n_outer = 0;
     snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
     if (f0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", f0);
-    snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[2]);
     if (x0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", x0);
     int len = snprintf(line, sizeof line, "reorder %s", yname);
     for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
@@ -420,20 +415,20 @@ static weft_status schedule_rows(weft_schedule *s, int r, int y, const weft_targ
         strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
     }
     if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
-    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "vectorize %s %s.1", yname, x1)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
     r = weft_sched_find_stage(s, rname);
-    char it[7][WEFT_SCHED_NAME];
-    for (int d = 0; d < 7; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
-    rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[3], (long long)lanes);
+    char it[6][WEFT_SCHED_NAME];
+    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
+    rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)lanes);
     if (rc == WEFT_OK)
-        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s %s.0 %s.1", rname, it[4], it[5], it[6], it[0], it[1], it[2],
-                              it[3], it[3]);
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s.0 %s.1", rname, it[3], it[4], it[5], it[0], it[1], it[2],
+                              it[2]);
     if (rc == WEFT_OK && t.tf > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[1]);
-    if (rc == WEFT_OK && t.tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[3]);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[3]);
+    if (rc == WEFT_OK && t.tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[2]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
     return rc;
 }
 
@@ -669,9 +664,9 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
     if (r < 0) {
         r = window_reduction(s, &y);
         int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
-        if (r < 0 && (r = row_reduction(s, &y, lanes)) >= 0) {
+        if (r < 0 && (r = pixel_reduction(s, &y, lanes)) >= 0) {
             *done = true;
-            return schedule_rows(s, r, y, caps, lanes);
+            return schedule_pixels(s, r, y, caps, lanes);
         }
         if (r < 0 && (y = channel_gate(s, &r, lanes)) >= 0) {
             *done = true;

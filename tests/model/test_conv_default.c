@@ -13,14 +13,14 @@
  *
  *   max |weft - ref| <= 1e-4 * max |ref|
  *
- * Pointwise convs whose rows are whole vectors (weights left unblocked) and squeeze-excite's
+ * Pointwise convs whose planes are whole vectors (weights left unblocked) and squeeze-excite's
  * channel gate (x * sigmoid(FC(s))) are cases too.
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
  * compute their padding per channel, a global pool reduces channel vectors (rows shorter than a
  * vector) or partial sums along its rows, a pointwise conv
- * over rows vectorizes along the rows, and a channel gate computes the gate once per channel. */
+ * vectorizes along its fused pixels, and a channel gate computes the gate once per channel. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,11 +69,12 @@ static const conv_case cases[] = {
     {K_AVGPOOL, 1, 5, 9, 12, 0, 3, 3, 1, 1, 0, EPI_NONE, false}, /* count_include_pad = 0 */
     {K_AVGPOOL, 2, 4, 8, 8, 0, 2, 2, 2, 0, 0, EPI_NONE, false},
     {K_GAP, 1, 20, 7, 7, 0, 0, 0, 0, 0, 0, EPI_NONE, false},
-    /* pointwise convs whose rows are whole vectors (16 and 8 lanes): weights left [F, C, 1, 1] */
-    {K_CONV, 1, 16, 6, 32, 24, 1, 1, 1, 0, 1, EPI_CLIP, true},   /* 19: rows, two vectors */
+    /* pointwise convs whose planes are whole vectors (16 and 8 lanes): weights left [F, C, 1, 1],
+     * the reduction over fused pixels */
+    {K_CONV, 1, 16, 6, 32, 24, 1, 1, 1, 0, 1, EPI_CLIP, true},   /* 19: 192 pixels */
     {K_CONV, 2, 8, 3, 16, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, F = 20 */
     {K_CONV, 1, 12, 2, 64, 7, 1, 1, 1, 0, 1, EPI_SILU, false},   /* SiLU, no bias */
-    {K_CONV, 1, 6, 2, 16, 5, 1, 1, 1, 0, 1, EPI_NONE, false},    /* the reduction is the output */
+    {K_CONV, 1, 6, 4, 12, 5, 1, 1, 1, 0, 1, EPI_NONE, false},    /* rows of 12, planes of 48 */
     {K_GATE, 1, 40, 7, 7, 10, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 23: gate, 49 pixels */
     {K_GATE, 2, 24, 5, 6, 6, 1, 1, 1, 0, 1, EPI_NONE, true},     /* batch 2 */
     {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true},     /* 3 pixels */
@@ -354,14 +355,15 @@ static void test_default_schedule_shapes(void **state)
         schedule_of(&cases[26], &caps, &p);
         assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red rx.1"));
         assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf rx.1"));
-        /* pointwise conv over rows: unblocked weights, the reduction and the write-back in
-         * row vectors (x), filters unrolled */
+        /* pointwise conv over pixels: unblocked weights, the reduction over the fused pixels
+         * p and the write-back in vectors of them, filters unrolled */
         char want[64];
         schedule_of(&cases[19], &caps, &p);
-        snprintf(want, sizeof want, "split conv0.red x %d", bits[k] / 32);
+        snprintf(want, sizeof want, "split conv0.red p %d", bits[k] / 32);
         assert_non_null(strstr(p.text, want));
-        assert_non_null(strstr(p.text, "vectorize conv0.red x.1"));
+        assert_non_null(strstr(p.text, "vectorize conv0.red p.1"));
         assert_non_null(strstr(p.text, "unroll conv0.red f"));
+        assert_non_null(strstr(p.text, "fuse clip1 h w"));
         assert_null(strstr(p.text, " fi"));
         /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
          * fused pixels of each channel */
