@@ -63,14 +63,6 @@ static conv_tile choose_tile(const int64_t *shape, const weft_target_caps *caps)
     return best;
 }
 
-/* Stage c reads stage p's result through any chain of stages. */
-static bool reads_through(const weft_schedule *s, int c, int p)
-{
-    if (weft_sched_reads(s, c, p)) return true;
-    for (int q = p + 1; q < c; q++)
-        if (weft_sched_reads(s, q, p) && reads_through(s, c, q)) return true;
-    return false;
-}
 
 /* The blocked reduction of the kernel's one 4-D output, or -1 when the kernel does not have
  * this pattern. */
@@ -91,7 +83,7 @@ static int blocked_reduction(const weft_schedule *s, int *out)
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
     if (R->ndim != 5 || Y->ndim != 4 || R->shape[0] != Y->shape[0] || R->shape[2] != Y->shape[2] ||
         R->shape[3] != Y->shape[3] || R->shape[4] < 2 || R->shape[1] * R->shape[4] < Y->shape[1] ||
-        (R->shape[1] - 1) * R->shape[4] >= Y->shape[1] || !reads_through(s, y, r))
+        (R->shape[1] - 1) * R->shape[4] >= Y->shape[1] || !weft_sched_reads_through(s, y, r))
         return -1;
     /* Every other stage is elementwise or injective (padding, bias, epilogue). */
     for (int i = 0; i < s->n_stages; i++) {
@@ -154,7 +146,7 @@ static int window_reduction(const weft_schedule *s, int *out)
     }
     if (y < 0 || r < 0) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 2 || (r != y && !reads_through(s, y, r))) return -1;
+    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 2 || (r != y && !weft_sched_reads_through(s, y, r))) return -1;
     for (int d = 0; d < 4; d++)
         if (R->shape[d] != Y->shape[d]) return -1;
     for (int i = 0; i < s->n_stages; i++) {
@@ -328,7 +320,7 @@ static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
     }
     if (y < 0 || r < 0 || r == y) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 3 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !reads_through(s, y, r)) return -1;
+    if (R->ndim != 3 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !weft_sched_reads_through(s, y, r)) return -1;
     if (R->shape[0] != Y->shape[0] || R->shape[1] != Y->shape[1] || R->shape[2] != Y->shape[2] * Y->shape[3] ||
         R->shape[2] % lanes)
         return -1;
@@ -367,7 +359,9 @@ static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const we
  * loops outside, filters and pixel vectors unrolled, lanes vectorized (an input vector per
  * pixel vector, a broadcast weight per filter); the write-back stores whole vectors of
  * pixels (no transpose, unlike the blocked rule). */
-static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t lanes)
+/* tile (knobs) overrides the chosen tile when non-NULL. */
+static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_target_caps *caps, int64_t lanes,
+                                   const conv_tile *tile)
 {
     char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME];
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
@@ -378,7 +372,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     if (rc != WEFT_OK) return rc;
     y = weft_sched_find_stage(s, yname);
     const weft_tensor *Y = s->stages[y].op;
-    conv_tile t = choose_pixel_tile(Y->shape[1], Y->shape[2] * Y->shape[3], lanes, caps);
+    conv_tile t = tile ? *tile : choose_pixel_tile(Y->shape[1], Y->shape[2] * Y->shape[3], lanes, caps);
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
     char q[WEFT_SCHED_NAME * 2];
@@ -430,122 +424,6 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     if (rc == WEFT_OK && t.tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[2]);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
     return rc;
-}
-
-/* ---- channel gate (squeeze-excite: X * sigmoid(fc(pool))) ---------------------------------- */
-
-static int64_t elems(const weft_tensor *op)
-{
-    int64_t n = 1;
-    for (int d = 0; d < op->ndim; d++) n *= op->shape[d];
-    return n;
-}
-
-/* A kernel whose one output Y [N, C, H, W] (H*W > 1, no reduction) scales its input by a
- * per-channel gate: one small reduction (per channel: at most N x C elements, C rounded up to
- * whole vectors for a blocked FC; gate_elems) feeds
- * small elementwise stages, one of them [N, C, 1, 1] read by Y; every other stage is
- * elementwise/injective of Y's size. Returns Y's index or -1. Inlined, the gate (bias,
- * sigmoid) ran once per output element and the FC as a scalar loop: 3-5x slower. */
-static int64_t gate_elems(const weft_tensor *Y, int64_t lanes) { return Y->shape[0] * ceil_div(Y->shape[1], lanes) * lanes; }
-
-static int channel_gate(const weft_schedule *s, int *red, int64_t lanes)
-{
-    int y = -1, r = -1;
-    for (int i = 0; i < s->n_stages; i++) {
-        if (s->stages[i].is_output) {
-            if (y >= 0) return -1;
-            y = i;
-        } else if (s->stages[i].op->n_reduce) {
-            if (r >= 0) return -1;
-            r = i;
-        }
-    }
-    if (y < 0 || r < 0) return -1;
-    const weft_tensor *Y = s->stages[y].op;
-    if (Y->ndim != 4 || Y->n_reduce || Y->shape[2] * Y->shape[3] < 2) return -1;
-    int64_t nc = gate_elems(Y, lanes);
-    if (elems(s->stages[r].op) > nc || 2 * nc > elems(Y)) return -1;
-    bool gate = false;
-    for (int i = 0; i < s->n_stages; i++) {
-        const weft_tensor *op = s->stages[i].op;
-        weft_op_pattern p = weft_tensor_pattern(op);
-        if (i == r || i == y) continue;
-        if (p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
-        if (elems(op) > nc) continue; /* full size: inlined */
-        if (op->ndim == 4 && op->shape[0] == Y->shape[0] && op->shape[1] == Y->shape[1] && op->shape[2] == 1 &&
-            op->shape[3] == 1 && weft_sched_reads(s, y, i) && reads_through(s, i, r))
-            gate = true;
-    }
-    *red = r;
-    return gate ? y : -1;
-}
-
-/* All data axes of stage `name` fused into one loop, reduction axes inside it; in vectors when
- * there are at least `lanes` elements (the reduction loops then run around the vector). */
-static weft_status flat_vectors(weft_schedule *s, const char *name, int64_t lanes)
-{
-    int i = weft_sched_find_stage(s, name);
-    if (i < 0) return WEFT_ERR_INTERNAL;
-    const weft_stage *st = &s->stages[i];
-    int nd = st->op->ndim, nr = st->op->n_reduce;
-    if (nd == 0) return WEFT_OK;
-    char fused[WEFT_SCHED_NAME * 2] = "", line[1024];
-    int len = snprintf(line, sizeof line, "fuse %s", name);
-    for (int d = 0; d < nd; d++) {
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
-        strncat(fused, d ? "@" : "", sizeof fused - strlen(fused) - 1);
-        strncat(fused, st->iters[d].name, sizeof fused - strlen(fused) - 1);
-    }
-    if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_OK; /* names too long: keep the naive nest */
-    char red[4][WEFT_SCHED_NAME];
-    for (int k = 0; k < nr && k < 4; k++) snprintf(red[k], sizeof red[k], "%s", st->iters[nd + k].name);
-    if (nr > 4) return WEFT_OK;
-    weft_status rc = nd > 1 ? weft_schedule_apply(s, line) : WEFT_OK;
-    if (rc != WEFT_OK || elems(st->op) < lanes) return rc;
-    if ((rc = weft_sched_stepf(s, "split %s %s %lld", name, fused, (long long)lanes)) != WEFT_OK) return rc;
-    len = snprintf(line, sizeof line, "reorder %s %s.0", name, fused);
-    for (int k = 0; k < nr; k++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", red[k]);
-    snprintf(line + len, sizeof line - (size_t)len, " %s.1", fused);
-    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
-    return weft_sched_stepf(s, "vectorize %s %s.1", name, fused);
-}
-
-/* The gate kernel: full-size stages inlined; the reduction and the gate stages Y reads at root
- * (flat, in vectors; stages between them inlined); Y parallel over (n, c), its H*W pixels fused
- * (one contiguous run per channel) and in vectors. */
-static weft_status schedule_gate(weft_schedule *s, int r, int y, const weft_target_caps *caps)
-{
-    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
-    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], keep[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
-    int n_keep = 0;
-    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
-    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
-    weft_status rc = WEFT_OK;
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
-        if (i == r || i == y) continue;
-        const weft_tensor *op = s->stages[i].op;
-        bool small = elems(op) <= gate_elems(s->stages[y].op, lanes);
-        if (small && weft_sched_reads(s, y, i)) snprintf(keep[n_keep++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
-        else rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
-    }
-    if (rc == WEFT_OK) rc = flat_vectors(s, rname, lanes);
-    for (int k = 0; k < n_keep && rc == WEFT_OK; k++) rc = flat_vectors(s, keep[k], lanes);
-    if (rc != WEFT_OK) return rc;
-    y = weft_sched_find_stage(s, yname);
-    char ax[4][WEFT_SCHED_NAME];
-    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
-    char nc[WEFT_SCHED_NAME * 2], hw[WEFT_SCHED_NAME * 2];
-    snprintf(nc, sizeof nc, "%s@%s", ax[0], ax[1]);
-    snprintf(hw, sizeof hw, "%s@%s", ax[2], ax[3]);
-    if (strlen(nc) >= WEFT_SCHED_NAME || strlen(hw) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
-    rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[0], ax[1]);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s", yname, nc);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[2], ax[3]);
-    if (rc != WEFT_OK) return rc;
-    if (s->stages[y].op->shape[2] * s->stages[y].op->shape[3] <= lanes) return weft_sched_stepf(s, "vectorize %s %s", yname, hw);
-    if ((rc = weft_sched_stepf(s, "split %s %s %lld", yname, hw, (long long)lanes)) != WEFT_OK) return rc;
-    return weft_sched_stepf(s, "vectorize %s %s.1", yname, hw);
 }
 
 /* The blocked rule's decisions: the register tile, the filter blocks' place among the parallel
@@ -666,12 +544,10 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
         if (r < 0 && (r = pixel_reduction(s, &y, lanes)) >= 0) {
             *done = true;
-            return schedule_pixels(s, r, y, caps, lanes);
+            return schedule_pixels(s, r, y, caps, lanes, NULL);
         }
-        if (r < 0 && (y = channel_gate(s, &r, lanes)) >= 0) {
-            *done = true;
-            return schedule_gate(s, r, y, caps);
-        }
+        weft_status grc2 = WEFT_OK;
+        if (r < 0 && (*done = weft_schedule_default_gate(s, caps, &grc2))) return grc2;
         if (r < 0) return WEFT_OK;
         *done = true;
         return schedule_window(s, r, y, caps, 0, 0);
@@ -685,6 +561,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 
 enum { K_TF, K_TN, K_TY, K_TX, K_SPATIAL_OUTER, K_UNROLL, N_CONV_KNOBS };
 enum { N_WINDOW_KNOBS = 2 }; /* the window rule's: tx, ty */
+enum { N_PIXEL_KNOBS = 2 };  /* the pointwise pixel rule's: tf, tx */
 static const char *const conv_knob_names[N_CONV_KNOBS] = {"tf", "tn", "ty", "tx", "spatial_outer", "unroll"};
 
 /* Vector registers a tile keeps live: accumulators, a weight vector per filter block, a broadcast. */
@@ -712,9 +589,19 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         gp = global_pool(probe, caps, &ignored);
         weft_schedule_destroy(probe);
     }
-    if (r < 0 && !gp && (r = window_reduction(s, &y)) >= 0) {
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    if (r < 0 && !gp && (r = pixel_reduction(s, &y, lanes)) >= 0) {
+        const int64_t *sh = s->stages[y].op->shape; /* [N, F, OH, OW] */
+        snprintf(sp->rule, sizeof sp->rule, "conv_pixels");
+        sp->n = N_PIXEL_KNOBS;
+        snprintf(sp->name[0], sizeof sp->name[0], "tf");
+        snprintf(sp->name[1], sizeof sp->name[1], "tx");
+        for (int64_t v = 1; v <= sh[1] && v <= 16; v++)
+            if (sh[1] % v == 0) knob_add(sp, 0, v);
+        for (int64_t v = lanes; v <= sh[2] * sh[3] && v <= 8 * lanes; v += lanes)
+            if ((sh[2] * sh[3]) % v == 0) knob_add(sp, 1, v);
+    } else if (r < 0 && !gp && (r = window_reduction(s, &y)) >= 0) {
         const int64_t *sh = s->stages[y].op->shape; /* [N, C, OH, OW] */
-        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
         snprintf(sp->rule, sizeof sp->rule, "window");
         sp->n = N_WINDOW_KNOBS;
         snprintf(sp->name[0], sizeof sp->name[0], "tx");
@@ -752,6 +639,23 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
     if (src != WEFT_OK) return src;
     if (sp.n == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
     int y, r = blocked_reduction(s, &y);
+    if (!strcmp(sp.rule, "conv_pixels")) {
+        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+        r = pixel_reduction(s, &y, lanes);
+        if (n != N_PIXEL_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_pixels takes %d knobs, got %d", N_PIXEL_KNOBS, n);
+        const int64_t *sh = s->stages[y].op->shape;
+        int64_t P = sh[2] * sh[3];
+        if (v[0] < 1 || v[0] > sh[1] || sh[1] % v[0])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filters", (long long)v[0], (long long)sh[1]);
+        if (v[1] < lanes || v[1] % lanes || P % v[1])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tx = %lld is not a multiple of %lld dividing %lld pixels", (long long)v[1],
+                             (long long)lanes, (long long)P);
+        conv_tile t = {v[0], 1, 1, v[1]};
+        if (v[0] * (v[1] / lanes) + v[1] / lanes + 1 > vector_regs(caps)) /* accumulators, inputs, a broadcast */
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",
+                             (long long)v[0], (long long)v[1], (long long)vector_regs(caps));
+        return schedule_pixels(s, r, y, caps, lanes, &t);
+    }
     if (!strcmp(sp.rule, "window")) {
         r = window_reduction(s, &y);
         if (n != N_WINDOW_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: window takes %d knobs, got %d", N_WINDOW_KNOBS, n);

@@ -296,6 +296,10 @@ typedef struct sched_probe {
     const weft_target_caps *caps;
     char text[8192];
     int kernels;
+    weft_knob_space ks;     /* the kernel's knob space */
+    char knob_text[8192];   /* the schedule for knobs (tf, tx) = (2, one vector), if the rule has them */
+    weft_status knob_rc;    /* of applying those knobs */
+    weft_status bad_rc;     /* of knobs (tf, tx) = (2, 3): tx not a multiple of the vector width */
 } sched_probe;
 
 static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const char *name)
@@ -310,6 +314,20 @@ static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const 
     free(text);
     p->kernels++;
     weft_schedule_destroy(s);
+    s = NULL;
+    if (rc == WEFT_OK) rc = weft_schedule_knob_space(f, p->caps, &p->ks);
+    if (rc == WEFT_OK && !strcmp(p->ks.rule, "conv_pixels")) {
+        int64_t good[2] = {2, p->caps->vector_lanes_f32}, bad[2] = {2, 3};
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        p->knob_rc = weft_schedule_default_knobs(s, p->caps, 2, good);
+        text = p->knob_rc == WEFT_OK ? weft_schedule_text(s) : NULL;
+        if (text) snprintf(p->knob_text, sizeof p->knob_text, "%s", text);
+        free(text);
+        weft_schedule_destroy(s);
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        p->bad_rc = weft_schedule_default_knobs(s, p->caps, 2, bad);
+        weft_schedule_destroy(s);
+    }
     weft_arena_destroy(a);
     return rc;
 }
@@ -365,6 +383,13 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.text, "unroll conv0.red f"));
         assert_non_null(strstr(p.text, "fuse clip1 h w"));
         assert_null(strstr(p.text, " fi"));
+        /* its knobs: tf filters x tx pixels, the tuner's candidates; tx must be whole vectors */
+        assert_string_equal(p.ks.rule, "conv_pixels");
+        assert_int_equal(p.ks.n, 2);
+        assert_int_equal(p.knob_rc, WEFT_OK);
+        assert_non_null(strstr(p.knob_text, "split clip1 c 2"));
+        assert_null(strstr(p.knob_text, "unroll conv0.red p.0"));
+        assert_int_equal(p.bad_rc, WEFT_ERR_INVALID_ARG);
         /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
          * fused pixels of each channel */
         schedule_of(&cases[23], &caps, &p);
