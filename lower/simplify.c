@@ -5,7 +5,8 @@
  * simplified recursively. With a range environment, floordiv/floormod by a positive constant
  * peel off the terms divisible by it when the remainder is provably in [0, c) (the inverse of
  * split and fuse), and min/max/comparisons decided by the ranges fold to one side / a constant,
- * which removes the guards of perfect splits. Floats are left alone except inside their
+ * which removes the guards of perfect splits; floordiv(x, c)*c + floormod(x, c) folds back to x
+ * (fused axes indexed as the original ones). Floats are left alone except inside their
  * integer sub-expressions (indices of loads).
  */
 #include "lower/lower_internal.h"
@@ -86,10 +87,39 @@ static const weft_expr *rebuild(weft_arena *a, const lin *L, weft_dtype t)
     return r;
 }
 
+/* k*floordiv(x, c)*c + k*floormod(x, c) -> k*x (c > 0; floor semantics make it exact for any
+ * x): fusing axes a, b into p and indexing a*B + b as floordiv(p, B)*B + floormod(p, B) gets p
+ * back, so a load over fused axes is a unit-stride one the vectorizer sees. */
+static void recombine_div_mod(weft_arena *a, lin *L, const weft_range_env *env)
+{
+    for (bool changed = true; changed && !L->overflow;) {
+        changed = false;
+        for (int i = 0; i < L->n && !changed; i++) {
+            const weft_expr *m = L->atom[i];
+            if (L->coeff[i] == 0 || m->kind != WEFT_EXPR_FLOORMOD || weft_expr_b(m)->kind != WEFT_EXPR_INT) continue;
+            int64_t c = weft_expr_int(weft_expr_b(m));
+            if (c <= 0) continue;
+            for (int j = 0; j < L->n; j++) {
+                const weft_expr *d = L->atom[j];
+                if (d->kind != WEFT_EXPR_FLOORDIV || L->coeff[j] != L->coeff[i] * c ||
+                    !weft_expr_equal(weft_expr_a(d), weft_expr_a(m)) || !weft_expr_equal(weft_expr_b(d), weft_expr_b(m)))
+                    continue;
+                int64_t k = L->coeff[i];
+                L->coeff[i] = L->coeff[j] = 0;
+                collect(a, weft_expr_a(m), k, L, env);
+                changed = true;
+                break;
+            }
+        }
+    }
+}
+
 static const weft_expr *simplify_int_sum(weft_arena *a, const weft_expr *e, const weft_range_env *env)
 {
     lin L = {0};
     collect(a, e, 1, &L, env);
+    if (L.overflow) return e;
+    recombine_div_mod(a, &L, env);
     if (L.overflow) return e;
     return rebuild(a, &L, e->dtype);
 }

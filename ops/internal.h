@@ -45,6 +45,8 @@ typedef struct weft_conv2d_spec {
     const char *pad_name, *red_name, *out_name;
     weft_window2d w; /* w.out must be the output extent implied by in, k, s, d, pb and pe */
     int64_t group, fb, F;
+    bool flat; /* unblocked pointwise conv (1x1, stride 1, no padding, one group): the reduction
+                * runs over [N, F, OH*OW] (pixels fused, one contiguous run per plane) */
 } weft_conv2d_spec;
 
 /* The output tensor [N, F, OH, OW]; NULL when the arena failed (the error is set). */

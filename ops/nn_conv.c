@@ -223,14 +223,16 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     if (fb && (F < 1 || F > Wt->shape[0] * fb || (group > 1 && (F / group) % fb)))
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
                             " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
-    bool own_out = has_b || fb;
+    bool flat = !fb && weft_gnode_attr_int(n, "weft_conv_pixels", 0) == 1;
+    bool own_out = has_b || fb || flat;
     weft_conv2d_spec spec = {.pad_name = weft_nn_stage(a, name, ".pad"),
                              .red_name = own_out ? weft_nn_stage(a, name, ".red") : name,
                              .out_name = name,
                              .w = w,
                              .group = group,
                              .fb = fb,
-                             .F = F};
+                             .F = F,
+                             .flat = flat};
     outs[0] = weft_conv2d_stages(a, &spec, X, Wt, has_b ? ins[2] : NULL);
     return weft_nn_done(a, n);
 }
@@ -263,15 +265,21 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
     const weft_tensor *P = pad_stage(a, spec->pad_name, X, &pw, weft_f32(a, 0.0), dw ? w.s[1] : 1);
 
     /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
-     * and an injective stage reads it back as NCHW (plus the bias). */
+     * and an injective stage reads it back as NCHW (plus the bias). Flat (a pointwise conv
+     * whose weights stay [F, C, 1, 1]): over [N, F, OH*OW], read back the same way. */
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
+    bool flat = spec->flat && !fb && group == 1 && w.k[0] == 1 && w.k[1] == 1 && w.s[0] == 1 && w.s[1] == 1 &&
+                P == X && w.out[0] == X->shape[2] && w.out[1] == X->shape[3];
     int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
-    bool own_out = has_b || fb;
-    weft_tensor *R = weft_te_compute(a, own_out ? spec->red_name : spec->out_name, fb ? 5 : 4, rshape,
-                                     (const char *const[]){"n", fb ? "fo" : "f", "y", "x", "fi"});
+    if (flat) rshape[2] = w.out[0] * w.out[1];
+    bool own_out = has_b || fb || flat;
+    weft_tensor *R = weft_te_compute(a, own_out ? spec->red_name : spec->out_name, fb ? 5 : flat ? 3 : 4, rshape,
+                                     (const char *const[]){"n", fb ? "fo" : "f", flat ? "p" : "y", "x", "fi"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
-        const weft_expr *y = weft_te_axis(R, 2), *x = weft_te_axis(R, 3);
+        const weft_expr *ow = weft_i64(a, w.out[1]);
+        const weft_expr *y = flat ? weft_floordiv(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 2);
+        const weft_expr *x = flat ? weft_floormod(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 3);
         const weft_expr *rc = cpg > 1 ? weft_te_reduce_axis(a, R, "rc", cpg) : weft_i64(a, 0);
         const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", nt[0]);
         const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", nt[1]);
@@ -301,6 +309,9 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
                 v = weft_tload(a, R, 5,
                                (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), idx[2], idx[3],
                                                      weft_floormod(a, idx[1], blk)});
+            } else if (flat) {
+                const weft_expr *pix = weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]);
+                v = weft_tload(a, R, 3, (const weft_expr *[]){idx[0], idx[1], pix});
             } else v = weft_tload(a, R, 4, idx);
             weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, B, idx[1])) : v);
         }

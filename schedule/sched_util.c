@@ -226,3 +226,11 @@ const weft_tensor *weft_sched_reused_input(const weft_te_func *f, const weft_ten
     if (op->body && vec >= 0 && vec < op->ndim) find_reused(&rs, op->body);
     return rs.found;
 }
+
+bool weft_sched_reads_through(const weft_schedule *s, int c, int p)
+{
+    if (weft_sched_reads(s, c, p)) return true;
+    for (int q = p + 1; q < c; q++)
+        if (weft_sched_reads(s, q, p) && weft_sched_reads_through(s, c, q)) return true;
+    return false;
+}

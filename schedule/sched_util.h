@@ -94,4 +94,10 @@ weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *
  * overlap vectors and stay in registers, and the last tile is one masked vector. */
 int64_t weft_sched_fit_vector_tile(int64_t extent, int64_t cap, int64_t lanes);
 
+/* Stage c reads stage p's result through any chain of stages. */
+bool weft_sched_reads_through(const weft_schedule *s, int c, int p);
+/* Squeeze-excite's channel gate (schedule/default_gate.c): true when the kernel has that
+ * pattern (then *rc is the outcome of scheduling it), false otherwise (s untouched). */
+bool weft_schedule_default_gate(weft_schedule *s, const weft_target_caps *caps, weft_status *rc);
+
 #endif

@@ -39,7 +39,9 @@
  * Timing: one untimed warm-up run, then runs are timed one by one until both min_repeat runs
  * and min_time_s of measured time are reached, stopping at max_repeat. The median is over all
  * timed runs; times[] keeps the first WEFT_MEASURE_MAX_TIMES of them (n_times is how many are
- * stored there). With flush_cache a 64 MiB buffer is written between runs (not timed).
+ * stored there). With flush_cache a 64 MiB buffer is written between runs (not timed); with
+ * evict_bytes, a buffer of that size (the tuner: twice L2, so the runs see the caches as a
+ * model's kernel does, its weights and inputs not left in L1/L2 by the run before).
  */
 #include "tuner/measure.h"
 
@@ -76,6 +78,7 @@ weft_measure_opts weft_measure_opts_default(void)
         .min_repeat = 3,
         .max_repeat = 100,
         .flush_cache = false,
+        .evict_bytes = 0,
         .threads = 0,
         .memory_limit = 0,
         .seed = 1,
@@ -381,9 +384,10 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
     if (min_rep > max_rep) max_rep = min_rep > MAX_TIMED_RUNS ? MAX_TIMED_RUNS : min_rep;
     double *times = weft_malloc(sizeof *times * (size_t)max_rep);
     unsigned char *flush = NULL;
-    if (args && o->flush_cache) flush = weft_malloc(FLUSH_BYTES);
+    size_t flush_bytes = o->flush_cache ? FLUSH_BYTES : o->evict_bytes;
+    if (args && flush_bytes) flush = weft_malloc(flush_bytes);
     if (!args) goto done;
-    if (!times || (o->flush_cache && !flush)) {
+    if (!times || (flush_bytes && !flush)) {
         r->status = WEFT_ERR_NOMEM;
         set_msg(r, "measure: cannot allocate the timing buffers");
         goto done;
@@ -392,7 +396,7 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
     int n = 0;
     double total = 0;
     while (n < max_rep && (n < min_rep || total < o->min_time_s)) {
-        if (flush) memset(flush, n & 0xff, FLUSH_BYTES);
+        if (flush) memset(flush, n & 0xff, flush_bytes);
         double t0 = weft_rt_now();
         if (!run_once(&w, w.k, args, "", r)) goto done;
         double dt = weft_rt_now() - t0;

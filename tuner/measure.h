@@ -17,6 +17,9 @@ typedef struct weft_measure_opts {
     int min_repeat;       /* at least (default 3) */
     int max_repeat;       /* at most (default 100) */
     bool flush_cache;     /* write a 64 MiB buffer between runs */
+    size_t evict_bytes;   /* without flush_cache: write this many bytes between runs (not timed),
+                           * so each run starts with its data out of L1/L2, as a kernel in a model
+                           * does (the kernels before it read other data); 0: none */
     int threads;          /* thread pool size in the worker (<= 0: cores) */
     size_t memory_limit;  /* RLIMIT_AS for the worker in bytes (0: none) */
     uint64_t seed;        /* random inputs */

@@ -2,7 +2,8 @@
  * with a candidate, whether the search runs in it or sends it candidates from elsewhere.
  *
  *   steps --lower--> loop function --compile (llvm, this process)--> kernel
- *         --weft_measure_kernel (forked worker, timeout)--> median
+ *         --weft_measure_kernel (forked worker, timeout; twice L2 written between runs, so a
+ *           kernel runs with cold L1/L2 as in a model)--> median
  *         --when median < check_below (or check_below <= 0): weft_measure_check against the
  *           task's naive schedule, tolerance 1e-4 relative--> kept, or "rejected: ..."
  *
@@ -34,7 +35,8 @@ struct weft_tune_measurer {
     weft_task *tasks;
     int n;
     int threads;
-    naive_ref *naive; /* one per task */
+    size_t evict_bytes; /* written between timed runs: twice the target's L2 (measure.h) */
+    naive_ref *naive;   /* one per task */
 };
 
 weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_status *st)
@@ -104,6 +106,10 @@ weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft
         weft_tune_measurer_destroy(m);
         return rc;
     }
+    weft_target_caps caps;
+    memset(&caps, 0, sizeof caps);
+    if (m->ops->caps) m->ops->caps(m->target, &caps);
+    m->evict_bytes = 2 * (size_t)(caps.l2_bytes > 0 ? caps.l2_bytes : 1024 * 1024);
     *out = m;
     return WEFT_OK;
 }
@@ -148,6 +154,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     weft_measure_opts mo = weft_measure_opts_default();
     mo.threads = m->threads;
     mo.min_time_s = 0.05;
+    mo.evict_bytes = m->evict_bytes;
     mo.seed = c->seed;
     mo.fault = weft_tune_test_fault(c->steps, &mo);
     weft_arena *a = weft_arena_create();

@@ -29,6 +29,17 @@ for steps in "$here"/lower/*.steps; do
             tail -n +2)"
     done
 done
+# CUDA source (tests/golden/cuda/NAME.steps -> NAME.cu; needs the CUDA target): what
+# `weft show --target cuda:sm_90 --print cuda` prints, without its title line.
+for steps in "$here"/cuda/*.steps; do
+    read -r _ op shape < "$steps"
+    body=$(tail -n +2 "$steps")
+    case "$body" in
+    default) args=(--schedule default) ;;
+    *) args=(--steps "@$steps") ;;
+    esac
+    update "${steps%.steps}.cu" "$("$weft" show "$op" --shape "$shape" "${args[@]}" --target cuda:sm_90 --print cuda | tail -n +2)"
+done
 # HIP source (tests/golden/hip/NAME.steps -> NAME.hip; needs the HIP target): what
 # `weft show --target hip:gfx90a --print hip` prints, without its title line.
 for steps in "$here"/hip/*.steps; do

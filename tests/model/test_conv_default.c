@@ -13,9 +13,14 @@
  *
  *   max |weft - ref| <= 1e-4 * max |ref|
  *
+ * Pointwise convs whose planes are whole vectors (weights left unblocked) and squeeze-excite's
+ * channel gate (x * sigmoid(FC(s))) are cases too.
+ *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
- * compute their padding per channel, and a global pool reduces channel vectors. */
+ * compute their padding per channel, a global pool reduces channel vectors (rows shorter than a
+ * vector) or partial sums along its rows, a pointwise conv
+ * vectorizes along its fused pixels, and a channel gate computes the gate once per channel. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +39,8 @@
 #define REL_TOL 1e-4
 
 typedef enum epi { EPI_NONE, EPI_RELU, EPI_CLIP, EPI_SILU, EPI_ADD } epi;
-typedef enum kind { K_CONV, K_MAXPOOL, K_AVGPOOL, K_GAP } kind;
+/* K_GATE: squeeze-excite's channel gate y = x * sigmoid(conv1x1(s) + b) with s [n, f, 1, 1] */
+typedef enum kind { K_CONV, K_MAXPOOL, K_AVGPOOL, K_GAP, K_GATE } kind;
 
 typedef struct conv_case {
     kind k;
@@ -63,6 +69,17 @@ static const conv_case cases[] = {
     {K_AVGPOOL, 1, 5, 9, 12, 0, 3, 3, 1, 1, 0, EPI_NONE, false}, /* count_include_pad = 0 */
     {K_AVGPOOL, 2, 4, 8, 8, 0, 2, 2, 2, 0, 0, EPI_NONE, false},
     {K_GAP, 1, 20, 7, 7, 0, 0, 0, 0, 0, 0, EPI_NONE, false},
+    /* pointwise convs whose planes are whole vectors (16 and 8 lanes): weights left [F, C, 1, 1],
+     * the reduction over fused pixels */
+    {K_CONV, 1, 16, 6, 32, 24, 1, 1, 1, 0, 1, EPI_CLIP, true},   /* 19: 192 pixels */
+    {K_CONV, 2, 8, 3, 16, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, F = 20 */
+    {K_CONV, 1, 12, 2, 64, 7, 1, 1, 1, 0, 1, EPI_SILU, false},   /* SiLU, no bias */
+    {K_CONV, 1, 6, 4, 12, 5, 1, 1, 1, 0, 1, EPI_NONE, false},    /* rows of 12, planes of 48 */
+    {K_GATE, 1, 40, 7, 7, 10, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 23: gate, 49 pixels */
+    {K_GATE, 2, 24, 5, 6, 6, 1, 1, 1, 0, 1, EPI_NONE, true},     /* batch 2 */
+    {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true},     /* 3 pixels */
+    {K_GAP, 1, 20, 5, 40, 0, 0, 0, 0, 0, 0, EPI_NONE, false},    /* 26: rows of 40: partial sums */
+    {K_GAP, 2, 8, 3, 16, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* batch, one vector per row */
 };
 
 static uint64_t rng_state;
@@ -93,10 +110,21 @@ static double apply_epi(epi e, double v, double res)
     }
 }
 
-/* The reference output of case t (y has the output's shape). */
+/* The reference output of case t (y has the output's shape; res is s for K_GATE). */
 static void reference(const conv_case *t, const float *x, const float *wt, const float *b, const float *res,
                       int64_t oh, int64_t ow, double *y)
 {
+    if (t->k == K_GATE) {
+        for (int64_t n = 0; n < t->n; n++)
+            for (int64_t c = 0; c < t->c; c++) {
+                double z = b[c];
+                for (int64_t k = 0; k < t->f; k++) z += (double)wt[c * t->f + k] * res[n * t->f + k];
+                double gate = 1 / (1 + exp(-z));
+                for (int64_t p = 0; p < t->h * t->w; p++)
+                    y[(n * t->c + c) * t->h * t->w + p] = x[(n * t->c + c) * t->h * t->w + p] * gate;
+            }
+        return;
+    }
     int64_t oc = t->k == K_CONV ? t->f : t->c;
     for (int64_t n = 0; n < t->n; n++)
         for (int64_t f = 0; f < oc; f++)
@@ -147,6 +175,15 @@ static weft_graph *build(const conv_case *t, const float *wt, const float *b, in
         rc = weft_graph_add_op(g, "Conv", "conv", 3, (weft_value[]){x, w, bias}, 4, attrs, 1, &y);
     } else if (t->k == K_GAP) {
         rc = weft_graph_add_op(g, "GlobalAveragePool", "gap", 1, &x, 0, NULL, 1, &y);
+    } else if (t->k == K_GATE) {
+        int64_t ss[4] = {t->n, t->f, 1, 1}, ws[4] = {t->c, t->f, 1, 1};
+        weft_value sq, z, gate;
+        assert_int_equal(weft_graph_add_input(g, "s", WEFT_TYPE_FLOAT32, 4, ss, &sq), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, ws, wt, &w), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, &t->c, b, &bias), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Conv", "fc", 3, (weft_value[]){sq, w, bias}, 0, NULL, 1, &z), WEFT_OK);
+        assert_int_equal(weft_graph_unary(g, "Sigmoid", z, &gate), WEFT_OK);
+        rc = weft_graph_binary(g, "Mul", x, gate, &y);
     } else {
         rc = weft_graph_add_op(g, t->k == K_MAXPOOL ? "MaxPool" : "AveragePool", "pool", 1, &x, 3, attrs, 1, &y);
     }
@@ -176,8 +213,8 @@ static void run_case(const conv_case *t, const char *target, int threads)
 {
     rng_state = 12345 + (uint64_t)(t - cases);
     size_t nx = (size_t)(t->n * t->c * t->h * t->w);
-    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : 1;
-    float *x = random_buf(nx), *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : 1);
+    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : t->k == K_GATE ? (size_t)(t->c * t->f) : 1;
+    float *x = random_buf(nx), *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : (size_t)t->c);
     int64_t os[8];
     weft_graph *g = build(t, wt, b, os);
     int64_t oh = t->k == K_GAP ? 1 : out_extent(t->h, t->kh, t->stride, t->pad);
@@ -185,7 +222,8 @@ static void run_case(const conv_case *t, const char *target, int threads)
     assert_int_equal(os[2], oh);
     assert_int_equal(os[3], ow);
     size_t ny = (size_t)(os[0] * os[1] * os[2] * os[3]);
-    float *res = t->e == EPI_ADD ? random_buf(ny) : NULL, *y = malloc(ny * sizeof(float) + 4);
+    float *res = t->e == EPI_ADD ? random_buf(ny) : t->k == K_GATE ? random_buf((size_t)(t->n * t->f)) : NULL;
+    float *y = malloc(ny * sizeof(float) + 4);
     double *ref = malloc(ny * sizeof(double) + 8);
     assert_non_null(y);
     assert_non_null(ref);
@@ -258,6 +296,10 @@ typedef struct sched_probe {
     const weft_target_caps *caps;
     char text[8192];
     int kernels;
+    weft_knob_space ks;     /* the kernel's knob space */
+    char knob_text[8192];   /* the schedule for knobs (tf, tx) = (2, one vector), if the rule has them */
+    weft_status knob_rc;    /* of applying those knobs */
+    weft_status bad_rc;     /* of knobs (tf, tx) = (2, 3): tx not a multiple of the vector width */
 } sched_probe;
 
 static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const char *name)
@@ -272,6 +314,20 @@ static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const 
     free(text);
     p->kernels++;
     weft_schedule_destroy(s);
+    s = NULL;
+    if (rc == WEFT_OK) rc = weft_schedule_knob_space(f, p->caps, &p->ks);
+    if (rc == WEFT_OK && !strcmp(p->ks.rule, "conv_pixels")) {
+        int64_t good[2] = {2, p->caps->vector_lanes_f32}, bad[2] = {2, 3};
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        p->knob_rc = weft_schedule_default_knobs(s, p->caps, 2, good);
+        text = p->knob_rc == WEFT_OK ? weft_schedule_text(s) : NULL;
+        if (text) snprintf(p->knob_text, sizeof p->knob_text, "%s", text);
+        free(text);
+        weft_schedule_destroy(s);
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        p->bad_rc = weft_schedule_default_knobs(s, p->caps, 2, bad);
+        weft_schedule_destroy(s);
+    }
     weft_arena_destroy(a);
     return rc;
 }
@@ -279,8 +335,8 @@ static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const 
 static void schedule_of(const conv_case *t, const weft_target_caps *caps, sched_probe *p)
 {
     rng_state = 7;
-    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : 1;
-    float *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : 1);
+    size_t nw = t->k == K_CONV ? (size_t)(t->f * (t->c / t->group) * t->kh * t->kw) : t->k == K_GATE ? (size_t)(t->c * t->f) : 1;
+    float *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : (size_t)t->c);
     int64_t os[8];
     weft_graph *g = build(t, wt, b, os);
     memset(p, 0, sizeof *p);
@@ -313,6 +369,35 @@ static void test_default_schedule_shapes(void **state)
         /* global pool: channels in vectors, the spatial reduction outside them */
         schedule_of(&cases[18], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red c.1"));
+        /* a global pool over rows of a vector or more: vector partial sums along the rows */
+        schedule_of(&cases[26], &caps, &p);
+        assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red rx.1"));
+        assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf rx.1"));
+        /* pointwise conv over pixels: unblocked weights, the reduction over the fused pixels
+         * p and the write-back in vectors of them, filters unrolled */
+        char want[64];
+        schedule_of(&cases[19], &caps, &p);
+        snprintf(want, sizeof want, "split conv0.red p %d", bits[k] / 32);
+        assert_non_null(strstr(p.text, want));
+        assert_non_null(strstr(p.text, "vectorize conv0.red p.1"));
+        assert_non_null(strstr(p.text, "unroll conv0.red f"));
+        assert_non_null(strstr(p.text, "fuse clip1 h w"));
+        assert_null(strstr(p.text, " fi"));
+        /* its knobs: tf filters x tx pixels, the tuner's candidates; tx must be whole vectors */
+        assert_string_equal(p.ks.rule, "conv_pixels");
+        assert_int_equal(p.ks.n, 2);
+        assert_int_equal(p.knob_rc, WEFT_OK);
+        assert_non_null(strstr(p.knob_text, "split clip1 c 2"));
+        assert_null(strstr(p.knob_text, "unroll conv0.red p.0"));
+        assert_int_equal(p.bad_rc, WEFT_ERR_INVALID_ARG);
+        /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
+         * fused pixels of each channel */
+        schedule_of(&cases[23], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red n@fo@y@x@fi.1"));
+        assert_non_null(strstr(p.text, "vectorize sigmoid1 n@c@h@w.1"));
+        assert_null(strstr(p.text, "compute_inline sigmoid1"));
+        snprintf(want, sizeof want, "split mul2 h@w %d", bits[k] / 32);
+        assert_non_null(strstr(p.text, want));
     }
 }
 

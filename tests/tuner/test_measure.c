@@ -191,6 +191,7 @@ static void test_default_opts(void **state)
     assert_int_equal(o.min_repeat, 3);
     assert_int_equal(o.max_repeat, 100);
     assert_false(o.flush_cache);
+    assert_int_equal(o.evict_bytes, 0);
     assert_int_equal(o.threads, 0);
     assert_int_equal(o.memory_limit, 0);
     assert_int_equal(o.seed, 1);
@@ -242,6 +243,16 @@ static void test_matmul_measures(void **state)
     assert_int_equal(st, WEFT_OK);
     assert_int_equal(r.n_times, 5);
     assert_true(r.median > 0 && r.median < 1.0);
+
+    /* evicting L2 between runs (the tuner's condition): every run timed, none lost */
+    o.flush_cache = false;
+    o.evict_bytes = (size_t)4 << 20;
+    st = weft_measure_kernel(L, k, lf, &o, &r);
+    print_result("matmul evict", st, &r);
+    assert_int_equal(st, WEFT_OK);
+    assert_int_equal(r.n_times, 5);
+    assert_true(r.median > 0 && r.median < 1.0);
+    o.evict_bytes = 0;
 
     /* the fork/wait overhead of one call stays small (no fixed sleeps) */
     o.flush_cache = false;

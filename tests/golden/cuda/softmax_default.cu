@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_k2(float *__restrict__
         {
             const i64 i_j_1_16 = (i64)threadIdx.x;
             if ((((i_j_0_15 * 256LL) + i_j_1_16) < 1200LL)) {
-                Y[((weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL) * 300LL) + weft_floormod(((i_j_0_15 * 256LL) + i_j_1_16), 300LL))] = (expf((X[((weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL) * 300LL) + weft_floormod(((i_j_0_15 * 256LL) + i_j_1_16), 300LL))] - mx[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)])) * ((1.0f) / s[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)]));
+                Y[((i_j_0_15 * 256LL) + i_j_1_16)] = (expf((X[((i_j_0_15 * 256LL) + i_j_1_16)] - mx[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)])) * ((1.0f) / s[weft_floordiv(((i_j_0_15 * 256LL) + i_j_1_16), 300LL)]));
             }
         }
     }

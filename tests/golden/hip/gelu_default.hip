@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(256) gelu_k0(float *__restrict__ X,
         {
             const i64 ax0_ax1_1_4 = (i64)threadIdx.x;
             if ((((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4) < 3000LL)) {
-                Z[((weft_floordiv(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL) * 1000LL) + weft_floormod(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL))] = ((X[((weft_floordiv(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL) * 1000LL) + weft_floormod(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL))] * (0.5f)) * (erff((X[((weft_floordiv(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL) * 1000LL) + weft_floormod(((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4), 1000LL))] * (0.707106769f))) + (1.0f)));
+                Z[((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4)] = ((X[((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4)] * (0.5f)) * (erff((X[((ax0_ax1_0_3 * 256LL) + ax0_ax1_1_4)] * (0.707106769f))) + (1.0f)));
             }
         }
     }
