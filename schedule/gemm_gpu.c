@@ -225,7 +225,7 @@ weft_status weft_gpu_gemm_apply(weft_schedule *s, const char *name, const weft_g
         c = weft_sched_find_stage(s, name);
         snprintf(bz, sizeof bz, "%s", s->stages[c].iters[s->stages[c].leaves[0]].name);
     } else if (nd == 3)
-        snprintf(bz, sizeof bz, "%s", batch + 1);
+        snprintf(bz, sizeof bz, "%.*s", (int)sizeof bz - 1, batch + 1); /* one batch axis: its name */
     if ((rc = weft_sched_stepf(s, "split %s %s %lld %lld", name, u, (long long)t->rm, (long long)t->tm)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "split %s %s %lld %lld", name, v, (long long)t->rn, (long long)t->tn)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "split %s %s %lld", name, k, (long long)t->kt)) != WEFT_OK) return rc;
