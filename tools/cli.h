@@ -6,6 +6,7 @@
 
 #include "schedule/schedule.h"
 #include "targets/target.h"
+#include "tuner/measure_gpu.h"
 #include "tuner/tuner.h"
 #include "weft/graph.h"
 #include "tools/opts.h"
@@ -48,6 +49,7 @@ typedef struct weft_cli_tune {
     int n;
     bool batch_given;     /* --batch was given (else weft-mpi sizes it by the ranks) */
     double rank_timeout;  /* --rank-timeout, seconds (0: not given) */
+    weft_gpu_device gpu;  /* --target cuda[:sm_XX]: the device (o.gpu points here) */
 } weft_cli_tune;
 /* Parses `weft tune` arguments and builds the tasks: -1 when ready, else the exit status after
  * a message (weft_cli_tune_free either way). */

@@ -34,6 +34,12 @@ static const weft_opt tune_opts[] = {
     WEFT_CLI_OPT_CPU,
     {"--batch", WEFT_OPT_INT, "N", 1, 4096, false,
      "candidates measured per round (default 8; under mpirun 4 per measuring rank, at least 8)"},
+    {"--target", WEFT_OPT_STRING, "T", 0, 0, false,
+     "llvm (the CPU, default), cuda (the CUDA device 0, at its compute capability) or cuda:sm_XX: candidates are "
+     "measured on the device in worker processes, records kept under the device's key"},
+    {"--timeout", WEFT_OPT_FLOAT, "SEC", 0, 3600, true,
+     "with --target cuda: a candidate's measuring worker is killed after SEC seconds and the candidate recorded as an "
+     "error (default 10)"},
     {"--rank-timeout", WEFT_OPT_FLOAT, "SEC", 0, 86400, true,
      "under mpirun: a rank with no result for SEC seconds is lost (dead or hung) and its candidates dropped (default 120)"},
     {NULL},
@@ -41,7 +47,7 @@ static const weft_opt tune_opts[] = {
 
 const weft_cmd_spec weft_spec_tune = {
     "tune", "MODEL.onnx|--op OP --shape S --db DB [--trials N] [--time SEC] [--threads T] [--seed S] [--curve CSV] "
-            "[--dim NAME=SIZE ...] [--cpu NAME] [--batch N] [--rank-timeout SEC]",
+            "[--dim NAME=SIZE ...] [--cpu NAME] [--batch N] [--target T] [--timeout SEC] [--rank-timeout SEC]",
     0, 1,
     "Searches schedules for every kernel of a model (or one op) under a learned cost model and records every\n"
     "measurement in DB; a second run with the same database resumes where the first stopped. With both --trials\n"
@@ -52,6 +58,7 @@ const weft_cmd_spec weft_spec_tune = {
     "examples:\n"
     "  weft tune tests/data/models/resnet9.onnx --db tune.db --time 300 --curve curve.csv\n"
     "  weft tune --op matmul --shape 1024,1024,1024 --db tune.db --trials 400\n"
+    "  weft tune --op matmul --shape 1024,1024,1024 --db tune.db --trials 100 --target cuda\n"
     "  mpirun -n 9 weft tune tests/data/models/resnet9.onnx --db tune.db --time 300 --threads 1\n",
 };
 
@@ -97,6 +104,23 @@ int weft_cli_tune_prepare(int argc, char **argv, weft_cli_tune *t)
     if (op && weft_args_has(a, "--dim")) return weft_args_fail(&weft_spec_tune, "--dim applies to a model only");
     weft_cli_dims dims;
     if (weft_cli_parse_dims(a, &dims) != 0) return 2;
+    const char *target = weft_args_str(a, "--target", "llvm");
+    bool gpu = weft_gpu_spec_is_gpu(target);
+    if (!gpu && strcmp(target, "llvm"))
+        return weft_args_fail(&weft_spec_tune, "--target expects llvm, cuda or cuda:sm_XX, not '%s'", target);
+    if (!gpu && weft_args_has(a, "--timeout")) return weft_args_fail(&weft_spec_tune, "--timeout applies to --target cuda only");
+    if (gpu && weft_cli_mpi_size() > 0)
+        return weft_args_fail(&weft_spec_tune, "--target %s: GPU tuning runs in one process, not under mpirun", target);
+    if (gpu) { /* a worker process asks the device: this one never initialises the driver */
+        weft_status st = weft_gpu_probe(target, 30, &t->gpu);
+        if (st == WEFT_ERR_INVALID_ARG) return weft_args_fail(&weft_spec_tune, "--target: %s", weft_last_error());
+        if (st != WEFT_OK) {
+            fprintf(stderr, "weft tune: %s\n", weft_last_error());
+            return 1;
+        }
+        t->o.gpu = &t->gpu;
+        t->o.timeout_s = weft_args_float(a, "--timeout", 10);
+    }
     weft_tune_options *o = &t->o;
     o->db = db;
     o->trials = (int)weft_args_int(a, "--trials", 0);
@@ -129,15 +153,16 @@ int weft_cli_tune_prepare(int argc, char **argv, weft_cli_tune *t)
             weft_graph_destroy(g);
             return weft_args_fail(&weft_spec_tune, "--dim: %s has no symbolic dimensions", a->pos[0]);
         }
-        if (rc == WEFT_OK) {
-            const weft_target_ops *llvm = weft_target_find("llvm");
+        if (rc == WEFT_OK) { /* the kernels as compiling for the target builds them */
+            const char *name = gpu ? t->gpu.target : "llvm";
+            const weft_target_ops *ops = weft_target_find(name);
             weft_target *tg = NULL;
             weft_target_caps caps;
-            rc = llvm ? llvm->create(&tg) : weft_fail(WEFT_ERR_UNAVAILABLE, "no llvm target");
+            rc = ops ? ops->create(&tg) : weft_fail(WEFT_ERR_UNAVAILABLE, "no %s target", name);
             if (rc == WEFT_OK) {
-                llvm->caps(tg, &caps);
+                ops->caps(tg, &caps);
                 rc = weft_tasks_from_graph(g, &caps, &t->tasks, &t->n);
-                llvm->destroy(tg);
+                ops->destroy(tg);
             }
         }
         weft_graph_destroy(g);

@@ -1,5 +1,6 @@
 /* The target identity a database record is keyed by: backend, CPU name, a hash of its ISA
- * features, the core count and the thread count. New records are always stored under this
+ * features, the core count and the thread count; for a CUDA device (tuned with --target cuda)
+ * the device name, compute capability and driver version (nearest device: gpu_distance). New records are always stored under this
  * machine's key; serving (apply.c) and tuning (tune.c) prefer it, and where it has no record
  * for a kernel they take the record of the nearest machine in the database, in this order:
  *
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "tuner/measure_gpu.h"
 #include "tuner/tuner.h"
 
 static uint64_t fnv1a(const char *s)
@@ -46,6 +48,21 @@ void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, 
     t->threads = threads > 0 ? threads : t->cores;
     snprintf(t->key, sizeof t->key, "%s;cpu=%s;feat=%016llx;cores=%d;threads=%d", t->name, caps->cpu[0] ? caps->cpu : "?",
              (unsigned long long)fnv1a(caps->features), t->cores, t->threads);
+}
+
+void weft_tuner_target_init_gpu(weft_tuner_target *t, const weft_gpu_device *d)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "cuda");
+    char name[101];
+    snprintf(name, sizeof name, "%.100s", d->name[0] ? d->name : "?"); /* the key holds 160 */
+    for (char *p = name; *p; p++)
+        if (*p == ';' || *p == '=' || *p == '\n') *p = '_';
+    snprintf(t->model, sizeof t->model, "%s", d->name);
+    snprintf(t->features, sizeof t->features, "sm_%d%d", d->cc_major, d->cc_minor);
+    t->cores = d->sms;
+    t->threads = 1;
+    snprintf(t->key, sizeof t->key, "cuda;dev=%s;cc=%d.%d;drv=%d", name, d->cc_major, d->cc_minor, d->driver_version);
 }
 
 /* Does the comma-separated feature list hold exactly `feat` ("+avx512f")? */
@@ -89,8 +106,40 @@ static int key_int(const char *key, const char *name)
     return buf[0] ? atoi(buf) : 0;
 }
 
+/* Compute capability "9.0" of a cuda key as 90 (0 when absent). */
+static int key_cc(const char *key)
+{
+    char buf[16];
+    int major = 0, minor = 0;
+    key_field(key, "cc", buf, sizeof buf);
+    return sscanf(buf, "%d.%d", &major, &minor) == 2 ? major * 10 + minor : 0;
+}
+
+/* CUDA devices: the same device (name and compute capability) under another driver 1; the
+ * same compute capability 100; the same major version 200 + the minor difference; any other
+ * 300 + the difference in compute capability (a record of another architecture still replays:
+ * step text is not tied to one). */
+static double gpu_distance(const weft_tuner_target *t, const char *key)
+{
+    char dev[128], my_dev[128];
+    key_field(key, "dev", dev, sizeof dev);
+    key_field(t->key, "dev", my_dev, sizeof my_dev);
+    int cc = key_cc(key), my_cc = key_cc(t->key);
+    if (cc == my_cc && !strcmp(dev, my_dev)) return 1;
+    if (cc == my_cc) return 100;
+    if (cc / 10 == my_cc / 10) return 200 + abs(cc - my_cc);
+    return 300 + abs(cc - my_cc);
+}
+
 void weft_tuner_key_describe(const char *key, char *buf, size_t n)
 {
+    if (!strncmp(key, "cuda;", 5)) {
+        char dev[128], cc[16];
+        key_field(key, "dev", dev, sizeof dev);
+        key_field(key, "cc", cc, sizeof cc);
+        snprintf(buf, n, "dev=%s cc=%s drv=%d", dev[0] ? dev : "?", cc[0] ? cc : "?", key_int(key, "drv"));
+        return;
+    }
     char cpu[64];
     key_field(key, "cpu", cpu, sizeof cpu);
     snprintf(buf, n, "cpu=%s threads=%d", cpu[0] ? cpu : "?", key_int(key, "threads"));
@@ -101,6 +150,7 @@ double weft_tuner_target_distance(const weft_tuner_target *t, const char *key, c
     if (!key || !strcmp(key, t->key)) return -1;
     size_t nlen = strcspn(key, ";");
     if (nlen != strlen(t->name) || strncmp(key, t->name, nlen)) return -1; /* another backend */
+    if (!strcmp(t->name, "cuda")) return gpu_distance(t, key);
     char cpu[64], feat[32], my_cpu[64], my_feat[32];
     key_field(key, "cpu", cpu, sizeof cpu);
     key_field(key, "feat", feat, sizeof feat);

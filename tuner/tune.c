@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "tuner/measure_gpu.h"
 #include "tuner/tuner.h"
 #include "runtime/mem.h"
 
@@ -68,6 +69,7 @@ typedef struct tuner {
     FILE *curve;
     int total_trials;
     weft_tune_measurer *local; /* when o->measure is NULL */
+    weft_gpu_measurer *gpu;    /* ... and o->gpu is set (tuner/measure_gpu.h) */
     weft_status stop;    /* the first failure that ends the run (the measure callback, out of
                           * memory, a database write); sticky */
     char stop_msg[512];  /* ... and its message */
@@ -203,6 +205,8 @@ static void measure_picks(tuner *tu, task_state *ts, cand_pick *p, int n)
         c[i] = (weft_tune_cand){.task = ts->index, .steps = p[i].steps, .seed = tu->rng, .check_below = ts->best};
     weft_status rc = WEFT_OK;
     if (tu->o->measure) rc = tu->o->measure(tu->o->measure_ud, c, n);
+    else if (tu->gpu)
+        for (int i = 0; i < n; i++) weft_gpu_measurer_run(tu->gpu, &c[i]);
     else
         for (int i = 0; i < n; i++) weft_tune_measurer_run(tu->local, &c[i]);
     if (rc != WEFT_OK) halt(tu, rc);
@@ -510,12 +514,14 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     task_state *ts = weft_calloc((size_t)(n ? n : 1), sizeof *ts);
     weft_status rc = ts ? weft_db_open(o->db, true, &tu.db) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
     if (rc == WEFT_OK) {
-        tu.ops = weft_target_find("llvm");
-        rc = tu.ops ? tu.ops->create(&tu.target) : WEFT_ERR_UNAVAILABLE;
+        const char *name = o->gpu ? o->gpu->target : "llvm"; /* a CUDA target compiles without the driver */
+        tu.ops = weft_target_find(name);
+        rc = tu.ops ? tu.ops->create(&tu.target) : weft_fail(WEFT_ERR_UNAVAILABLE, "tune: no target %s in this build", name);
     }
     if (rc == WEFT_OK) {
         tu.ops->caps(tu.target, &tu.caps);
-        weft_tuner_target_init(&tu.tt, &tu.caps, o->threads);
+        if (o->gpu) weft_tuner_target_init_gpu(&tu.tt, o->gpu);
+        else weft_tuner_target_init(&tu.tt, &tu.caps, o->threads);
         weft_db_target dt = {tu.tt.key, tu.tt.name, tu.tt.model, tu.tt.features, tu.tt.cores};
         rc = weft_db_put_target(tu.db, &dt);
     }
@@ -535,7 +541,9 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
         free(buf);
         if (rc == WEFT_OK && !found) rc = load_nearest_model(&tu);
     }
-    if (rc == WEFT_OK && !o->measure) rc = weft_tune_measurer_create(tasks, n, o->threads, &tu.local);
+    if (rc == WEFT_OK && !o->measure && o->gpu)
+        rc = weft_gpu_measurer_create(tasks, n, o->gpu, o->threads, o->timeout_s > 0 ? o->timeout_s : 10, &tu.gpu);
+    else if (rc == WEFT_OK && !o->measure) rc = weft_tune_measurer_create(tasks, n, o->threads, &tu.local);
     for (int i = 0; rc == WEFT_OK && i < n; i++) {
         ts[i].task = &tasks[i];
         ts[i].index = i;
@@ -633,6 +641,7 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
     }
     if (rc == WEFT_OK && tu.stop != WEFT_OK) rc = weft_fail(tu.stop, "%s", tu.stop_msg);
     weft_tune_measurer_destroy(tu.local);
+    weft_gpu_measurer_destroy(tu.gpu);
     for (int i = 0; ts && i < n; i++) {
         free(ts[i].seen);
         for (int j = 0; j < ts[i].n_seeds; j++) free(ts[i].seeds[j]);

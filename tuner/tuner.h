@@ -35,6 +35,10 @@ typedef struct weft_tuner_target {
     int threads;       /* threads the kernels run with (<= 0 given: the cores) */
 } weft_tuner_target;
 void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads);
+/* The key of a CUDA device: "cuda;dev=NAME;cc=9.0;drv=13000" (';' and '=' in the name become
+ * '_'); name "cuda", model the device name, features its "sm_XX", cores its multiprocessors. */
+struct weft_gpu_device;
+void weft_tuner_target_init_gpu(weft_tuner_target *t, const struct weft_gpu_device *d);
 /* ISA level (vector width) of a comma-separated LLVM feature list. */
 enum { WEFT_ISA_UNKNOWN, WEFT_ISA_OTHER, WEFT_ISA_AVX2, WEFT_ISA_AVX512 };
 int weft_tuner_isa_level(const char *features);
@@ -191,6 +195,11 @@ typedef struct weft_tune_options {
     FILE *log;            /* progress lines (NULL: quiet) */
     weft_tune_measure_fn measure; /* measures a round's candidates (NULL: the local measurer) */
     void *measure_ud;
+    /* GPU tuning (tuner/measure_gpu.h): the device weft_gpu_probe found; NULL: the CPU (llvm).
+     * Candidates compile for gpu->target and are measured in workers that own their CUDA
+     * context, records go under the device's key (weft_tuner_target_init_gpu). */
+    const struct weft_gpu_device *gpu;
+    double timeout_s;     /* GPU: per-candidate worker timeout (<= 0: 10 s) */
 } weft_tune_options;
 
 weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o);

@@ -33,4 +33,29 @@ weft_status weft_cuda_nvrtc(const char *src, const char *arch, char **ptx, void 
  * NULL. */
 int weft_cuda_kernel_launch(const weft_kernel *k, int i, const char **name, weft_gpu_launch *out);
 
+/* Device 0 as a measurement worker needs it. Initialises the driver in the calling process
+ * (targets/cuda/timing.c): a tuner calls it only in a process it forked for that. */
+typedef struct weft_cuda_device {
+    char name[128];       /* cuDeviceGetName: "NVIDIA H100 80GB HBM3" */
+    int cc_major, cc_minor;
+    int driver_version;   /* cuDriverGetVersion: 13000 is CUDA 13.0 */
+    long l2_bytes;
+    int sms;              /* multiprocessors */
+} weft_cuda_device;
+weft_status weft_cuda_device_query(weft_cuda_device *out);
+
+/* How weft_cuda_time_kernel repeats: runs until min_repeat runs and min_time_s of measured
+ * time, at most max_repeat (times[] holds max_repeat entries). */
+typedef struct weft_cuda_timing {
+    int min_repeat, max_repeat;
+    double min_time_s;
+} weft_cuda_timing;
+/* Times k (compiled by one of the CUDA targets, ops) with device events: untimed warm-up runs,
+ * then one event pair around each run's launches on the default stream; run i takes argument
+ * set sets[i % n_sets] (device addresses). Seconds per run in times[0..*n_times-1]. A driver
+ * error (a faulting kernel) is returned with the call named; the context is then unusable
+ * (the caller is a worker that exits). */
+weft_status weft_cuda_time_kernel(const weft_target_ops *ops, weft_kernel *k, void *const *const *sets, int n_sets,
+                                  const weft_cuda_timing *o, double *times, int *n_times);
+
 #endif

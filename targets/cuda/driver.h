@@ -28,11 +28,14 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 
 enum {
     WEFT_CU_SUCCESS = 0,
     WEFT_CU_ERROR_OUT_OF_MEMORY = 2,
     WEFT_CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+    WEFT_CU_ATTR_MULTIPROCESSOR_COUNT = 16,
+    WEFT_CU_ATTR_L2_CACHE_SIZE = 38,
     WEFT_CU_ATTR_CC_MAJOR = 75,
     WEFT_CU_ATTR_CC_MINOR = 76,
 };
@@ -57,6 +60,13 @@ enum {
     X(CUresult, cuLaunchKernel, launch,                                                                            \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,                 \
        unsigned shared_bytes, CUstream stream, void **params, void **extra))                                       \
+    X(CUresult, cuEventCreate, event_create, (CUevent * ev, unsigned flags))                                      \
+    X(CUresult, cuEventDestroy_v2, event_destroy, (CUevent ev))                                                    \
+    X(CUresult, cuEventRecord, event_record, (CUevent ev, CUstream s))                                             \
+    X(CUresult, cuEventSynchronize, event_sync, (CUevent ev))                                                      \
+    X(CUresult, cuEventElapsedTime, event_elapsed, (float *ms, CUevent start, CUevent end))                       \
+    X(CUresult, cuDriverGetVersion, driver_version, (int *version))                                                \
+    X(CUresult, cuDeviceGetName, device_name, (char *name, int len, CUdevice dev))                                 \
     X(CUresult, cuGetErrorName, error_name, (CUresult r, const char **name))                                       \
     X(CUresult, cuGetErrorString, error_string, (CUresult r, const char **text))
 

@@ -4,6 +4,7 @@
 #include "targets/cuda/driver.h"
 #include "tests/cuda/fake_cuda.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -11,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -87,6 +91,11 @@ static fakecuda_stats st;
 static char fail_call[64];
 static int fail_nth, fail_seen, fail_code;
 static FILE *log_file;
+static char hang_call[64], count_file[512];
+static int hang_nth, hang_seen;
+static char dev_name[128] = "Fake CUDA Device";
+static int driver_version = 13000, l2_bytes = 50 << 20, n_sms = 132;
+static int events_live;
 static char primary; /* the primary context is the address of this byte */
 static __thread CUcontext current;
 
@@ -102,11 +111,45 @@ static void logline(const char *fmt, ...)
     fflush(log_file);
 }
 
+/* The next count of a call set to fail or hang: *seen + 1 in this process, or, with
+ * FAKECUDA_COUNT_FILE, the next number in that file (shared by every process that loads the
+ * fake, under flock: the count runs across a tuner's measuring workers). */
+static int next_count(int *seen)
+{
+    if (!count_file[0]) return ++*seen;
+    int fd = open(count_file, O_RDWR | O_CREAT, 0600);
+    if (fd < 0) return ++*seen;
+    int n = 0;
+    if (flock(fd, LOCK_EX) == 0) {
+        char buf[32] = {0};
+        ssize_t got = pread(fd, buf, sizeof buf - 1, 0);
+        n = got > 0 ? atoi(buf) : 0;
+        n++;
+        int len = snprintf(buf, sizeof buf, "%d\n", n);
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) n = ++*seen;
+        flock(fd, LOCK_UN);
+    } else
+        n = ++*seen;
+    close(fd);
+    return n;
+}
+
+/* Whether this call of `call` is the one set to hang: then it never returns (the process
+ * sleeps until it is killed). */
+static void hanging(const char *call)
+{
+    if (!hang_call[0] || strcmp(call, hang_call)) return;
+    if (next_count(&hang_seen) != hang_nth) return;
+    logline("hang %s", call);
+    for (;;) pause();
+}
+
 /* Whether this call of `call` is the one set to fail (then its code in *code). */
 static bool failing(const char *call, CUresult *code)
 {
+    hanging(call);
     if (!fail_call[0] || strcmp(call, fail_call)) return false;
-    if (++fail_seen != fail_nth) return false;
+    if (next_count(&fail_seen) != fail_nth) return false;
     *code = fail_code ? fail_code
             : !strcmp(call, "cuMemAlloc_v2")                                              ? E_OOM
             : !strcmp(call, "cuLaunchKernel") || !strcmp(call, "cuCtxSynchronize")        ? E_LAUNCH_FAILED
@@ -164,6 +207,7 @@ static int find(CUdeviceptr dev, size_t bytes)
 
 static void at_exit_report(void)
 {
+    if (log_file && events_live) logline("events live=%d", events_live);
     if (log_file) logline("exit live=%d modules=%d bad=%d", st.live, st.modules_live, st.bad);
 }
 
@@ -177,6 +221,18 @@ API CUresult cuInit(unsigned flags)
         if (d) n_devices = atoi(d);
         if (cc && sscanf(cc, "%d.%d", &cc_major, &cc_minor) != 2) cc_major = 9, cc_minor = 0;
         set_fail(getenv("FAKECUDA_FAIL"), 0);
+        const char *h = getenv("FAKECUDA_HANG"), *cf = getenv("FAKECUDA_COUNT_FILE"), *nm = getenv("FAKECUDA_NAME");
+        const char *dv = getenv("FAKECUDA_DRIVER"), *l2 = getenv("FAKECUDA_L2");
+        if (h && *h) {
+            snprintf(hang_call, sizeof hang_call, "%s", h);
+            char *colon = strchr(hang_call, ':');
+            hang_nth = colon ? atoi(colon + 1) : 1;
+            if (colon) *colon = '\0';
+        }
+        if (cf) snprintf(count_file, sizeof count_file, "%s", cf);
+        if (nm && *nm) snprintf(dev_name, sizeof dev_name, "%s", nm);
+        if (dv && *dv) driver_version = atoi(dv);
+        if (l2 && *l2) l2_bytes = atoi(l2);
         if (lp && *lp && (log_file = fopen(lp, "a"))) atexit(at_exit_report);
         inited = true;
         logline("init devices=%d cc=%d.%d", n_devices, cc_major, cc_minor);
@@ -207,6 +263,8 @@ API CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice dev)
     case WEFT_CU_ATTR_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     case WEFT_CU_ATTR_CC_MAJOR: *value = cc_major; break;
     case WEFT_CU_ATTR_CC_MINOR: *value = cc_minor; break;
+    case WEFT_CU_ATTR_L2_CACHE_SIZE: *value = l2_bytes; break;
+    case WEFT_CU_ATTR_MULTIPROCESSOR_COUNT: *value = n_sms; break;
     default: LEAVE(E_INVALID_VALUE);
     }
     LEAVE(0);
@@ -431,6 +489,89 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     launches[n_launches++] = l;
     st.launches++;
     logline("launch %s grid=%u,%u,%u block=%u,%u,%u args=%d", l.name, gx, gy, gz, bx, by, bz, l.n_args);
+    LEAVE(0);
+}
+
+API CUresult cuDriverGetVersion(int *version)
+{
+    if (!version) return E_INVALID_VALUE;
+    pthread_mutex_lock(&mu); /* callable before cuInit, as the real one is */
+    *version = driver_version;
+    LEAVE(0);
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    ENTER("cuDeviceGetName", false);
+    if (dev < 0 || dev >= n_devices) LEAVE(E_INVALID_DEVICE);
+    if (!name || len <= 0) LEAVE(E_INVALID_VALUE);
+    snprintf(name, (size_t)len, "%s", dev_name);
+    LEAVE(0);
+}
+
+/* Events hold the host time of their last record: kernels do not run, so an elapsed time is
+ * the host time between two records. */
+struct CUevent_st {
+    double t;
+    bool recorded;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+API CUresult cuEventCreate(CUevent *ev, unsigned flags)
+{
+    (void)flags;
+    ENTER("cuEventCreate", true);
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (!e) LEAVE(E_OOM);
+    *ev = e;
+    events_live++;
+    logline("event create");
+    LEAVE(0);
+}
+
+API CUresult cuEventDestroy_v2(CUevent ev)
+{
+    ENTER("cuEventDestroy_v2", true);
+    if (!ev) {
+        st.bad++;
+        LEAVE(E_INVALID_HANDLE);
+    }
+    free(ev);
+    events_live--;
+    logline("event destroy");
+    LEAVE(0);
+}
+
+API CUresult cuEventRecord(CUevent ev, CUstream s)
+{
+    (void)s;
+    ENTER("cuEventRecord", true);
+    if (!ev) LEAVE(E_INVALID_HANDLE);
+    ev->t = now_s();
+    ev->recorded = true;
+    LEAVE(0);
+}
+
+API CUresult cuEventSynchronize(CUevent ev)
+{
+    ENTER("cuEventSynchronize", true);
+    if (!ev) LEAVE(E_INVALID_HANDLE);
+    st.syncs++;
+    LEAVE(0);
+}
+
+API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+    ENTER("cuEventElapsedTime", true);
+    if (!ms || !start || !end) LEAVE(E_INVALID_HANDLE);
+    if (!start->recorded || !end->recorded) LEAVE(E_INVALID_HANDLE);
+    *ms = (float)((end->t - start->t) * 1e3);
     LEAVE(0);
 }
 

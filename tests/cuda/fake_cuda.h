@@ -15,8 +15,18 @@
  *   FAKECUDA_FAIL=CALL[:K]  the K-th (default 1st) call of CALL fails: cuMemAlloc_v2 with
  *                           CUDA_ERROR_OUT_OF_MEMORY, cuLaunchKernel and cuCtxSynchronize with
  *                           CUDA_ERROR_LAUNCH_FAILED, any other call with CUDA_ERROR_UNKNOWN
+ *   FAKECUDA_HANG=CALL[:K]  the K-th (default 1st) call of CALL never returns (the process
+ *                           sleeps until killed: a kernel that hangs, for measurement timeouts)
+ *   FAKECUDA_COUNT_FILE=PATH the K of FAKECUDA_FAIL and FAKECUDA_HANG counts calls across every
+ *                           process that loads the fake (a counter in PATH, under flock), e.g.
+ *                           over a tuner's measuring workers; without it each process counts
+ *   FAKECUDA_NAME=TEXT      device name (default "Fake CUDA Device")
+ *   FAKECUDA_DRIVER=N       cuDriverGetVersion (default 13000)
+ *   FAKECUDA_L2=BYTES       L2 cache size attribute (default 50 MiB); 132 multiprocessors
  *   FAKECUDA_LOG=PATH       appends one line per allocation, free, copy, module load, launch
  *                           and synchronize, and at exit "exit live=N modules=M bad=B"
+ *                           (preceded by "events live=E" when events were not destroyed)
+ * Events (cuEventRecord/ElapsedTime) hold the host time of their last record.
  * Tests linking nothing of it get these functions with dlsym on the same handle weft opened.
  */
 #ifndef WEFT_TESTS_FAKE_CUDA_H
