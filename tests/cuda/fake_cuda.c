@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -93,6 +94,7 @@ static int fail_nth, fail_seen, fail_code;
 static FILE *log_file;
 static char hang_call[64], count_file[512];
 static int hang_nth, hang_seen;
+static bool hang_crash; /* FAKECUDA_CRASH: the call raises SIGSEGV instead of hanging */
 static char dev_name[128] = "Fake CUDA Device";
 static int driver_version = 13000, l2_bytes = 50 << 20, n_sms = 132;
 static int events_live;
@@ -140,7 +142,8 @@ static void hanging(const char *call)
 {
     if (!hang_call[0] || strcmp(call, hang_call)) return;
     if (next_count(&hang_seen) != hang_nth) return;
-    logline("hang %s", call);
+    logline("%s %s", hang_crash ? "crash" : "hang", call);
+    if (hang_crash) raise(SIGSEGV);
     for (;;) pause();
 }
 
@@ -221,8 +224,12 @@ API CUresult cuInit(unsigned flags)
         if (d) n_devices = atoi(d);
         if (cc && sscanf(cc, "%d.%d", &cc_major, &cc_minor) != 2) cc_major = 9, cc_minor = 0;
         set_fail(getenv("FAKECUDA_FAIL"), 0);
-        const char *h = getenv("FAKECUDA_HANG"), *cf = getenv("FAKECUDA_COUNT_FILE"), *nm = getenv("FAKECUDA_NAME");
+        const char *h = getenv("FAKECUDA_HANG"), *crash = getenv("FAKECUDA_CRASH"), *cf = getenv("FAKECUDA_COUNT_FILE"), *nm = getenv("FAKECUDA_NAME");
         const char *dv = getenv("FAKECUDA_DRIVER"), *l2 = getenv("FAKECUDA_L2");
+        if (crash && *crash) {
+            h = crash;
+            hang_crash = true;
+        }
         if (h && *h) {
             snprintf(hang_call, sizeof hang_call, "%s", h);
             char *colon = strchr(hang_call, ':');
@@ -235,7 +242,7 @@ API CUresult cuInit(unsigned flags)
         if (l2 && *l2) l2_bytes = atoi(l2);
         if (lp && *lp && (log_file = fopen(lp, "a"))) atexit(at_exit_report);
         inited = true;
-        logline("init devices=%d cc=%d.%d", n_devices, cc_major, cc_minor);
+        logline("init devices=%d cc=%d.%d pid=%d", n_devices, cc_major, cc_minor, (int)getpid());
     }
     LEAVE(rc);
 }

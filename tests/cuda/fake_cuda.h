@@ -17,7 +17,9 @@
  *                           CUDA_ERROR_LAUNCH_FAILED, any other call with CUDA_ERROR_UNKNOWN
  *   FAKECUDA_HANG=CALL[:K]  the K-th (default 1st) call of CALL never returns (the process
  *                           sleeps until killed: a kernel that hangs, for measurement timeouts)
- *   FAKECUDA_COUNT_FILE=PATH the K of FAKECUDA_FAIL and FAKECUDA_HANG counts calls across every
+ *   FAKECUDA_CRASH=CALL[:K] the K-th call of CALL raises SIGSEGV (a worker that dies); it
+ *                           takes the place of FAKECUDA_HANG when both are set
+ *   FAKECUDA_COUNT_FILE=PATH the K of FAKECUDA_FAIL, _HANG and _CRASH counts calls across every
  *                           process that loads the fake (a counter in PATH, under flock), e.g.
  *                           over a tuner's measuring workers; without it each process counts
  *   FAKECUDA_NAME=TEXT      device name (default "Fake CUDA Device")
