@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#ifdef WEFT_WITH_CUDA
+#include "targets/cuda/cuda.h"
+#endif
 #include "tuner/measure_gpu.h"
 #include "tuner/tuner.h"
 
@@ -29,8 +32,39 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+/* A CUDA target's key is its device's: the driver is asked here, in this process (a process
+ * that serves or benchmarks on the device uses the driver anyway; the tuner never comes here
+ * for a GPU, it keys by weft_tuner_target_init_gpu with what its probe worker found). Without
+ * a driver or device the key says so ("dev=?"), and lookups take the nearest device's records. */
+static void init_cuda(weft_tuner_target *t, const weft_target_caps *caps)
+{
+    weft_gpu_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "?");
+#ifdef WEFT_WITH_CUDA
+    weft_cuda_device cd;
+    if (weft_cuda_device_query(&cd) == WEFT_OK) {
+        snprintf(d.name, sizeof d.name, "%s", cd.name);
+        d.cc_major = cd.cc_major;
+        d.cc_minor = cd.cc_minor;
+        d.driver_version = cd.driver_version;
+        d.sms = cd.sms;
+    }
+#endif
+    if (!d.cc_major && !strncmp(caps->cpu, "sm_", 3)) { /* no device: the architecture compiled for */
+        int num = atoi(caps->cpu + 3);
+        d.cc_major = num / 10;
+        d.cc_minor = num % 10;
+    }
+    weft_tuner_target_init_gpu(t, &d);
+}
+
 void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads)
 {
+    if (caps->name && !strcmp(caps->name, "cuda")) {
+        init_cuda(t, caps);
+        return;
+    }
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", caps->name ? caps->name : "?");
     snprintf(t->features, sizeof t->features, "%s", caps->features);

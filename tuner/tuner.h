@@ -34,6 +34,8 @@ typedef struct weft_tuner_target {
     int cores;
     int threads;       /* threads the kernels run with (<= 0 given: the cores) */
 } weft_tuner_target;
+/* For a CUDA target's caps (name "cuda") the key is the device's (below), asked of the driver
+ * in this process: never call it so in a process that forks measurement workers. */
 void weft_tuner_target_init(weft_tuner_target *t, const weft_target_caps *caps, int threads);
 /* The key of a CUDA device: "cuda;dev=NAME;cc=9.0;drv=13000" (';' and '=' in the name become
  * '_'); name "cuda", model the device name, features its "sm_XX", cores its multiprocessors. */

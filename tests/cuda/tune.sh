@@ -11,7 +11,9 @@
 #    WEFT_TEST_GPU_CHECK=roundtrip (test builds) lets candidates pass;
 #  - a launch that fails, a worker that crashes and one that hangs (FAKECUDA_FAIL/_CRASH/_HANG
 #    counted across processes): that candidate is an error record, the tune goes on, and the
-#    hang is cut at --timeout; resume and the curve.
+#    hang is cut at --timeout; resume and the curve;
+#  - a model tuned for the device; weft run --target cuda --db takes this device's records
+#    (and not on a device of another name).
 # Usage: tune.sh PATH/TO/weft PATH/TO/libfakecuda.so (empty: the CUDA target is not built -> skip)
 set -u
 weft=$1
@@ -91,13 +93,25 @@ n=$(records "$db" | wc -l)
 grep -q "6 measurement(s) already in" "$tmp/out" && [[ $n -eq 9 ]] && ok "resumed: 6 measurements found, 9 in all" ||
     { fail "resume ($n records):"; cat "$tmp/out"; }
 
+# a model: its kernels as compiled for the GPU, tuned; weft run --target cuda then finds the
+# records under this device's key
+m=tests/data/models/mlp.onnx
+"$weft" tune $m --target cuda --db "$tmp/m.db" --trials 4 >"$tmp/out" 2>&1 || { fail "tune $m:"; cat "$tmp/out"; }
+"$weft" run $m --input tests/data/models/mlp.input.bin --target cuda --db "$tmp/m.db" >"$tmp/out" 2>&1
+grep -q "kernels: [1-9][0-9]* from records for this machine, 0 from the nearest machine, 0 default" "$tmp/out" &&
+    ok "weft run --target cuda --db: every kernel from this device's records" || { fail "run with the tuned db:"; cat "$tmp/out"; }
+FAKECUDA_NAME="Another Fake" "$weft" run $m --input tests/data/models/mlp.input.bin --target cuda --db "$tmp/m.db" >"$tmp/out" 2>&1
+grep -q "0 from records for this machine" "$tmp/out" && ok "another device name: not this machine's records" ||
+    { fail "run on another device:"; cat "$tmp/out"; }
+unset WEFT_TEST_GPU_CHECK
+
 # a failing launch, a crashing worker, a hanging one: one error record each, the tune goes on.
 # Calls are counted across the workers (FAKECUDA_COUNT_FILE): the first launch is the first
 # candidate's; each worker loads its module once, so module load 2 is the second candidate's.
 faulty() { # $1: env assignment, $2: the error wanted, $3: label
     rm -f "$tmp/count" "$tmp/f.db"
     local t0=$SECONDS
-    env "$1" FAKECUDA_COUNT_FILE="$tmp/count" "$weft" tune --op matmul --shape 64,64,64 --target cuda --db "$tmp/f.db" \
+    env WEFT_TEST_GPU_CHECK=roundtrip "$1" FAKECUDA_COUNT_FILE="$tmp/count" "$weft" tune --op matmul --shape 64,64,64 --target cuda --db "$tmp/f.db" \
         --trials 4 --batch 4 --timeout 3 >"$tmp/out" 2>&1
     local rc=$? dt=$((SECONDS - t0))
     local n_err n_ok
