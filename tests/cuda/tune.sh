@@ -74,6 +74,16 @@ pids=$(grep '^init ' "$log" | sed 's/.*pid=//' | sort -u | wc -l)
     ok "two events per candidate, all destroyed" || fail "events: $(grep -c '^event' "$log") lines"
 rm -f "$log"
 
+# input rotation: a 64x64x64 matmul has 48 KiB of params (A, B, C); with a 64 KiB L2 a worker
+# allocates ceil(2 x 64 / 48) = 3 argument sets, with a 16 KiB L2 (working set above 2 x L2) one
+for l2 in 65536:9 16384:3; do
+    FAKECUDA_L2=${l2%:*} FAKECUDA_LOG=$log tune --db "$tmp/l2.db" --trials 1 >"$tmp/out" 2>&1
+    n=$(grep -c '^alloc ' "$log")
+    [[ $n -eq ${l2#*:} ]] && ok "L2 ${l2%:*} bytes: $n device allocations (3 params x sets)" ||
+        fail "L2 ${l2%:*}: $n allocations, wanted ${l2#*:}"
+    rm -f "$log" "$tmp/l2.db"
+done
+
 # candidates pass with the round-trip check (test builds): times recorded under the device key
 export WEFT_TEST_GPU_CHECK=roundtrip
 db=$tmp/t.db
