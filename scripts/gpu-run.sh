@@ -13,9 +13,19 @@
 #                  leaves the CPU backend out (the CUDA path does not use it).
 #     --build DIR  build folder (default build/gpu)
 #     --repeat N   timed runs per model (default 100; the figure is the median)
+#     --tune-time SEC     weft tune --target cuda budget per model (default 600: the issue's
+#                         "tuning each model takes <= 10 minutes")
+#     --op-tune-time SEC  ... per sgemm shape (default 300)
+#     --no-tune    skip the tuning (and the tuned columns)
 #   (JOBS=N limits the build to N parallel jobs; default: every core)
 # and, beforehand, on a Debian 12 machine with apt (no GPU needed):
 #   scripts/gpu-run.sh --fetch-debs DIR   downloads those .deb files into DIR (apt-get download)
+#
+# After the models: sgemm fp32 (1024^3, 4096^3, 128x3072x768) with weft's default GPU schedule
+# and tuned (weft tune --op matmul --target cuda, records in BUILD/gpu-tune.db) against cuBLAS
+# through PyTorch (TF32 off, CUDA events), and the models tuned (weft tune MODEL --target cuda)
+# against PyTorch CUDA eager: the ratio columns are what the issue's "done" asks for
+# (sgemm tuned >= 0.8x cuBLAS, default >= 0.3x; models tuned <= PyTorch eager).
 #
 # Exit status: 0 when every check passed, 1 when one failed, 77 when there is no CUDA device
 # (after the build, with the reason).
@@ -27,7 +37,9 @@ DEBS=(libsqlite3-dev libsqlite3-0 libxgboost-dev libxgboost0 libdmlc0 libprotobu
       pkg-config pkgconf pkgconf-bin libpkgconf3)
 MODELS=(mlp resnet9 resnet9_b32 transformer transformer_s64)
 
-build=build/gpu debs="" repeat=100
+SGEMMS=(1024,1024,1024 4096,4096,4096 128,3072,768)
+
+build=build/gpu debs="" repeat=100 tune_time=600 op_tune_time=300 tune=1
 while [[ $# -gt 0 ]]; do
     case $1 in
     --fetch-debs)
@@ -38,6 +50,9 @@ while [[ $# -gt 0 ]]; do
     --debs) debs=${2:?--debs needs a folder}; shift 2 ;;
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
+    --tune-time) tune_time=${2:?--tune-time needs seconds}; shift 2 ;;
+    --op-tune-time) op_tune_time=${2:?--op-tune-time needs seconds}; shift 2 ;;
+    --no-tune) tune=0; shift ;;
     *) echo "gpu-run: unknown argument '$1' (see the top of $0)" >&2; exit 2 ;;
     esac
 done
@@ -89,6 +104,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=$ctest_rc
 rows=()
+declare -A torch_ms
 for m in "${MODELS[@]}"; do
     d=tests/data/models
     out=$("$weft" run $d/$m.onnx --input $d/$m.input.bin --output "$tmp/$m.bin" --target cuda --repeat "$repeat" 2>&1)
@@ -105,6 +121,7 @@ for m in "${MODELS[@]}"; do
     [[ $ok == match ]] || fails=1
     torch=$(python3 bench/pytorch_peer.py $d/$m.onnx --device cuda --repeat "$repeat" 2>/dev/null | sed -n 's/^median_ms=//p')
     rows+=("$m|$ok ($cmp)|$ms|${torch:-n/a}")
+    torch_ms[$m]=${torch:-}
 done
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/device: /'
@@ -114,5 +131,77 @@ for r in "${rows[@]}"; do
     printf '%-16s | %-60s | %12s | %16s\n' "$a" "$b" "$c" "$e"
 done
 echo "(medians of $repeat runs; weft: upload input, kernels, download output, synchronize; PyTorch: eager, TF32 off)"
+
+# cuBLAS sgemm through PyTorch: median of CUDA-event times of one a @ b (TF32 off)
+cublas_us() {
+    python3 - "$1" "$repeat" <<'PY' 2>/dev/null
+import sys, torch
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.set_float32_matmul_precision("highest")
+m, n, k = map(int, sys.argv[1].split(","))
+reps = int(sys.argv[2])
+a = torch.rand(m, k, device="cuda") * 2 - 1
+b = torch.rand(k, n, device="cuda") * 2 - 1
+for _ in range(10):
+    c = a @ b
+torch.cuda.synchronize()
+ts = []
+for _ in range(reps):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    c = a @ b
+    e.record()
+    e.synchronize()
+    ts.append(s.elapsed_time(e) * 1e3)
+ts.sort()
+print("%.2f" % ts[len(ts) // 2])
+PY
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+
+db=$build/gpu-tune.db
+echo "== sgemm fp32: weft default / tuned against cuBLAS (PyTorch, TF32 off)"
+printf '%-16s | %12s | %12s | %12s | %12s | %10s | %10s\n' shape "default us" "tuned us" "tuned ev us" "cuBLAS us" \
+    "default/cB" "tuned/cB"
+for s in "${SGEMMS[@]}"; do
+    ev=""
+    if [[ $tune -eq 1 ]]; then
+        "$weft" tune --op matmul --shape "$s" --target cuda --db "$db" --time "$op_tune_time" >"$tmp/tune.log" 2>&1 ||
+            { echo "sgemm $s: weft tune failed: $(tail -3 "$tmp/tune.log")"; fails=1; }
+        ev=$(awk '$2 == "matmul" && NF >= 8 { print $6 }' "$tmp/tune.log" | tail -1) # best_us (device events)
+    fi
+    dbarg=()
+    [[ $tune -eq 1 ]] && dbarg=(--db "$db")
+    "$weft" bench op matmul --shape "$s" --target cuda --csv --min-time 1 "${dbarg[@]}" >"$tmp/bench.csv" 2>"$tmp/bench.err" ||
+        { echo "sgemm $s: weft bench op failed: $(cat "$tmp/bench.err")"; fails=1; }
+    def=$(awk -F, '$3 == "default" { print $5 }' "$tmp/bench.csv")
+    tun=$(awk -F, '$3 == "tuned" { print $5 }' "$tmp/bench.csv")
+    cb=$(cublas_us "$s")
+    # a ratio is weft's speed over cuBLAS's: cuBLAS time / weft time (tuned: the event time)
+    printf '%-16s | %12s | %12s | %12s | %12s | %10s | %10s\n' "$s" "${def:-n/a}" "${tun:-n/a}" "${ev:-n/a}" "${cb:-n/a}" \
+        "$(ratio "$cb" "$def")" "$(ratio "$cb" "${ev:-$tun}")"
+done
+echo "(default/tuned us: weft bench op --target cuda, launches + synchronize by the host clock; tuned ev us: the"
+echo " tuner's median by device events; cuBLAS: median of $repeat CUDA-event times)"
+
+if [[ $tune -eq 1 ]]; then
+    echo "== models tuned with weft tune --target cuda (--time $tune_time each) against PyTorch CUDA eager"
+    printf '%-16s | %10s | %14s | %16s | %10s\n' model "tune s" "tuned cuda ms" "PyTorch cuda ms" "torch/tuned"
+    for m in "${MODELS[@]}"; do
+        d=tests/data/models
+        t0=$SECONDS
+        "$weft" tune $d/$m.onnx --target cuda --db "$db" --time "$tune_time" >"$tmp/tune.log" 2>&1 ||
+            { echo "$m: weft tune failed: $(tail -3 "$tmp/tune.log")"; fails=1; continue; }
+        dt=$((SECONDS - t0))
+        out=$("$weft" run $d/$m.onnx --input $d/$m.input.bin --output "$tmp/$m.tuned.bin" --target cuda --db "$db" \
+              --repeat "$repeat" 2>&1)
+        ms=$(sed -n 's/.*latency \([0-9.]*\) ms.*/\1/p' <<<"$out")
+        "$build/cli_compare_f32" "$tmp/$m.tuned.bin" $d/$m.output.bin 1e-4 >/dev/null 2>&1 ||
+            { echo "$m: the tuned model's outputs differ from PyTorch's"; fails=1; }
+        tm=${torch_ms[$m]:-}
+        printf '%-16s | %10s | %14s | %16s | %10s\n' "$m" "$dt" "${ms:-n/a}" "${tm:-n/a}" "$(ratio "$tm" "$ms")"
+    done
+fi
+
 [[ $fails -eq 0 ]] && echo "gpu-run: all checks passed" || echo "gpu-run: some checks FAILED"
 [[ $fails -eq 0 ]]

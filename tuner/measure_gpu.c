@@ -6,13 +6,13 @@
  * have to recompile both or read them from a file). The parent flushes stdio before forking and
  * the worker leaves with _exit(), so nothing of the parent's is written twice.
  *
- *   parent: steps --lower--> loop function --NVRTC--> cubin   (and, once per task, the naive
- *           schedule --llvm--> CPU reference kernel)
+ *   parent: steps --lower--> loop function --NVRTC--> cubin   (and, once per task, the CPU
+ *           reference: the default CPU schedule on llvm run on the inputs of CHECK_SEED)
  *   worker: random inputs (the seed) -> device argument sets -> weft_cuda_time_kernel (device
  *           events; sets rotated so that their total is at least twice L2: a kernel whose
  *           working set fits in L2 does not find its inputs there) -> median
- *           -> when check (median < check_below, or check_below <= 0): fresh inputs, the CPU
- *           reference on the host, the candidate on the device, every parameter compared
+ *           -> when check (median < check_below, or check_below <= 0): the inputs of CHECK_SEED,
+ *           one run on the device, every parameter compared with the reference
  *           (WEFT_GPU_CHECK_TOL)
  *   parent: the result through a pipe, or "timed out after X s" (SIGKILL at the deadline),
  *           "killed by signal N", "measure worker exited with status N"
@@ -243,13 +243,18 @@ weft_status weft_gpu_probe(const char *spec, double timeout_s, weft_gpu_device *
 #ifdef WEFT_WITH_CUDA
 enum { MAX_SETS = 32 };
 
+/* A task's CPU reference: every param after the default CPU schedule ran on the inputs of
+ * CHECK_SEED (host memory, inherited by the workers through fork()). */
 typedef struct cpu_ref {
-    weft_kernel *k;
-    weft_arena *a;
-    weft_loop_func *lf;
+    void **out;
+    int n_params;
     bool tried;
     weft_status st;
+    char error[200];
 } cpu_ref;
+
+/* The seed of the check's inputs: one per run, so a task's reference is computed once. */
+#define CHECK_SEED 0x5eedc0deull
 
 struct weft_gpu_measurer {
     weft_task *tasks;
@@ -261,6 +266,7 @@ struct weft_gpu_measurer {
     weft_target *target;
     const weft_target_ops *cpu_ops; /* llvm: the references */
     weft_target *cpu;
+    weft_threadpool *pool;      /* runs the references (in this process) */
     cpu_ref *refs;              /* one per task, built on first need */
 };
 
@@ -269,9 +275,9 @@ typedef struct cand_job {
     const weft_gpu_measurer *m;
     weft_kernel *k;
     const weft_loop_func *lf;
-    weft_kernel *ref;           /* CPU reference (llvm kernel of the naive schedule); NULL: no check */
+    void *const *ref;           /* the task's CPU reference params (cpu_ref.out); NULL: no check */
     double check_below;
-    uint64_t seed;
+    uint64_t seed;              /* of the timed runs' inputs */
     bool roundtrip;             /* test hook: compare with the uploaded inputs */
 } cand_job;
 
@@ -349,23 +355,19 @@ static bool upload_all(const weft_gpu_measurer *m, const weft_loop_func *lf, voi
     return m->ops->synchronize(m->target, NULL) == WEFT_OK || fail_r(out, WEFT_ERR_DEVICE, "upload: ");
 }
 
-/* The check: fresh inputs, the reference on the host, the candidate on set 0, all compared. */
+/* The check: the inputs of CHECK_SEED on set 0, one run, every param downloaded and compared
+ * with the CPU reference (round-trip test hook: with the inputs themselves). */
 static bool check(const cand_job *j, void **dev, worker_result *out)
 {
     const weft_gpu_measurer *m = j->m;
     const weft_loop_func *lf = j->lf;
     int np = lf->n_params;
-    void **ref = host_params(lf, j->seed), **cand = host_params(lf, j->seed);
-    bool ok = ref && cand;
+    void **cand = host_params(lf, CHECK_SEED), **fresh = j->roundtrip ? host_params(lf, CHECK_SEED) : NULL;
+    void *const *ref = j->roundtrip ? (void *const *)fresh : j->ref;
+    bool ok = cand && ref;
     if (!ok) {
         out->r.status = WEFT_ERR_NOMEM;
         snprintf(out->r.error, sizeof out->r.error, "check: out of host memory");
-    }
-    weft_threadpool *pool = NULL;
-    if (ok && !j->roundtrip) {
-        ok = weft_threadpool_create(m->threads, &pool) == WEFT_OK || fail_r(out, WEFT_ERR_INTERNAL, "check: thread pool: ");
-        weft_exec ex = {.pool = pool};
-        if (ok) ok = m->cpu_ops->run(j->ref, (void *const *)ref, &ex) == WEFT_OK || fail_r(out, WEFT_ERR_INTERNAL, "check: CPU reference: ");
     }
     if (ok) ok = upload_all(m, lf, dev, cand, out);
     if (ok) ok = m->ops->run(j->k, dev, NULL) == WEFT_OK || fail_r(out, WEFT_ERR_DEVICE, "");
@@ -392,17 +394,16 @@ static bool check(const cand_job *j, void **dev, worker_result *out)
         if (!(pmax <= WEFT_GPU_CHECK_TOL)) {
             out->r.status = WEFT_ERR_INTERNAL;
             snprintf(out->r.error, sizeof out->r.error,
-                     "output differs from the CPU reference (naive schedule, llvm) by %g (tol %g): param %d (%s) element "
-                     "%lld: %g vs %g", pmax, WEFT_GPU_CHECK_TOL, i, b->name ? b->name : "?", (long long)at,
+                     "output differs from the CPU reference (default schedule, llvm) by %g (tol %g): param %d (%s) "
+                     "element %lld: %g vs %g", pmax, WEFT_GPU_CHECK_TOL, i, b->name ? b->name : "?", (long long)at,
                      elem(cand[i], b->dtype, at), elem(ref[i], b->dtype, at));
             ok = false;
         }
     }
     out->r.max_error = worst;
     out->checked = 1;
-    weft_threadpool_destroy(pool);
-    free_host(ref, np);
     free_host(cand, np);
+    free_host(fresh, np);
     return ok;
 }
 
@@ -467,17 +468,33 @@ static void cand_child(void *ud, worker_result *out)
     free_host(host, np);
 }
 
+/* The task's reference, computed here on first need: the default CPU schedule (checked against
+ * the naive schedule by the test suite, and a hundred times faster: 4096^3 takes the naive
+ * schedule minutes) on the inputs of CHECK_SEED, with this process's thread pool. */
 static cpu_ref *ref_of(weft_gpu_measurer *m, int task)
 {
     cpu_ref *r = &m->refs[task];
-    if (!r->tried) {
-        r->tried = true;
-        r->a = weft_arena_create();
-        weft_schedule *s = NULL;
-        r->st = r->a ? weft_schedule_create(m->tasks[task].f, &s) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
-        if (r->st == WEFT_OK) r->st = weft_target_build(m->cpu_ops, m->cpu, s, r->a, &r->lf, &r->k);
-        weft_schedule_destroy(s);
+    if (r->tried) return r;
+    r->tried = true;
+    weft_arena *a = weft_arena_create();
+    weft_schedule *s = NULL;
+    weft_loop_func *lf = NULL;
+    weft_kernel *k = NULL;
+    weft_target_caps caps;
+    m->cpu_ops->caps(m->cpu, &caps);
+    r->st = a ? weft_schedule_create(m->tasks[task].f, &s) : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    if (r->st == WEFT_OK) r->st = weft_schedule_default(s, &caps);
+    if (r->st == WEFT_OK) r->st = weft_target_build(m->cpu_ops, m->cpu, s, a, &lf, &k);
+    if (r->st == WEFT_OK && !(r->out = host_params(lf, CHECK_SEED))) r->st = weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    if (r->st == WEFT_OK) {
+        r->n_params = lf->n_params;
+        weft_exec ex = {.pool = m->pool};
+        r->st = m->cpu_ops->run(k, r->out, &ex);
     }
+    if (r->st != WEFT_OK) snprintf(r->error, sizeof r->error, "%s", weft_last_error());
+    if (k) m->cpu_ops->kernel_destroy(k);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
     return r;
 }
 
@@ -512,6 +529,7 @@ weft_status weft_gpu_measurer_create(weft_task *tasks, int n, const weft_gpu_dev
                      : !m->cpu_ops ? weft_fail(WEFT_ERR_UNAVAILABLE, "tune: this build has no llvm target (the CPU reference)")
                                    : m->ops->create(&m->target);
     if (st == WEFT_OK) st = m->cpu_ops->create(&m->cpu);
+    if (st == WEFT_OK) st = weft_threadpool_create(threads, &m->pool);
     if (st != WEFT_OK) {
         weft_gpu_measurer_destroy(m);
         return st;
@@ -523,11 +541,9 @@ weft_status weft_gpu_measurer_create(weft_task *tasks, int n, const weft_gpu_dev
 void weft_gpu_measurer_destroy(weft_gpu_measurer *m)
 {
     if (!m) return;
-    for (int i = 0; m->refs && i < m->n; i++) {
-        if (m->refs[i].k) m->cpu_ops->kernel_destroy(m->refs[i].k);
-        weft_arena_destroy(m->refs[i].a);
-    }
+    for (int i = 0; m->refs && i < m->n; i++) free_host(m->refs[i].out, m->refs[i].n_params);
     free(m->refs);
+    weft_threadpool_destroy(m->pool);
     if (m->cpu) m->cpu_ops->destroy(m->cpu);
     if (m->target) m->ops->destroy(m->target);
     free(m);
@@ -552,13 +568,16 @@ void weft_gpu_measurer_run(weft_gpu_measurer *m, weft_tune_cand *c)
     if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", weft_last_error());
     else if ((st = m->ops->compile(m->target, lf, &k)) != WEFT_OK)
         snprintf(c->error, sizeof c->error, "compile: %.280s", weft_last_error());
-    else if (!j.roundtrip && !(ref = ref_of(m, c->task))->k) {
+    else if (!j.roundtrip && (ref = ref_of(m, c->task))->st != WEFT_OK) {
         st = ref->st;
-        snprintf(c->error, sizeof c->error, "no CPU reference: %.260s", weft_last_error());
-    } else {
+        snprintf(c->error, sizeof c->error, "no CPU reference: %.260s", ref->error);
+    } else if (ref && ref->n_params != lf->n_params)
+        snprintf(c->error, sizeof c->error, "measure: the CPU reference has %d params, the candidate %d", ref->n_params,
+                 lf->n_params);
+    else {
         j.k = k;
         j.lf = lf;
-        j.ref = ref ? ref->k : NULL;
+        j.ref = ref ? ref->out : NULL;
         worker_result r;
         if (run_worker(cand_child, &j, m->timeout_s, &r) != WEFT_OK)
             snprintf(c->error, sizeof c->error, "%s%.280s", r.checked && r.r.status == WEFT_ERR_INTERNAL ? "rejected: " : "",

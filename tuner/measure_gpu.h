@@ -5,9 +5,10 @@
  * in a worker process forked for it: the probe that asks device 0 who it is (once per run), and
  * one worker per candidate that owns its context for its whole life. The parent lowers the
  * candidate and compiles it with NVRTC (not the driver) for the device's architecture, and
- * builds the CPU reference (the naive schedule on llvm); the worker inherits both through
- * fork(), fills random inputs, uploads them, times the kernel with device events, and, when the
- * candidate may become the task's best, checks it against the reference on the same inputs.
+ * computes each task's CPU reference once (the default CPU schedule on llvm, on fixed random
+ * inputs); the worker inherits both through fork(), fills random inputs, uploads them, times the
+ * kernel with device events, and, when the candidate may become the task's best, runs it once
+ * on the reference's inputs and compares every parameter.
  */
 #ifndef WEFT_TUNER_MEASURE_GPU_H
 #define WEFT_TUNER_MEASURE_GPU_H
