@@ -64,7 +64,8 @@
  *      buffer (B[x] = B[x] + ..., the same index) of the product of the unrolled extents
  *      enclosing it times the innermost vectorized extent, i.e. the lanes the tile keeps live
  *      (with slot 34's vector width: its registers; beyond the register file it spills)
- *   62..63 unused (0)
+ *   GPU (kernels with threadIdx-bound loops; 0 elsewhere; see "GPU features" below):
+ *   62 lg threads per block        63 loads per FMA at the thread level (raw)
  *
  * Non-constant loop extents are estimated (a MIN with a constant operand gives that constant,
  * otherwise 1). Expression trees are walked as trees; a per-store node budget keeps a
@@ -93,9 +94,10 @@ enum {
     F_N_PAR = 42, F_PAR_FRAC = 43, F_DEPTH = 44, F_INNER_MEAN = 45, F_INNER_MIN = 46, F_N_LOOPS = 47,
     F_N_SERIAL = 48, F_AUTO_UNROLL = 49, F_LOOP_ITERS = 50, F_N_STORES = 51, F_N_ALLOC = 52,
     F_ALLOC_BYTES = 53, F_ALLOC_MAX = 54, F_N_GUARDS = 55, F_GUARD_FRAC = 56, F_N_THREAD = 57,
-    F_THREAD_EXTENT = 58, F_N_NONCONST = 59, F_PARAM_BYTES = 60, F_REG_LANES = 61,
+    F_THREAD_EXTENT = 58, F_N_NONCONST = 59, F_PARAM_BYTES = 60, F_REG_LANES = 61, F_GPU_TPB = 62,
+    F_GPU_LOADS_PER_FMA = 63,
 };
-_Static_assert(F_REG_LANES < WEFT_FEATURE_DIM, "feature layout exceeds WEFT_FEATURE_DIM");
+_Static_assert(F_GPU_LOADS_PER_FMA < WEFT_FEATURE_DIM, "feature layout exceeds WEFT_FEATURE_DIM");
 
 typedef struct loop_info {
     const weft_expr *var;
@@ -532,6 +534,135 @@ static void visit(walk *w, const weft_stmt *s)
     }
 }
 
+/* ---- GPU features (slots 62 and 63) --------------------------------------------------------
+ * A walk of its own over the statement tree, for kernels with threadIdx-bound loops (slots stay
+ * 0 on the CPU, so CPU cost models do not change). With slots 53 (shared bytes) and 58
+ * (threads x blocks over all bound loops) they give the GPU features the tuner's GPU candidates
+ * differ in:
+ *   62 lg threads per block: max over stores of the product of the threadIdx-bound extents
+ *      enclosing the store (blocks: slot 58 less this)
+ *   63 loads per FMA at the thread level (raw): over stores under a threadIdx-bound loop whose
+ *      value has fma-able ops, the loads a thread issues once each load is hoisted out of the
+ *      loops inside its innermost threadIdx loop that its index does not use (a load counts the
+ *      product of the extents of those loops that its index uses), over the FMAs of those loops
+ *      (their extents' product x the fma-able ops of the value). A GEMM with register tile
+ *      rm x rn and K tile kt gets 1/rm + 1/rn + 1/kt (the loads of A, B and the C accumulator):
+ *      the register tile's reuse, which the per-store counts above do not see. */
+typedef struct gpu_walk {
+    const weft_stmt *loops[MAX_LOOPS];
+    int depth;
+    double tpb_max, loads, fmas;
+} gpu_walk;
+
+/* fma-able float ops in e (an add or subtract with a multiply operand). */
+static double gpu_fmas(const weft_expr *e, int *budget)
+{
+    if (!e || --*budget <= 0) return 0;
+    double n = 0;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_LOAD: return gpu_fmas(e->u.load.index, budget);
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB:
+        if (weft_dtype_is_float(e->dtype) && (e->u.bin.a->kind == WEFT_EXPR_MUL || e->u.bin.b->kind == WEFT_EXPR_MUL)) n = 1;
+        return n + gpu_fmas(e->u.bin.a, budget) + gpu_fmas(e->u.bin.b, budget);
+    case WEFT_EXPR_MUL:
+    case WEFT_EXPR_DIV:
+    case WEFT_EXPR_MIN:
+    case WEFT_EXPR_MAX: return gpu_fmas(e->u.bin.a, budget) + gpu_fmas(e->u.bin.b, budget);
+    case WEFT_EXPR_SELECT: return gpu_fmas(e->u.sel.t, budget) + gpu_fmas(e->u.sel.f, budget);
+    default: return 0;
+    }
+}
+
+/* The hoisted loads of e: each LOAD counts the product of the extents of loops[from..d) its
+ * index uses. */
+static double gpu_loads(const gpu_walk *g, int from, int d, const weft_expr *e, int *budget)
+{
+    if (!e || --*budget <= 0) return 0;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_LOAD: {
+        double n = 1;
+        int nonconst = 0;
+        for (int i = from; i < d; i++)
+            if (weft_expr_uses_var(e->u.load.index, g->loops[i]->u.loop.var))
+                n *= (double)est_extent(g->loops[i]->u.loop.extent, &nonconst);
+        return n + gpu_loads(g, from, d, e->u.load.index, budget);
+    }
+    case WEFT_EXPR_NOT:
+    case WEFT_EXPR_CAST: return gpu_loads(g, from, d, e->u.un.a, budget);
+    case WEFT_EXPR_SELECT:
+        return gpu_loads(g, from, d, e->u.sel.c, budget) + gpu_loads(g, from, d, e->u.sel.t, budget) +
+               gpu_loads(g, from, d, e->u.sel.f, budget);
+    case WEFT_EXPR_CALL: {
+        double n = 0;
+        for (int i = 0; i < e->u.call.n; i++) n += gpu_loads(g, from, d, e->u.call.args[i], budget);
+        return n;
+    }
+    case WEFT_EXPR_INT:
+    case WEFT_EXPR_FLOAT:
+    case WEFT_EXPR_VAR:
+    case WEFT_EXPR_TLOAD: return 0;
+    default:
+        if (!weft_expr_is_binary(e)) return 0;
+        return gpu_loads(g, from, d, e->u.bin.a, budget) + gpu_loads(g, from, d, e->u.bin.b, budget);
+    }
+}
+
+static void gpu_store(gpu_walk *g, const weft_stmt *s)
+{
+    int d = g->depth < MAX_LOOPS ? g->depth : MAX_LOOPS, inner = -1, nonconst = 0;
+    double tpb = 1;
+    for (int i = 0; i < d; i++) {
+        weft_thread_axis ax = g->loops[i]->u.loop.thread_axis;
+        if (g->loops[i]->u.loop.kind == WEFT_FOR_THREAD_BOUND && ax >= WEFT_THREAD_X && ax <= WEFT_THREAD_Z) {
+            tpb *= (double)est_extent(g->loops[i]->u.loop.extent, &nonconst);
+            inner = i;
+        }
+    }
+    if (inner < 0) return;
+    if (tpb > g->tpb_max) g->tpb_max = tpb;
+    int budget = NODE_BUDGET;
+    double fma = gpu_fmas(s->u.store.value, &budget);
+    if (fma <= 0) return;
+    double iters = 1;
+    for (int i = inner + 1; i < d; i++) iters *= (double)est_extent(g->loops[i]->u.loop.extent, &nonconst);
+    budget = NODE_BUDGET;
+    g->loads += gpu_loads(g, inner + 1, d, s->u.store.value, &budget);
+    g->fmas += iters * fma;
+}
+
+static void gpu_visit(gpu_walk *g, const weft_stmt *s)
+{
+    if (!s) return;
+    switch (s->kind) {
+    case WEFT_STMT_FOR:
+        if (g->depth < MAX_LOOPS) g->loops[g->depth] = s;
+        g->depth++;
+        gpu_visit(g, s->u.loop.body);
+        g->depth--;
+        return;
+    case WEFT_STMT_STORE: gpu_store(g, s); return;
+    case WEFT_STMT_ALLOCATE: gpu_visit(g, s->u.alloc.body); return;
+    case WEFT_STMT_IF:
+        gpu_visit(g, s->u.cond.then_s);
+        gpu_visit(g, s->u.cond.else_s);
+        return;
+    case WEFT_STMT_SEQ:
+        for (int i = 0; i < s->u.seq.n; i++) gpu_visit(g, s->u.seq.items[i]);
+        return;
+    default: return;
+    }
+}
+
+static void gpu_features(const weft_loop_func *f, float *out)
+{
+    gpu_walk g;
+    memset(&g, 0, sizeof g);
+    gpu_visit(&g, f->body);
+    out[F_GPU_TPB] = (float)lg(g.tpb_max);
+    out[F_GPU_LOADS_PER_FMA] = g.fmas > 0 ? (float)(g.loads / g.fmas) : 0.0f;
+}
+
 static float frac(double a, double total) { return total > 0 ? (float)(a / total) : 0.0f; }
 
 void weft_features_extract(const weft_loop_func *f, float *out)
@@ -626,4 +757,5 @@ void weft_features_extract(const weft_loop_func *f, float *out)
             pbytes += (double)f->params[i]->size * weft_dtype_bytes(f->params[i]->dtype);
     out[F_PARAM_BYTES] = (float)lg(pbytes);
     out[F_REG_LANES] = (float)lg(w.reg_lanes_max);
+    gpu_features(f, out);
 }
