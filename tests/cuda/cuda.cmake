@@ -24,6 +24,12 @@ if(TARGET targets_test_cuda_device)
   set_tests_properties(targets_test_cuda_device PROPERTIES LABELS "targets;gpu" SKIP_RETURN_CODE 77)
 endif()
 # weft tune --target cuda on the fake driver: workers, device key, check, errors, timeout, resume
+if(WEFT_TEST_HOOKS)
+  set(WEFT_TUNE_SH_HOOKS ON)
+else()
+  set(WEFT_TUNE_SH_HOOKS OFF)
+endif()
 add_test(NAME cli_cuda_tune COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cuda/tune.sh $<TARGET_FILE:weft_cli> "${WEFT_FAKECUDA_LIB}"
+         ${WEFT_TUNE_SH_HOOKS}
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_cuda_tune PROPERTIES LABELS "cli;cuda" TIMEOUT 300 SKIP_RETURN_CODE 77)
