@@ -9,7 +9,13 @@
  *                                            wider rows) and the reduction is computed per
  *                                            tile into a local accumulator (cache_write when
  *                                            the reduction is itself the output, otherwise at
- *                                            its elementwise reader: dense+bias+relu is one nest)
+ *                                            its elementwise reader: dense+bias+relu is one nest);
+ *                                            a few rows (<= 4 full tiles) by a wide operand:
+ *                                            the accumulator covers every row of a column block
+ *                                            and K is blocked so each slice of the operand is
+ *                                            read from L1 by every row tile; by a weight
+ *                                            streamed from memory: half-height, twice as wide
+ *                                            tiles (default_dense.c)
  *   elementwise output                       outer loops fused and parallel (serial below
  *                                            SMALL_NEST elements when the kernel has other
  *                                            outputs), last axis vectorized in vector-width
@@ -181,6 +187,11 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             if (u >= 0) {
                 tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
                 cap = small_rows_cap(tiles[u], caps) * lanes;
+                int64_t rows, vecs;
+                if (weft_sched_streamed_tile(s, r, u, v, caps, &rows, &vecs)) {
+                    tiles[u] = weft_sched_fit_tile(op->shape[u], rows, 1);
+                    cap = vecs * lanes;
+                }
             }
             tiles[v] = weft_sched_fit_vector_tile(op->shape[v], cap, lanes);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
@@ -194,12 +205,21 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (r >= 0) {
             char rname[WEFT_SCHED_NAME];
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
-            if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
-            /* a vector tile wider than one vector runs as native vectors (the last tile's empty
-             * vectors are then skipped, not computed masked) */
-            bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
-            if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
-            if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+            bool reads_pack = false; /* a packed operand is computed at the column-block loop too */
+            for (int k = 0; k < n_pack; k++) reads_pack = reads_pack || !strncmp(pack_reader[k], rname, strlen(pack_reader[k]));
+            int64_t kc = attach[0] && par[0] && strcmp(attach, par) && v == n - 1 && !reads_pack
+                             ? weft_sched_rows_kblock(s, r, u, v, op->shape, tiles, first, caps) : 0;
+            if (kc > 0) {
+                rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], par);
+                if (rc == WEFT_OK) rc = weft_sched_apply_rows_kblock(s, outputs[o], rname, u, v, tiles[u], kc, lanes, tiles);
+            } else {
+                if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
+                /* a vector tile wider than one vector runs as native vectors (the last tile's empty
+                 * vectors are then skipped, not computed masked) */
+                bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
+                if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
+                if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+            }
             for (int k = 0; k < n_pack && rc == WEFT_OK; k++)
                 if (!strcmp(pack_reader[k], rname) || (!strncmp(pack_reader[k], rname, strlen(pack_reader[k])) &&
                                                        !strcmp(rname + strlen(pack_reader[k]), ".local")))

@@ -90,21 +90,31 @@ int64_t weft_sched_row_vector_tile(const weft_tensor *op, int v, int64_t lanes, 
     return (vecs + blocks - 1) / blocks * lanes;
 }
 
-weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes)
+/* The output's inner loop over its last axis (AXIS.1, or AXIS when its tile is the whole axis)
+ * split into native vectors. */
+static weft_status out_vectors(weft_schedule *s, int y, int64_t lanes)
 {
-    int y = weft_sched_find_stage(s, out), r = weft_sched_find_stage(s, local);
-    if (y < 0 || r < 0 || v >= s->stages[r].op->ndim) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s/%s", out, local);
-    char rv[WEFT_SCHED_NAME], yv[WEFT_SCHED_NAME + 4];
-    snprintf(rv, sizeof rv, "%s", s->stages[r].iters[v].name);
+    char yv[WEFT_SCHED_NAME + 4], out[WEFT_SCHED_NAME];
+    snprintf(out, sizeof out, "%s", s->stages[y].name);
     snprintf(yv, sizeof yv, "%s.1", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
     bool split = false; /* the output's last axis keeps its name when its tile is the whole axis */
     for (int i = 0; i < s->stages[y].n_iters; i++) split = split || !strcmp(s->stages[y].iters[i].name, yv);
     if (!split) snprintf(yv, sizeof yv, "%s", s->stages[y].iters[s->stages[y].op->ndim - 1].name);
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", out, yv, (long long)lanes);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", out, yv);
+    return rc;
+}
+
+weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const char *local, int v, int64_t lanes)
+{
+    int y = weft_sched_find_stage(s, out), r = weft_sched_find_stage(s, local);
+    if (y < 0 || r < 0 || v >= s->stages[r].op->ndim) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s/%s", out, local);
+    char rv[WEFT_SCHED_NAME];
+    snprintf(rv, sizeof rv, "%s", s->stages[r].iters[v].name);
     weft_status rc = weft_sched_stepf(s, "split %s %s %lld", local, rv, (long long)lanes);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", local, rv);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, rv);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", out, yv, (long long)lanes);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", out, yv);
+    if (rc == WEFT_OK) rc = out_vectors(s, weft_sched_find_stage(s, out), lanes);
     return rc;
 }
 
@@ -258,4 +268,61 @@ weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t l
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.1", rf, k, k);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, k);
     return rc;
+}
+
+int64_t weft_sched_rows_kblock(const weft_schedule *s, int r, int u, int v, const int64_t *out_shape, const int64_t *tiles,
+                               int first, const weft_target_caps *caps)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (u < 0 || first != v || op->n_reduce != 1 || tiles[u] >= out_shape[u] || tiles[u] < 1) return 0;
+    if (out_shape[u] > SMALL_M_ROW_TILES * weft_sched_tile_rows(caps)) return 0;
+    for (int d = 0; d < op->ndim; d++) /* the accumulator covers every row at one column block */
+        if (d != u && d != v && out_shape[d] > 1 && tiles[d] < out_shape[d] && d > u) return 0;
+    long l1 = caps && caps->l1d_bytes > 0 ? caps->l1d_bytes : 32 * 1024;
+    int64_t K = op->reduce_axis[0].extent, kc = (int64_t)(l1 / 2) / (tiles[v] * 4);
+    if (kc < 16 || K < 2 * kc) return 0;
+    return weft_sched_fit_tile(K, kc, 1);
+}
+
+weft_status weft_sched_apply_rows_kblock(weft_schedule *s, const char *out, const char *local, int u, int v, int64_t mr,
+                                         int64_t kc, int64_t lanes, const int64_t *tiles)
+{
+    int r = weft_sched_find_stage(s, local);
+    if (r < 0 || weft_sched_find_stage(s, out) < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s", local);
+    const weft_tensor *op = s->stages[r].op;
+    int n = op->ndim;
+    char name[WEFT_MAX_DIMS + 1][WEFT_SCHED_NAME], line[1024];
+    for (int d = 0; d <= n; d++) snprintf(name[d], WEFT_SCHED_NAME, "%s", s->stages[r].iters[d].name);
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", local, name[u], (long long)mr);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", local, name[n], (long long)kc);
+    if (rc != WEFT_OK) return rc;
+    /* k.0, row tiles, k.1, then the tile: rows, columns (the other axes keep their order) */
+    int len = snprintf(line, sizeof line, "reorder %s %s.0 %s.0 %s.1", local, name[n], name[u], name[n]);
+    for (int d = 0; d < n; d++)
+        if (d != v) len += snprintf(line + len, sizeof line - (size_t)len, d == u ? " %s.1" : " %s", name[d]);
+    snprintf(line + len, sizeof line - (size_t)len, " %s", name[v]);
+    rc = weft_schedule_apply(s, line);
+    if (rc == WEFT_OK && mr > 1) rc = weft_sched_stepf(s, "unroll %s %s.1", local, name[u]);
+    if (rc == WEFT_OK && tiles[v] > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", local, name[v], (long long)lanes);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s.0", local, name[v]);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, name[v]);
+        if (rc == WEFT_OK) rc = out_vectors(s, weft_sched_find_stage(s, out), lanes);
+    } else if (rc == WEFT_OK && tiles[v] > 1) rc = weft_sched_stepf(s, "vectorize %s %s", local, name[v]);
+    return rc;
+}
+
+bool weft_sched_streamed_tile(const weft_schedule *s, int r, int u, int v, const weft_target_caps *caps, int64_t *rows,
+                              int64_t *vecs)
+{
+    const weft_tensor *op = s->stages[r].op, *w = u >= 0 ? weft_sched_reused_input(s->func, op, v) : NULL;
+    int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
+    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
+    int64_t full = weft_sched_tile_rows(caps), m = 1, bytes = 4;
+    if (!w || op->n_reduce != 1) return false;
+    for (int d = 0; d < op->ndim; d++) m *= d == v ? 1 : op->shape[d];
+    for (int d = 0; d < w->ndim; d++) bytes *= w->shape[d];
+    *rows = full / 2;
+    *vecs = 2 * WEFT_SCHED_TILE_VECS;
+    return m > *rows && m <= SMALL_M_ROW_TILES * full && bytes > 4 * (int64_t)l2 && *rows * *vecs + *vecs + 1 <= regs;
 }
