@@ -513,7 +513,8 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
 enum { LIN_TERMS = 16 };
 
 /* An integer expression as sum(coef * atom) + c: atoms are variables and any subexpression that
- * is not +, -, * by a constant (compared structurally); integer clamps count as their operand. */
+ * is not +, -, * by a constant (compared structurally); with strip, integer clamps count as their
+ * operand. Overflow (or more than LIN_TERMS atoms) clears ok. */
 typedef struct lin {
     const weft_expr *atom[LIN_TERMS];
     int64_t coef[LIN_TERMS], c;
@@ -521,24 +522,26 @@ typedef struct lin {
     bool ok;
 } lin;
 
-static void lin_add(lin *l, const weft_expr *e, int64_t m)
+static void lin_add(lin *l, const weft_expr *e, int64_t m, bool strip)
 {
-    const weft_expr *arg = weft_llvm_clamp_arg(e);
+    const weft_expr *arg = strip ? weft_llvm_clamp_arg(e) : NULL;
+    int64_t t;
     if (!l->ok) return;
-    if (arg) return lin_add(l, arg, m);
+    if (arg) return lin_add(l, arg, m, strip);
     if (e->kind == WEFT_EXPR_INT) {
-        l->c += m * e->u.imm_int;
+        if (__builtin_mul_overflow(m, e->u.imm_int, &t) || __builtin_add_overflow(l->c, t, &l->c)) l->ok = false;
     } else if (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB) {
-        lin_add(l, e->u.bin.a, m);
-        lin_add(l, e->u.bin.b, e->kind == WEFT_EXPR_ADD ? m : -m);
-    } else if (e->kind == WEFT_EXPR_MUL && e->u.bin.b->kind == WEFT_EXPR_INT) {
-        lin_add(l, e->u.bin.a, m * e->u.bin.b->u.imm_int);
-    } else if (e->kind == WEFT_EXPR_MUL && e->u.bin.a->kind == WEFT_EXPR_INT) {
-        lin_add(l, e->u.bin.b, m * e->u.bin.a->u.imm_int);
+        lin_add(l, e->u.bin.a, m, strip);
+        if (m == INT64_MIN) l->ok = false;
+        else lin_add(l, e->u.bin.b, e->kind == WEFT_EXPR_ADD ? m : -m, strip);
+    } else if (e->kind == WEFT_EXPR_MUL && (e->u.bin.a->kind == WEFT_EXPR_INT || e->u.bin.b->kind == WEFT_EXPR_INT)) {
+        bool ka = e->u.bin.a->kind == WEFT_EXPR_INT;
+        if (__builtin_mul_overflow(m, (ka ? e->u.bin.a : e->u.bin.b)->u.imm_int, &t)) l->ok = false;
+        else lin_add(l, ka ? e->u.bin.b : e->u.bin.a, t, strip);
     } else {
         for (int i = 0; i < l->n; i++)
             if (weft_expr_equal(l->atom[i], e)) {
-                l->coef[i] += m;
+                if (__builtin_add_overflow(l->coef[i], m, &l->coef[i])) l->ok = false;
                 return;
             }
         if (l->n == LIN_TERMS || !weft_dtype_is_int(e->dtype)) {
@@ -560,10 +563,11 @@ static bool term_implies(const weft_expr *term, const weft_expr *const *e, const
         return false;
     bool ge = kd == WEFT_EXPR_GE || kd == WEFT_EXPR_GT;
     lin l = {.ok = true, .c = k};
-    for (int i = 0; i < n; i++) lin_add(&l, e[i], sign[i]);
-    lin_add(&l, term->u.bin.a, ge ? -1 : 1); /* minus the slack: -(a - b) or -(b - a) */
-    lin_add(&l, term->u.bin.b, ge ? 1 : -1);
-    if (kd == WEFT_EXPR_GT || kd == WEFT_EXPR_LT) l.c += 1;
+    /* e's clamps are stripped (clamps_idle proves them idle); the term is taken as written */
+    for (int i = 0; i < n; i++) lin_add(&l, e[i], sign[i], true);
+    lin_add(&l, term->u.bin.a, ge ? -1 : 1, false); /* minus the slack: -(a - b) or -(b - a) */
+    lin_add(&l, term->u.bin.b, ge ? 1 : -1, false);
+    if ((kd == WEFT_EXPR_GT || kd == WEFT_EXPR_LT) && __builtin_add_overflow(l.c, 1, &l.c)) return false;
     if (!l.ok || l.c < 0) return false;
     for (int i = 0; i < l.n; i++)
         if (l.coef[i]) return false;
@@ -581,6 +585,7 @@ static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, int
         const weft_expr *e[1] = {arg};
         int64_t sign[1] = {mx ? 1 : -1};
         bool ok = false;
+        if (k->u.imm_int == INT64_MIN) return false;
         for (int i = 0; i < n_terms && !ok; i++) ok = term_implies(terms[i], e, sign, 1, mx ? -k->u.imm_int : k->u.imm_int);
         return ok && clamps_idle(arg, terms, n_terms);
     }
