@@ -577,53 +577,6 @@ static void test_gather_scatter_non_unit_stride(void **state)
     }
 }
 
-/* ---- padding stages: select of a clamped read ---- */
-
-/* A padding stage as ops/nn_conv.c writes it: P[h, w] = select(inside, X[clamp(h - 2), clamp(w -
- * lo)], 0) over an 8 x 18 padded plane of a 5 x 13 input, w VECTORIZED (18 lanes: not a power
- * of two). With lo = 2 the condition (w >= 2 && w < 15) proves every clamp idle, so the read is
- * one masked contiguous load (no gather; masked-off lanes never touch memory: X is exactly
- * 5 x 13). With the condition w >= 1 (lo still 2) column 1 is inside but its clamp is not idle:
- * the gather stays, and both must equal plain C with the clamps. */
-static void check_pad_select(fx *f, int64_t cond_lo, bool want_masked)
-{
-    weft_arena *a = f->a;
-    enum { H = 5, W = 13, HP = 8, WP = 18 };
-    const weft_buffer *X = buf(f, "X", WEFT_F32, H * W, 0), *P = buf(f, "P", WEFT_F32, HP * WP, 1);
-    const weft_expr *h = V("h"), *w = V("w");
-    const weft_expr *hin = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, h, I(2)), weft_cmp(a, WEFT_EXPR_LT, h, I(2 + H)));
-    const weft_expr *win = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, w, I(cond_lo)), weft_cmp(a, WEFT_EXPR_LT, w, I(2 + W)));
-    const weft_expr *hc = weft_min(a, weft_max(a, weft_sub(a, h, I(2)), I(0)), I(H - 1));
-    const weft_expr *wc = weft_min(a, weft_max(a, weft_sub(a, w, I(2)), I(0)), I(W - 1));
-    const weft_expr *val = weft_select(a, weft_and(a, hin, win), LD(X, weft_add(a, weft_mul(a, hc, I(W)), wc)), weft_f32(a, 0));
-    const weft_stmt *body = weft_for(a, h, I(0), I(HP), WEFT_FOR_SERIAL,
-                                     weft_for(a, w, I(0), I(WP), WEFT_FOR_VECTORIZED,
-                                              weft_store(a, P, weft_add(a, weft_mul(a, h, I(WP)), w), val)));
-    const weft_buffer *ps[] = {X, P};
-    weft_loop_func *lf = func(f, "pad", 2, ps, body);
-    weft_kernel *k = compile(f, lf);
-    float *xv = malloc(sizeof(float) * H * W), *pv = mem(f, sizeof(float) * HP * WP); /* exact size for ASan */
-    assert_non_null(xv);
-    for (int n = 0; n < H * W; n++) xv[n] = (float)n + 0.5f;
-    void *args[] = {xv, pv};
-    run(k, args, NULL);
-    for (int r = 0; r < HP; r++)
-        for (int c = 0; c < WP; c++) {
-            bool in = r >= 2 && r < 2 + H && c >= cond_lo && c < 2 + W;
-            int rr = r - 2 < 0 ? 0 : r - 2 > H - 1 ? H - 1 : r - 2, cc = c - 2 < 0 ? 0 : c - 2 > W - 1 ? W - 1 : c - 2;
-            assert_true(pv[r * WP + c] == (in ? xv[rr * W + cc] : 0.0f));
-        }
-    free(xv);
-    char *ir = NULL;
-    assert_int_equal(L->dump(T, lf, WEFT_DUMP_IR, &ir), WEFT_OK);
-    assert_true((strstr(ir, "llvm.masked.gather") == NULL) == want_masked);
-    if (want_masked) assert_non_null(strstr(ir, "llvm.masked.load"));
-    free(ir);
-}
-
-static void test_pad_select_is_masked_load(void **state) { check_pad_select(*state, 2, true); }
-static void test_pad_select_unproven_clamp_keeps_gather(void **state) { check_pad_select(*state, 1, false); }
-
 /* ---- reductions ---- */
 
 /* out[i] = max_k A[i*100+k] from a -inf identity (serial), acc[j] = max_k A[k*16+j] with j
@@ -809,8 +762,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_and_casts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics_match_libm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_scatter_non_unit_stride, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pad_select_is_masked_load, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pad_select_unproven_clamp_keeps_gather, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_reduction_from_neg_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_allocate_on_heap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop_min_if_else_and_unrolled_min, setup, teardown),
