@@ -176,6 +176,8 @@ static LLVMValueRef float_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b
 
 static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
+    const weft_expr *unclamped = cg->no_clamp ? weft_llvm_clamp_arg(e) : NULL;
+    if (unclamped) return weft_llvm_expr(cg, unclamped, out);
     LLVMValueRef a, b;
     weft_status st = weft_llvm_expr(cg, e->u.bin.a, &a);
     if (st == WEFT_OK) st = weft_llvm_expr(cg, e->u.bin.b, &b);
@@ -478,7 +480,10 @@ weft_status weft_llvm_expr(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *o
     }
     case WEFT_EXPR_SELECT: {
         LLVMValueRef c, t, f;
-        weft_status st = weft_llvm_expr(cg, weft_expr_sel_cond(e), &c);
+        bool done = false;
+        weft_status st = cg->vvar ? weft_llvm_vector_select_load(cg, e, out, &done) : WEFT_OK;
+        if (st != WEFT_OK || done) return st;
+        st = weft_llvm_expr(cg, weft_expr_sel_cond(e), &c);
         if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_true(e), &t);
         if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_false(e), &f);
         if (st != WEFT_OK) return st;

@@ -91,7 +91,18 @@ typedef struct weft_llvm_cg {
     LLVMValueRef vmin; /* scalar i64 value of vvar in lane 0 */
     int64_t vmin_mult; /* a known divisor of vvar's lane-0 value (0: it is 0; 1: nothing known) */
     LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
+    bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
 } weft_llvm_cg;
+
+/* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp
+ * of an index), else NULL. */
+static inline const weft_expr *weft_llvm_clamp_arg(const weft_expr *e)
+{
+    if ((e->kind != WEFT_EXPR_MIN && e->kind != WEFT_EXPR_MAX) || !weft_dtype_is_int(e->dtype)) return NULL;
+    if (e->u.bin.b->kind == WEFT_EXPR_INT) return e->u.bin.a;
+    if (e->u.bin.a->kind == WEFT_EXPR_INT) return e->u.bin.b;
+    return NULL;
+}
 
 /* ---- codegen.c ---- */
 /* Builds the module for f in ctx, with triple and data layout of t, and verifies it. On
@@ -128,6 +139,9 @@ bool weft_llvm_vector_ok(const weft_stmt *s);
 weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode LOAD and STORE (cg->vvar set). */
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
+/* Vector-mode SELECT(c, LOAD, f) of a padding stage whose index clamps the vectorized
+ * variable: *done false when e is not of that form (the caller emits it as usual). */
+weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out, bool *done);
 weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode IF: terms of the condition that do not depend on the vectorized variable branch,
  * the others narrow the lane mask under which loads and stores of the then-part run. */

@@ -40,6 +40,7 @@ enum { MAX_LANES = 256 };
 typedef struct vloop {
     const weft_expr *v;
     int64_t lanes, min_mult;
+    bool no_clamp; /* analyse an integer MIN/MAX against a constant as its other operand */
 } vloop;
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -80,6 +81,8 @@ static bool stride_of(const weft_expr *e, const vloop *vl, int64_t *out)
         return true;
     }
     int64_t a, b;
+    const weft_expr *unclamped = vl->no_clamp ? weft_llvm_clamp_arg(e) : NULL;
+    if (unclamped) return stride_of(unclamped, vl, out);
     switch ((weft_expr_kind)e->kind) {
     case WEFT_EXPR_VAR: *out = 1; return true; /* uses_var: e == v */
     case WEFT_EXPR_ADD:
@@ -148,7 +151,7 @@ bool weft_llvm_vector_ok(const weft_stmt *s)
     const weft_expr *ext = s->u.loop.extent;
     if (ext->kind != WEFT_EXPR_INT || ext->u.imm_int < 1 || ext->u.imm_int > MAX_LANES) return false;
     if (!weft_dtype_is_int(s->u.loop.var->dtype)) return false;
-    vloop vl = {s->u.loop.var, ext->u.imm_int, loop_min_mult(s)};
+    vloop vl = {s->u.loop.var, ext->u.imm_int, loop_min_mult(s), false};
     return body_ok(s->u.loop.body, &vl);
 }
 
@@ -432,7 +435,7 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
     if (st != WEFT_OK) return st;
     int64_t stride;
-    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult};
+    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
     bool known = stride_of(idx, &vl, &stride);
     if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
         st = weft_expr_uses_var(idx, cg->vvar) ? index_at_min(cg, idx, &i) : weft_llvm_index(cg, idx, &i);
@@ -478,7 +481,7 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     if (!weft_llvm_lanes_of(val)) val = weft_llvm_splat(cg, val, cg->lanes);
     val = weft_llvm_to_mem(cg, buf->dtype, val);
     int64_t stride;
-    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult};
+    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
     if (stride_of(idx, &vl, &stride) && stride == 1) {
         bool blend = cg->vmask && local_in_range(cg, buf, idx);
         st = index_at_min(cg, idx, &i);
@@ -502,5 +505,146 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
     LLVMValueRef args[4] = {val, ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg)};
     masked_intrinsic(cg, "llvm.masked.scatter", LLVMTypeOf(val), LLVMTypeOf(ptrs), args, 4);
+    return WEFT_OK;
+}
+
+/* ---- padding stages: SELECT(c, LOAD(x[clamped index]), fill) ------------------------------ */
+
+enum { LIN_TERMS = 16 };
+
+/* An integer expression as sum(coef * atom) + c: atoms are variables and any subexpression that
+ * is not +, -, * by a constant (compared structurally); with strip, integer clamps count as their
+ * operand. Overflow (or more than LIN_TERMS atoms) clears ok. */
+typedef struct lin {
+    const weft_expr *atom[LIN_TERMS];
+    int64_t coef[LIN_TERMS], c;
+    int n;
+    bool ok;
+} lin;
+
+static void lin_add(lin *l, const weft_expr *e, int64_t m, bool strip)
+{
+    const weft_expr *arg = strip ? weft_llvm_clamp_arg(e) : NULL;
+    int64_t t;
+    if (!l->ok) return;
+    if (arg) return lin_add(l, arg, m, strip);
+    if (e->kind == WEFT_EXPR_INT) {
+        if (__builtin_mul_overflow(m, e->u.imm_int, &t) || __builtin_add_overflow(l->c, t, &l->c)) l->ok = false;
+    } else if (e->kind == WEFT_EXPR_ADD || e->kind == WEFT_EXPR_SUB) {
+        lin_add(l, e->u.bin.a, m, strip);
+        if (m == INT64_MIN) l->ok = false;
+        else lin_add(l, e->u.bin.b, e->kind == WEFT_EXPR_ADD ? m : -m, strip);
+    } else if (e->kind == WEFT_EXPR_MUL && (e->u.bin.a->kind == WEFT_EXPR_INT || e->u.bin.b->kind == WEFT_EXPR_INT)) {
+        bool ka = e->u.bin.a->kind == WEFT_EXPR_INT;
+        if (__builtin_mul_overflow(m, (ka ? e->u.bin.a : e->u.bin.b)->u.imm_int, &t)) l->ok = false;
+        else lin_add(l, ka ? e->u.bin.b : e->u.bin.a, t, strip);
+    } else {
+        for (int i = 0; i < l->n; i++)
+            if (weft_expr_equal(l->atom[i], e)) {
+                if (__builtin_add_overflow(l->coef[i], m, &l->coef[i])) l->ok = false;
+                return;
+            }
+        if (l->n == LIN_TERMS || !weft_dtype_is_int(e->dtype)) {
+            l->ok = false;
+            return;
+        }
+        l->atom[l->n] = e;
+        l->coef[l->n++] = m;
+    }
+}
+
+/* True when the comparison term (an integer >=, >, <=, <) implies d >= 0, where d is
+ * sum(sign_i * e_i) + k: d minus the term's slack (lhs - rhs >= 0 for >=, ...) is a constant >= 0. */
+static bool term_implies(const weft_expr *term, const weft_expr *const *e, const int64_t *sign, int n, int64_t k)
+{
+    weft_expr_kind kd = (weft_expr_kind)term->kind;
+    if ((kd != WEFT_EXPR_GE && kd != WEFT_EXPR_GT && kd != WEFT_EXPR_LE && kd != WEFT_EXPR_LT) ||
+        !weft_dtype_is_int(term->u.bin.a->dtype))
+        return false;
+    bool ge = kd == WEFT_EXPR_GE || kd == WEFT_EXPR_GT;
+    lin l = {.ok = true, .c = k};
+    /* e's clamps are stripped (clamps_idle proves them idle); the term is taken as written */
+    for (int i = 0; i < n; i++) lin_add(&l, e[i], sign[i], true);
+    lin_add(&l, term->u.bin.a, ge ? -1 : 1, false); /* minus the slack: -(a - b) or -(b - a) */
+    lin_add(&l, term->u.bin.b, ge ? 1 : -1, false);
+    if ((kd == WEFT_EXPR_GT || kd == WEFT_EXPR_LT) && __builtin_add_overflow(l.c, 1, &l.c)) return false;
+    if (!l.ok || l.c < 0) return false;
+    for (int i = 0; i < l.n; i++)
+        if (l.coef[i]) return false;
+    return true;
+}
+
+/* True when every integer clamp in idx (MIN/MAX against a constant) is the identity wherever
+ * every term of `terms` holds (a clamp inside a clamp with its own clamps removed). */
+static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, int n_terms)
+{
+    const weft_expr *arg = weft_llvm_clamp_arg(idx);
+    if (arg) {
+        const weft_expr *k = arg == idx->u.bin.a ? idx->u.bin.b : idx->u.bin.a;
+        bool mx = idx->kind == WEFT_EXPR_MAX; /* max(x, k): x - k >= 0; min(x, k): k - x >= 0 */
+        const weft_expr *e[1] = {arg};
+        int64_t sign[1] = {mx ? 1 : -1};
+        bool ok = false;
+        if (k->u.imm_int == INT64_MIN) return false;
+        for (int i = 0; i < n_terms && !ok; i++) ok = term_implies(terms[i], e, sign, 1, mx ? -k->u.imm_int : k->u.imm_int);
+        return ok && clamps_idle(arg, terms, n_terms);
+    }
+    if (weft_expr_is_binary(idx)) return clamps_idle(idx->u.bin.a, terms, n_terms) && clamps_idle(idx->u.bin.b, terms, n_terms);
+    if (idx->kind == WEFT_EXPR_CAST) return clamps_idle(weft_expr_operand(idx), terms, n_terms);
+    return idx->kind == WEFT_EXPR_INT || idx->kind == WEFT_EXPR_VAR;
+}
+
+/* A padding stage reads its input at clamped indices (ops/nn_conv.c: X[n, c, min(max(h - p, 0),
+ * H - 1), ...] under c = "inside"), because SELECT evaluates both arms; the clamp makes the
+ * index non-affine, so every vector was a gather. When the conjunction c implies that every
+ * clamp of the index is the identity (clamps_idle: max(x, k) needs a term of c that implies
+ * x >= k by linear arithmetic, e.g. "x + p >= p + k") and the index without clamps is
+ * contiguous along the vectorized variable, the lanes where c holds read memory with one
+ * masked load at the unclamped address, and the lanes where c fails are masked off (no memory
+ * access) and take the fill. Otherwise the SELECT is emitted as before. Measured with AVX-512:
+ * stride-1 padding 4-10% faster per conv kernel (3x3 convs of batch 32 at 8x8, a depthwise
+ * conv at 112x112); the same for stride-2 phase-split pads (a masked load of 2 x lanes and a
+ * shuffle) was 1.4x slower on 14x14 planes than LLVM's fully unrolled gathers, so it is not
+ * done. */
+weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out, bool *done)
+{
+    *done = false;
+    const weft_expr *t = weft_expr_sel_true(e);
+    if (t->kind != WEFT_EXPR_LOAD || !weft_dtype_is_float(t->dtype)) return WEFT_OK;
+    const weft_buffer *buf = weft_expr_load_buf(t);
+    const weft_expr *idx = weft_expr_load_index(t);
+    vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
+    int64_t s;
+    if (stride_of(idx, &vl, &s)) return WEFT_OK; /* no clamp in the way: the plain load path */
+    vl.no_clamp = true;
+    if (!stride_of(idx, &vl, &s) || s != 1) return WEFT_OK;
+    const weft_expr *terms[64];
+    int n_terms = 0;
+    flatten_and(weft_expr_sel_cond(e), terms, &n_terms, 64);
+    if (!clamps_idle(idx, terms, n_terms)) return WEFT_OK;
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty || weft_llvm_type(cg, t->dtype) != mty) return WEFT_OK;
+    unsigned L = (unsigned)cg->lanes, align = (unsigned)weft_dtype_bytes(buf->dtype);
+    LLVMTypeRef vty = LLVMVectorType(mty, L);
+
+    LLVMValueRef c, f, base, bp;
+    weft_status st = weft_llvm_expr(cg, weft_expr_sel_false(e), &f);
+    if (st != WEFT_OK) return st;
+    if (LLVMTypeOf(f) != vty && (weft_llvm_lanes_of(f) || LLVMTypeOf(f) != mty)) return WEFT_OK; /* unusual fill */
+    if (LLVMTypeOf(f) != vty) f = weft_llvm_splat(cg, f, (int)L);
+    if ((st = weft_llvm_expr(cg, weft_expr_sel_cond(e), &c)) != WEFT_OK) return st;
+    cg->no_clamp = true;
+    st = index_at_min(cg, idx, &base);
+    cg->no_clamp = false;
+    if (st == WEFT_OK) st = weft_llvm_buffer_ptr(cg, buf, &bp);
+    if (st != WEFT_OK) return st;
+    c = to_i1(cg, c);
+    if (!weft_llvm_lanes_of(c)) c = weft_llvm_splat(cg, c, (int)L);
+    LLVMValueRef mask = cg->vmask ? LLVMBuildAnd(cg->b, c, cg->vmask, "") : c;
+    LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, bp, &base, 1, ""); /* lane 0's address: may lie outside when masked */
+    LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), mask, LLVMConstNull(vty)};
+    LLVMValueRef ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
+    *out = LLVMBuildSelect(cg->b, c, ld, f, "");
+    *done = true;
     return WEFT_OK;
 }

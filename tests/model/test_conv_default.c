@@ -80,6 +80,14 @@ static const conv_case cases[] = {
     {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true},     /* 3 pixels */
     {K_GAP, 1, 20, 5, 40, 0, 0, 0, 0, 0, 0, EPI_NONE, false},    /* 26: rows of 40: partial sums */
     {K_GAP, 2, 8, 3, 16, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* batch, one vector per row */
+    /* batch 3 with 13x13 and 7x7 images, odd channel counts, padding (a padding row of 15 or 17
+     * columns: the masked-load read of targets/llvm/vector.c), stride 1 and 2 */
+    {K_CONV, 3, 5, 13, 13, 7, 3, 3, 1, 1, 1, EPI_RELU, true},    /* 28 */
+    {K_CONV, 3, 7, 13, 13, 17, 3, 3, 2, 1, 1, EPI_CLIP, true},
+    {K_CONV, 3, 9, 13, 13, 9, 5, 5, 1, 2, 9, EPI_RELU, true},    /* depthwise 5x5, pad 2 */
+    {K_CONV, 3, 11, 7, 7, 11, 3, 3, 2, 1, 11, EPI_NONE, true},   /* depthwise stride 2 */
+    {K_MAXPOOL, 3, 5, 7, 7, 0, 3, 3, 1, 1, 0, EPI_NONE, false},  /* fill: the lowest float */
+    {K_AVGPOOL, 3, 3, 13, 13, 0, 3, 3, 2, 1, 0, EPI_NONE, false},
 };
 
 static uint64_t rng_state;

@@ -1,0 +1,101 @@
+/* The LLVM target's padding-stage reads (targets/llvm/vector.c, weft_llvm_vector_select_load).
+ * A padding stage as ops/nn_conv.c writes it, over an 8 x 18 padded plane of a 5 x 13 input
+ * (w VECTORIZED with 18 lanes: not a power of two):
+ *   P[h, w] = select(h >= 2 && h < 7 && w >= LO && w < 15, X[clamp(h - 2, 0, 4)*13 + clamp(w - 2, 0, 12)], 0)
+ * With LO = 2 the condition proves every clamp idle, so the read is one masked contiguous load
+ * (no gather; lanes outside the condition are masked off, so the border rows and columns, whose
+ * unclamped addresses lie before or after X, are never read). With LO = 1 column 1 is inside but
+ * its clamp max(w - 2, 0) is not idle: the gather stays. With the column's lower term written
+ * through a clamp (max(w, -5) >= 2 instead of w >= 2: a term is taken as written, not
+ * unclamped) the proof must not use it: gather.
+ * Every case is checked element by element against plain C with the clamps, and the IR for
+ * which kind of access it got. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/arena.h"
+#include "ir/expr.h"
+#include "ir/stmt.h"
+#include "ir/tensor.h"
+#include "runtime/runtime.h"
+#include "targets/target.h"
+
+static const weft_target_ops *L = &weft_target_llvm_ops;
+
+enum { H = 5, W = 13, HP = 8, WP = 18 };
+
+static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* cond_lo: the first inside column; clamped_term: the column's lower term reads max(w, -5) (a
+ * clamp that is the identity here, but not one the proof may strip). */
+static void check_pad(weft_target *t, int64_t cond_lo, bool clamped_term, bool want_masked)
+{
+    weft_arena *a = weft_arena_create();
+    assert_non_null(a);
+    int64_t nx = H * W, np = HP * WP;
+    const weft_buffer *X = weft_buffer_new(a, "X", WEFT_F32, 1, &nx, WEFT_SCOPE_GLOBAL, 0);
+    const weft_buffer *P = weft_buffer_new(a, "P", WEFT_F32, 1, &np, WEFT_SCOPE_GLOBAL, 1);
+    const weft_expr *h = weft_var(a, "h", WEFT_I64), *w = weft_var(a, "w", WEFT_I64);
+#define I(v) weft_i64(a, v)
+    const weft_expr *wl = clamped_term ? weft_max(a, w, I(-5)) : w;
+    const weft_expr *in = weft_and(a, weft_and(a, weft_cmp(a, WEFT_EXPR_GE, h, I(2)), weft_cmp(a, WEFT_EXPR_LT, h, I(2 + H))),
+                                   weft_and(a, weft_cmp(a, WEFT_EXPR_GE, wl, I(cond_lo)), weft_cmp(a, WEFT_EXPR_LT, w, I(2 + W))));
+    const weft_expr *hc = weft_min(a, weft_max(a, weft_sub(a, h, I(2)), I(0)), I(H - 1));
+    const weft_expr *wc = weft_min(a, weft_max(a, weft_sub(a, w, I(2)), I(0)), I(W - 1));
+    const weft_expr *val = weft_select(a, in, weft_load(a, X, weft_add(a, weft_mul(a, hc, I(W)), wc)), weft_f32(a, 0));
+    const weft_stmt *body = weft_for(a, h, I(0), I(HP), WEFT_FOR_SERIAL,
+                                     weft_for(a, w, I(0), I(WP), WEFT_FOR_VECTORIZED, weft_store(a, P, weft_add(a, weft_mul(a, h, I(WP)), w), val)));
+#undef I
+    weft_loop_func lf = {.name = "pad", .n_params = 2, .params = (const weft_buffer *[]){X, P}, .body = body};
+    char *ir = NULL;
+    assert_int_equal(L->dump(t, &lf, WEFT_DUMP_IR, &ir), WEFT_OK);
+    bool gathers = strstr(ir, "llvm.masked.gather") != NULL, masked = strstr(ir, "llvm.masked.load") != NULL;
+    if (gathers == want_masked || masked != want_masked)
+        fail_msg("lo %lld clamped term %d: gather %d masked load %d, want masked %d", (long long)cond_lo, clamped_term, gathers,
+                 masked, want_masked);
+    free(ir);
+    weft_kernel *k = NULL;
+    assert_int_equal(L->compile(t, &lf, &k), WEFT_OK);
+    float *xv = malloc(sizeof(float) * H * W), *pv = malloc(sizeof(float) * HP * WP);
+    assert_non_null(xv);
+    assert_non_null(pv);
+    for (int i = 0; i < H * W; i++) xv[i] = (float)i + 0.5f;
+    for (int i = 0; i < HP * WP; i++) pv[i] = -1;
+    void *args[2] = {xv, pv};
+    weft_exec ex = {0};
+    assert_int_equal(L->run(k, args, &ex), WEFT_OK);
+    for (int r = 0; r < HP; r++)
+        for (int c = 0; c < WP; c++) {
+            bool inside = r >= 2 && r < 2 + H && c >= cond_lo && c < 2 + W;
+            float want = inside ? xv[clampi(r - 2, 0, H - 1) * W + clampi(c - 2, 0, W - 1)] : 0.0f;
+            if (pv[r * WP + c] != want)
+                fail_msg("lo %lld: P[%d, %d] = %g, want %g", (long long)cond_lo, r, c, (double)pv[r * WP + c], (double)want);
+        }
+    L->kernel_destroy(k);
+    free(xv), free(pv);
+    weft_arena_destroy(a);
+}
+
+static void test_pad_reads(void **state)
+{
+    (void)state;
+    weft_target *t = NULL;
+    assert_int_equal(L->create(&t), WEFT_OK);
+    check_pad(t, 2, false, true);  /* clamps proven idle: masked load */
+    check_pad(t, 1, false, false); /* column 1 inside, its clamp not idle: gather */
+    check_pad(t, 2, true, false);  /* the column term goes through a clamp: not used, gather */
+    L->destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pad_reads)};
+    return cmocka_run_group_tests_name("targets_llvm_pad", tests, NULL, NULL);
+}
