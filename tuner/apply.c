@@ -11,6 +11,18 @@
  *      (weft_measure_check) before it is used; one that fails any of these is skipped
  *      (counted as rejected) and the next machine's is tried;
  *   3. else the default schedule.
+ * A record that passes its check in 1 or 2 (one measured elsewhere, or imported) is then timed
+ * here against this kernel's default schedule (weft_measure_kernel, each in its own forked
+ * worker, the model's thread count, twice L2 written between runs as the tuner measures: at
+ * least TIME_MIN_REPEAT runs and TIME_MIN_S of measured time, at most TIME_MAX_REPEAT runs per
+ * side) and served only when its median is <= SERVE_RATIO x the default's; else it counts as
+ * slower and the next machine's record is tried. A record whose steps are the default's
+ * is not timed. The default is built and timed once per kernel. Cost at model-compile time:
+ * per kernel with a foreign record, one JIT compile of the default plus two workers of about
+ * max(TIME_MIN_S, TIME_MIN_REPEAT + 1 runs) each, i.e. a few tens of ms per kernel for the
+ * reference models (README, "Records of other machines"). WEFT_NEAREST_TIMING=0 skips the
+ * timing (records that pass the check are served, as in tests that want determinism); test
+ * builds (WEFT_TEST_HOOKS) scale the record's measured median by WEFT_TEST_RECORD_TIME_SCALE.
  * When a chosen schedule still fails to compile in the model, the model compiler asks again
  * (attempt > 0) and gets the next choice. Nothing is written to the database here: records
  * stay keyed by the machine that measured them.
@@ -29,6 +41,9 @@
 
 enum { CHECK_TIMEOUT_S = 30 };
 #define CHECK_TOL 1e-4 /* as the tuner checks a new best */
+enum { TIME_MIN_REPEAT = 5, TIME_MAX_REPEAT = 50 };
+#define TIME_MIN_S 0.01   /* measured time per side */
+#define SERVE_RATIO 0.97  /* a record beats the default by at least 3% or is not served */
 
 weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const weft_te_func *f, weft_schedule *s, bool *found)
 {
@@ -79,6 +94,12 @@ typedef struct provider_ctx {
     const weft_target_ops *ops;
     weft_target *target;
     bool check_ready;
+    /* timing checked records against the default schedule */
+    bool timing;                  /* WEFT_NEAREST_TIMING is not 0 */
+    char *default_steps;          /* the current kernel's default schedule as text (NULL: not yet) */
+    bool default_timed;           /* default_median is known (tried once per kernel) */
+    double default_median;        /* <= 0: the default could not be timed */
+    int n_timed, n_slower;
 } provider_ctx;
 
 static void free_candidates(provider_ctx *pc)
@@ -89,6 +110,10 @@ static void free_candidates(provider_ctx *pc)
     pc->near = NULL;
     pc->n_near = 0;
     pc->next = 0;
+    free(pc->default_steps);
+    pc->default_steps = NULL;
+    pc->default_timed = false;
+    pc->default_median = 0;
 }
 
 static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
@@ -124,6 +149,75 @@ static bool step_ok(weft_status st, weft_status *oom)
     return st == WEFT_OK;
 }
 
+#ifdef WEFT_TEST_HOOKS
+/* Test builds: WEFT_TEST_RECORD_TIME_SCALE=F multiplies a record's measured median by F, so a
+ * test can make a record slower or faster than the default without depending on the load. */
+static double test_time_scale(void)
+{
+    const char *e = getenv("WEFT_TEST_RECORD_TIME_SCALE");
+    double v = 0;
+    return e && sscanf(e, "%lf", &v) == 1 && v > 0 ? v : 1.0;
+}
+#else
+static double test_time_scale(void) { return 1.0; }
+#endif
+
+/* Times k (of lf) as the tuner measures (tune_measure.c): its median in seconds, <= 0 when the
+ * run failed (a failure to allocate is noted in *oom). */
+static double time_kernel(provider_ctx *pc, weft_kernel *k, const weft_loop_func *lf, const weft_target_caps *caps,
+                          weft_status *oom)
+{
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = caps->max_threads;
+    mo.timeout_s = CHECK_TIMEOUT_S;
+    mo.min_time_s = TIME_MIN_S;
+    mo.min_repeat = TIME_MIN_REPEAT;
+    mo.max_repeat = TIME_MAX_REPEAT;
+    mo.evict_bytes = weft_measure_evict_bytes(caps);
+    weft_measure_result r;
+    memset(&r, 0, sizeof r);
+    return step_ok(weft_measure_kernel(pc->ops, k, lf, &mo, &r), oom) ? r.median : 0;
+}
+
+/* The default schedule of f on caps as text, kept for the current kernel (NULL: out of memory,
+ * noted in *oom, or no default; then every record is timed). */
+static const char *default_text(provider_ctx *pc, const weft_te_func *f, const weft_target_caps *caps, weft_status *oom)
+{
+    if (pc->default_steps) return pc->default_steps;
+    weft_schedule *ds = NULL;
+    if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom)) {
+        pc->default_steps = weft_schedule_text(ds);
+        if (!pc->default_steps) step_ok(weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory"), oom);
+    }
+    weft_schedule_destroy(ds);
+    return pc->default_steps;
+}
+
+/* Is the checked record k (of lf) faster here than f's default schedule by SERVE_RATIO? The
+ * default is built and timed once per kernel; one that cannot be timed serves the record. */
+static bool faster_than_default(provider_ctx *pc, const weft_te_func *f, weft_kernel *k, const weft_loop_func *lf,
+                                const weft_target_caps *caps, weft_arena *a, weft_status *oom)
+{
+    if (!pc->default_timed) {
+        pc->default_timed = true;
+        weft_schedule *ds = NULL;
+        weft_loop_func *dlf = NULL;
+        weft_kernel *dk = NULL;
+        if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom) &&
+            step_ok(weft_target_build(pc->ops, pc->target, ds, a, &dlf, &dk), oom))
+            pc->default_median = time_kernel(pc, dk, dlf, caps, oom);
+        if (dk) pc->ops->kernel_destroy(dk);
+        weft_schedule_destroy(ds);
+    }
+    if (*oom != WEFT_OK) return false;
+    pc->n_timed++;
+    double t = time_kernel(pc, k, lf, caps, oom) * test_time_scale();
+    if (t <= 0) return false; /* its runs failed: rejected */
+    bool faster = pc->default_median <= 0 || t <= SERVE_RATIO * pc->default_median;
+    if (!faster) pc->n_slower++;
+    return faster;
+}
+
 static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
                              weft_status *oom)
 {
@@ -152,6 +246,10 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
             memset(&r, 0, sizeof r);
             ok = step_ok(weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r), oom);
         }
+        if (ok && pc->timing) {
+            const char *dt = default_text(pc, f, caps, oom);
+            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, a, oom));
+        }
     }
     if (k) pc->ops->kernel_destroy(k);
     if (ref) pc->ops->kernel_destroy(ref);
@@ -166,6 +264,11 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
 {
     provider_ctx *pc = ud;
     if (!pc->target_ready) {
+        const char *e = getenv("WEFT_NEAREST_TIMING");
+        if (e && strcmp(e, "0") && strcmp(e, "1"))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_NEAREST_TIMING=%.40s: expected 0 (serve records of other machines "
+                                                   "that pass their check untimed) or 1 (time them against the default)", e);
+        pc->timing = !e || !strcmp(e, "1");
         weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }
@@ -187,6 +290,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         const char *steps = pc->next == 0 ? pc->own : pc->near[pc->next - 1].steps;
         if (!steps) continue;
         bool foreign = pc->next > 0;
+        int slower_before = pc->n_slower;
         bool unchecked = foreign || pc->own_imported; /* measured elsewhere, or brought in as text */
         /* replay on a scratch schedule first: steps that do not apply leave s untouched */
         weft_schedule *probe = NULL;
@@ -197,7 +301,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         if (rc == WEFT_ERR_NOMEM) return rc;
         if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
-            if (unchecked) pc->n_rejected++;
+            if (unchecked && pc->n_slower == slower_before) pc->n_rejected++; /* else: checked, not faster here */
             continue;
         }
         rc = weft_schedule_apply_text(s, steps);
@@ -217,6 +321,8 @@ static void summarize(const provider_ctx *pc, weft_tuned_summary *sum)
     memset(sum, 0, sizeof *sum);
     sum->n_kernels = pc->n_kernels;
     sum->n_rejected = pc->n_rejected;
+    sum->n_timed = pc->n_timed;
+    sum->n_slower = pc->n_slower;
     int best_count = 0;
     for (int k = 0; k < pc->n_kernels; k++) {
         const choice *c = &pc->choices[k];
@@ -285,8 +391,11 @@ void weft_tuned_summary_format(const weft_tuned_summary *s, char *buf, size_t n)
     if (s->n_nearest_machines == 1) snprintf(from, sizeof from, " (%s)", s->nearest);
     else if (s->n_nearest_machines > 1)
         snprintf(from, sizeof from, " (%d machines, mostly %s)", s->n_nearest_machines, s->nearest);
-    char rejected[64] = "";
+    char rejected[64] = "", timed[96] = "";
     if (s->n_rejected) snprintf(rejected, sizeof rejected, "; %d record(s) of other machines rejected", s->n_rejected);
-    snprintf(buf, n, "kernels: %d from records for this machine, %d from the nearest machine%s, %d default%s",
-             s->n_this_machine, s->n_nearest, from, s->n_default, rejected);
+    if (s->n_timed)
+        snprintf(timed, sizeof timed, "; %d record(s) timed against the default here, %d not faster", s->n_timed,
+                 s->n_slower);
+    snprintf(buf, n, "kernels: %d from records for this machine, %d from the nearest machine%s, %d default%s%s",
+             s->n_this_machine, s->n_nearest, from, s->n_default, rejected, timed);
 }

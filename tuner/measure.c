@@ -87,6 +87,11 @@ weft_measure_opts weft_measure_opts_default(void)
     return o;
 }
 
+size_t weft_measure_evict_bytes(const weft_target_caps *caps)
+{
+    return 2 * (size_t)(caps && caps->l2_bytes > 0 ? caps->l2_bytes : 1024 * 1024);
+}
+
 static void set_msg(weft_measure_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_msg(weft_measure_result *r, const char *fmt, ...)
 {

@@ -41,6 +41,9 @@ typedef enum weft_measure_fault {
 } weft_measure_fault;
 
 weft_measure_opts weft_measure_opts_default(void);
+/* What the tuner writes between timed runs on a target with these caps (evict_bytes): twice
+ * its L2 (1 MiB when unknown), so each run starts with cold L1/L2 as a kernel in a model does. */
+size_t weft_measure_evict_bytes(const weft_target_caps *caps);
 
 #define WEFT_MEASURE_MAX_TIMES 64
 typedef struct weft_measure_result {
