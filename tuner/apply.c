@@ -73,6 +73,7 @@ weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const wef
 /* The choice made for one kernel. */
 typedef struct choice {
     int kind;            /* 0 default, 1 this machine, 2 another machine */
+    bool slower;         /* kind 0: a record passed its check but was not faster here */
     char target[160];    /* kind 2: the record's target key */
 } choice;
 
@@ -100,6 +101,7 @@ typedef struct provider_ctx {
     bool default_timed;           /* default_median is known (tried once per kernel) */
     double default_median;        /* <= 0: the default could not be timed */
     int n_timed, n_slower;
+    bool kernel_slower;           /* a record of the current kernel was not faster than its default */
 } provider_ctx;
 
 static void free_candidates(provider_ctx *pc)
@@ -114,6 +116,7 @@ static void free_candidates(provider_ctx *pc)
     pc->default_steps = NULL;
     pc->default_timed = false;
     pc->default_median = 0;
+    pc->kernel_slower = false;
 }
 
 static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
@@ -301,7 +304,8 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         if (rc == WEFT_ERR_NOMEM) return rc;
         if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
-            if (unchecked && pc->n_slower == slower_before) pc->n_rejected++; /* else: checked, not faster here */
+            if (unchecked && pc->n_slower == slower_before) pc->n_rejected++;
+            else if (unchecked) pc->kernel_slower = true; /* checked, not faster here */
             continue;
         }
         rc = weft_schedule_apply_text(s, steps);
@@ -312,6 +316,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         pc->next++; /* a retry continues after this candidate */
         return WEFT_OK;
     }
+    ch->slower = pc->kernel_slower;
     snprintf(src, 16, "default");
     return weft_schedule_default(s, caps);
 }
@@ -327,7 +332,10 @@ static void summarize(const provider_ctx *pc, weft_tuned_summary *sum)
     for (int k = 0; k < pc->n_kernels; k++) {
         const choice *c = &pc->choices[k];
         if (c->kind == 1) sum->n_this_machine++;
-        else if (c->kind == 0) sum->n_default++;
+        else if (c->kind == 0) {
+            sum->n_default++;
+            if (c->slower) sum->n_default_slower++;
+        }
         else {
             sum->n_nearest++;
             int count = 0;

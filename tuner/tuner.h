@@ -205,6 +205,7 @@ typedef struct weft_tuned_summary {
     int n_rejected;       /* records of other machines that did not replay, compile or match */
     int n_timed;          /* records that passed their check, timed against the default here */
     int n_slower;         /* of those, not faster than SERVE_RATIO x the default (not served) */
+    int n_default_slower; /* of n_default: kernels whose records all lost to the default here */
     char nearest[96];     /* "cpu=znver4 threads=2": the machine most nearest records came from */
     int n_nearest_machines; /* distinct machines the nearest records came from */
 } weft_tuned_summary;

@@ -472,6 +472,7 @@ static void test_foreign_record_served_only_when_faster(void **state)
     assert_int_equal(sum.n_default, 1);
     assert_int_equal(sum.n_timed, 1);
     assert_int_equal(sum.n_slower, 1);
+    assert_int_equal(sum.n_default_slower, 1);
     assert_int_equal(sum.n_rejected, 0);
     weft_tuned_summary_format(&sum, line, sizeof line);
     assert_non_null(strstr(line, "0 from the nearest machine, 1 default; 1 record(s) timed against the default here, 1 not faster"));
@@ -483,6 +484,7 @@ static void test_foreign_record_served_only_when_faster(void **state)
     assert_int_equal(sum.n_default, 0);
     assert_int_equal(sum.n_timed, 1);
     assert_int_equal(sum.n_slower, 0);
+    assert_int_equal(sum.n_default_slower, 0);
 }
 
 /* Without a hook: a record of another machine whose steps are the naive schedule (scalar,
@@ -506,6 +508,7 @@ static void test_slow_foreign_record_loses_to_the_default(void **state)
     assert_int_equal(sum.n_default, 1);
     assert_int_equal(sum.n_timed, 1);
     assert_int_equal(sum.n_slower, 1);
+    assert_int_equal(sum.n_default_slower, 1);
     assert_int_equal(sum.n_rejected, 0);
 }
 
