@@ -12,17 +12,18 @@
  *      (counted as rejected) and the next machine's is tried;
  *   3. else the default schedule.
  * A record that passes its check in 1 or 2 (one measured elsewhere, or imported) is then timed
- * here against this kernel's default schedule (weft_measure_kernel, each in its own forked
- * worker, the model's thread count, twice L2 written between runs as the tuner measures: at
- * least TIME_MIN_REPEAT runs and TIME_MIN_S of measured time, at most TIME_MAX_REPEAT runs per
- * side) and served only when its median is <= SERVE_RATIO x the default's; else it counts as
- * slower and the next machine's record is tried. A record whose steps are the default's
- * is not timed. The default is built and timed once per kernel. Cost at model-compile time:
- * per kernel with a foreign record, one JIT compile of the default plus two workers of about
- * max(TIME_MIN_S, TIME_MIN_REPEAT + 1 runs) each, i.e. a few tens of ms per kernel for the
- * reference models (README, "Records of other machines"). WEFT_NEAREST_TIMING=0 skips the
- * timing (records that pass the check are served, as in tests that want determinism); test
- * builds (WEFT_TEST_HOOKS) scale the record's measured median by WEFT_TEST_RECORD_TIME_SCALE.
+ * here against this kernel's default schedule: both run by turns in one forked worker
+ * (weft_measure_pair: the same inputs, the model's thread count, twice L2 written between runs
+ * as the tuner measures; until each has TIME_MIN_REPEAT runs and TIME_MIN_S of measured time,
+ * at most TIME_MAX_REPEAT each), and the record is served only when its median is
+ * <= SERVE_RATIO x the default's; else it counts as slower and the next machine's record is
+ * tried. A record whose steps are the default's is not timed. The default is compiled once per
+ * kernel. Cost at model-compile time, per kernel with a record measured elsewhere: one JIT
+ * compile of the default plus one worker of 2 x max(TIME_MIN_S, TIME_MIN_REPEAT runs) per
+ * timed record: tens of ms per kernel (README, "Schedules that travel"). WEFT_NEAREST_TIMING=0
+ * skips the timing (a record that passes its check is served, for tests that want
+ * determinism); test builds (WEFT_TEST_HOOKS) multiply the record's median by
+ * WEFT_TEST_RECORD_TIME_SCALE.
  * When a chosen schedule still fails to compile in the model, the model compiler asks again
  * (attempt > 0) and gets the next choice. Nothing is written to the database here: records
  * stay keyed by the machine that measured them.
@@ -98,8 +99,10 @@ typedef struct provider_ctx {
     /* timing checked records against the default schedule */
     bool timing;                  /* WEFT_NEAREST_TIMING is not 0 */
     char *default_steps;          /* the current kernel's default schedule as text (NULL: not yet) */
-    bool default_timed;           /* default_median is known (tried once per kernel) */
-    double default_median;        /* <= 0: the default could not be timed */
+    bool default_built;           /* tried once per kernel: */
+    weft_arena *default_arena;    /*   what default_lf lives in */
+    weft_loop_func *default_lf;   /*   the default schedule's loop function and kernel (NULL: */
+    weft_kernel *default_k;       /*   it did not build; records are served untimed) */
     int n_timed, n_slower;
     bool kernel_slower;           /* a record of the current kernel was not faster than its default */
 } provider_ctx;
@@ -114,8 +117,12 @@ static void free_candidates(provider_ctx *pc)
     pc->next = 0;
     free(pc->default_steps);
     pc->default_steps = NULL;
-    pc->default_timed = false;
-    pc->default_median = 0;
+    if (pc->default_k) pc->ops->kernel_destroy(pc->default_k);
+    pc->default_k = NULL;
+    pc->default_lf = NULL;
+    weft_arena_destroy(pc->default_arena);
+    pc->default_arena = NULL;
+    pc->default_built = false;
     pc->kernel_slower = false;
 }
 
@@ -165,23 +172,6 @@ static double test_time_scale(void)
 static double test_time_scale(void) { return 1.0; }
 #endif
 
-/* Times k (of lf) as the tuner measures (tune_measure.c): its median in seconds, <= 0 when the
- * run failed (a failure to allocate is noted in *oom). */
-static double time_kernel(provider_ctx *pc, weft_kernel *k, const weft_loop_func *lf, const weft_target_caps *caps,
-                          weft_status *oom)
-{
-    weft_measure_opts mo = weft_measure_opts_default();
-    mo.threads = caps->max_threads;
-    mo.timeout_s = CHECK_TIMEOUT_S;
-    mo.min_time_s = TIME_MIN_S;
-    mo.min_repeat = TIME_MIN_REPEAT;
-    mo.max_repeat = TIME_MAX_REPEAT;
-    mo.evict_bytes = weft_measure_evict_bytes(caps);
-    weft_measure_result r;
-    memset(&r, 0, sizeof r);
-    return step_ok(weft_measure_kernel(pc->ops, k, lf, &mo, &r), oom) ? r.median : 0;
-}
-
 /* The default schedule of f on caps as text, kept for the current kernel (NULL: out of memory,
  * noted in *oom, or no default; then every record is timed). */
 static const char *default_text(provider_ctx *pc, const weft_te_func *f, const weft_target_caps *caps, weft_status *oom)
@@ -196,27 +186,38 @@ static const char *default_text(provider_ctx *pc, const weft_te_func *f, const w
     return pc->default_steps;
 }
 
-/* Is the checked record k (of lf) faster here than f's default schedule by SERVE_RATIO? The
- * default is built and timed once per kernel; one that cannot be timed serves the record. */
+/* Is the checked record k (of lf) faster here than f's default schedule by SERVE_RATIO? Both
+ * run by turns in one forked worker (weft_measure_pair) as the tuner measures: the model's
+ * threads, twice L2 written between runs. The default is built once per kernel; one that does
+ * not build or run serves the record. */
 static bool faster_than_default(provider_ctx *pc, const weft_te_func *f, weft_kernel *k, const weft_loop_func *lf,
-                                const weft_target_caps *caps, weft_arena *a, weft_status *oom)
+                                const weft_target_caps *caps, weft_status *oom)
 {
-    if (!pc->default_timed) {
-        pc->default_timed = true;
+    if (!pc->default_built) {
+        pc->default_built = true;
         weft_schedule *ds = NULL;
-        weft_loop_func *dlf = NULL;
-        weft_kernel *dk = NULL;
-        if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom) &&
-            step_ok(weft_target_build(pc->ops, pc->target, ds, a, &dlf, &dk), oom))
-            pc->default_median = time_kernel(pc, dk, dlf, caps, oom);
-        if (dk) pc->ops->kernel_destroy(dk);
+        pc->default_arena = weft_arena_create();
+        if (!pc->default_arena) step_ok(weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory"), oom);
+        else if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom) &&
+                 !step_ok(weft_target_build(pc->ops, pc->target, ds, pc->default_arena, &pc->default_lf, &pc->default_k), oom))
+            pc->default_k = NULL;
         weft_schedule_destroy(ds);
     }
     if (*oom != WEFT_OK) return false;
+    if (!pc->default_k) return true;
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = caps->max_threads;
+    mo.timeout_s = CHECK_TIMEOUT_S;
+    mo.min_time_s = TIME_MIN_S;
+    mo.min_repeat = TIME_MIN_REPEAT;
+    mo.max_repeat = TIME_MAX_REPEAT;
+    mo.evict_bytes = weft_measure_evict_bytes(caps);
+    weft_measure_result r;
+    memset(&r, 0, sizeof r);
+    weft_status st = weft_measure_pair(pc->ops, k, lf, pc->default_k, pc->default_lf, &mo, &r);
+    if (!step_ok(st, oom)) return false; /* the runs failed (a crash, a timeout): rejected */
     pc->n_timed++;
-    double t = time_kernel(pc, k, lf, caps, oom) * test_time_scale();
-    if (t <= 0) return false; /* its runs failed: rejected */
-    bool faster = pc->default_median <= 0 || t <= SERVE_RATIO * pc->default_median;
+    bool faster = r.median * test_time_scale() <= SERVE_RATIO * r.median_other;
     if (!faster) pc->n_slower++;
     return faster;
 }
@@ -251,7 +252,7 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
         }
         if (ok && pc->timing) {
             const char *dt = default_text(pc, f, caps, oom);
-            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, a, oom));
+            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, oom));
         }
     }
     if (k) pc->ops->kernel_destroy(k);
