@@ -11,8 +11,9 @@
  *      (weft_measure_check) before it is used; one that fails any of these is skipped
  *      (counted as rejected) and the next machine's is tried;
  *   3. else the default schedule.
- * A record that passes its check in 1 or 2 (one measured elsewhere, or imported) is then timed
- * here against this kernel's default schedule: both run by turns in one forked worker
+ * A record of 1 or 2 that has to be checked (one measured elsewhere, or imported) is first timed
+ * here against this kernel's default schedule, and checked only when it is faster (the check's
+ * naive reference is what costs most): both run by turns in one forked worker
  * (weft_measure_pair: the same inputs, the model's thread count, twice L2 written between runs
  * as the tuner measures; until each has TIME_MIN_REPEAT runs and TIME_MIN_S of measured time,
  * at most TIME_MAX_REPEAT each), and the record is served only when its median is
@@ -21,7 +22,7 @@
  * kernel. Cost at model-compile time, per kernel with a record measured elsewhere: one JIT
  * compile of the default plus one worker of 2 x max(TIME_MIN_S, TIME_MIN_REPEAT runs) per
  * timed record: tens of ms per kernel (README, "Schedules that travel"). WEFT_NEAREST_TIMING=0
- * skips the timing (a record that passes its check is served, for tests that want
+ * skips the timing (a record that passes its check is served, as for tests that want
  * determinism); test builds (WEFT_TEST_HOOKS) multiply the record's median by
  * WEFT_TEST_RECORD_TIME_SCALE.
  * When a chosen schedule still fails to compile in the model, the model compiler asks again
@@ -103,7 +104,7 @@ typedef struct provider_ctx {
     weft_arena *default_arena;    /*   what default_lf lives in */
     weft_loop_func *default_lf;   /*   the default schedule's loop function and kernel (NULL: */
     weft_kernel *default_k;       /*   it did not build; records are served untimed) */
-    int n_timed, n_slower;
+    int n_timed, n_slower;        /* records timed against the default; of those, not faster */
     bool kernel_slower;           /* a record of the current kernel was not faster than its default */
 } provider_ctx;
 
@@ -186,7 +187,7 @@ static const char *default_text(provider_ctx *pc, const weft_te_func *f, const w
     return pc->default_steps;
 }
 
-/* Is the checked record k (of lf) faster here than f's default schedule by SERVE_RATIO? Both
+/* Is the record k (of lf) faster here than f's default schedule by SERVE_RATIO? Both
  * run by turns in one forked worker (weft_measure_pair) as the tuner measures: the model's
  * threads, twice L2 written between runs. The default is built once per kernel; one that does
  * not build or run serves the record. */
@@ -238,8 +239,15 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
     bool ok = a && step_ok(weft_schedule_create(f, &s), oom) && step_ok(weft_schedule_apply_text(s, steps), oom);
     if (ok && !pc->ops) ok = step_ok(weft_lower(s, NULL, a, &lf), oom); /* no JIT here: lowering is all we can check */
     else if (ok) {
-        ok = step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom) &&
-             step_ok(weft_schedule_create(f, &ns), oom) &&
+        ok = step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom);
+        /* timed first: a record that is not faster is never served, so it needs no check (the
+         * naive reference of the check is the slow part); the timing runs in a forked worker,
+         * where a wrong or crashing record does no harm */
+        if (ok && pc->timing) {
+            const char *dt = default_text(pc, f, caps, oom);
+            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, oom));
+        }
+        ok = ok && step_ok(weft_schedule_create(f, &ns), oom) &&
              step_ok(weft_target_build(pc->ops, pc->target, ns, a, &nlf, &ref), oom);
         if (ok) {
             weft_measure_opts mo = weft_measure_opts_default();
@@ -249,10 +257,6 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
             weft_measure_result r;
             memset(&r, 0, sizeof r);
             ok = step_ok(weft_measure_check(pc->ops, k, lf, ref, nlf, CHECK_TOL, &mo, &r), oom);
-        }
-        if (ok && pc->timing) {
-            const char *dt = default_text(pc, f, caps, oom);
-            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, oom));
         }
     }
     if (k) pc->ops->kernel_destroy(k);
@@ -306,7 +310,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
             if (unchecked && pc->n_slower == slower_before) pc->n_rejected++;
-            else if (unchecked) pc->kernel_slower = true; /* checked, not faster here */
+            else if (unchecked) pc->kernel_slower = true; /* not faster here */
             continue;
         }
         rc = weft_schedule_apply_text(s, steps);

@@ -426,8 +426,8 @@ static void db_with_foreign_record(fixture *fx, int threads, const char *steps)
     fx->db = NULL;
 }
 
-/* A record of another machine that passes its check is timed here against the default
- * schedule and served only when faster (<= 0.97x). The test hook WEFT_TEST_RECORD_TIME_SCALE
+/* A record of another machine is timed here against the default schedule first, and checked
+ * and served only when faster (<= 0.97x); a faster record that fails its check is rejected. The test hook WEFT_TEST_RECORD_TIME_SCALE
  * makes the record 100x slower or faster than measured, so the outcome does not depend on the
  * load; the record's steps are the default's minus the last step (not the default's text, so
  * timed). WEFT_NEAREST_TIMING=0 serves it untimed; another value is an error. */
@@ -477,8 +477,17 @@ static void test_foreign_record_served_only_when_faster(void **state)
     weft_tuned_summary_format(&sum, line, sizeof line);
     assert_non_null(strstr(line, "0 from the nearest machine, 1 default; 1 record(s) timed against the default here, 1 not faster"));
 
-    setenv("WEFT_TEST_RECORD_TIME_SCALE", "0.01", 1); /* faster: served */
+    setenv("WEFT_TEST_RECORD_TIME_SCALE", "0.01", 1); /* faster, but every checked run faults */
+    setenv("WEFT_TEST_FAULTS", "1:7:2", 1);
     compile_and_check(fx, 1, w, b, &sum);
+    unsetenv("WEFT_TEST_FAULTS");
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 0);
+    assert_int_equal(sum.n_rejected, 1);
+
+    compile_and_check(fx, 1, w, b, &sum); /* faster and it checks out: served */
     unsetenv("WEFT_TEST_RECORD_TIME_SCALE");
     assert_int_equal(sum.n_nearest, 1);
     assert_int_equal(sum.n_default, 0);
@@ -488,8 +497,8 @@ static void test_foreign_record_served_only_when_faster(void **state)
 }
 
 /* Without a hook: a record of another machine whose steps are the naive schedule (scalar,
- * untiled) of a 64x256x256 Gemm passes its check (it computes the right values) but runs many
- * times slower than the default here (~30x measured; the rule needs only 1/0.97), so the default
+ * untiled) of a 64x256x256 Gemm would pass its check (it computes the right values) but runs
+ * many times slower than the default here (~30x measured; the rule needs only 1/0.97), so the default
  * is served. */
 static void test_slow_foreign_record_loses_to_the_default(void **state)
 {
