@@ -75,7 +75,7 @@ weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const wef
 /* The choice made for one kernel. */
 typedef struct choice {
     int kind;            /* 0 default, 1 this machine, 2 another machine */
-    bool slower;         /* kind 0: a record passed its check but was not faster here */
+    bool slower;         /* kind 0: a record was timed here and was not faster */
     char target[160];    /* kind 2: the record's target key */
 } choice;
 
@@ -97,7 +97,7 @@ typedef struct provider_ctx {
     const weft_target_ops *ops;
     weft_target *target;
     bool check_ready;
-    /* timing checked records against the default schedule */
+    /* timing records measured elsewhere against the default schedule */
     bool timing;                  /* WEFT_NEAREST_TIMING is not 0 */
     char *default_steps;          /* the current kernel's default schedule as text (NULL: not yet) */
     bool default_built;           /* tried once per kernel: */
