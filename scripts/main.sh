@@ -2,8 +2,9 @@
 # Sets up, builds a Release build in build/release and runs the main job: JIT-compiles the
 # bundled ResNet-9 (tests/data/models/resnet9.onnx) with the bundled tuned schedules
 # (tests/data/models/tuned.db; on a machine of another kind it uses the records of the nearest
-# machine in the database, checked here first, and says so) and runs inference on its reference input, printing the latency, the predicted
-# class and a per-kernel profile.
+# machine in the database that are faster here than the default schedules, timed and checked
+# here first, and says so) and runs inference on its reference input, printing the latency, the
+# predicted class and a per-kernel profile.
 # With `--bench`, also runs the 1024^3 float32 matmul benchmark on 1 and 2 threads (weft
 # schedules against the vendor-library peers).
 set -euo pipefail

@@ -135,9 +135,13 @@ static void explain(const key_census *c, const char *here_key, const weft_tuned_
         snprintf(buf, n, "the database has no successful measurements");
         return;
     }
-    if (s->n_default > 0)
+    if (s->n_default > s->n_default_slower)
         len += (size_t)snprintf(buf + len, n - len, "%d kernel(s) have no %srecord in the database for any machine; ",
-                                s->n_default, s->n_rejected ? "usable " : "");
+                                s->n_default - s->n_default_slower, s->n_rejected ? "usable " : "");
+    if (len < n && s->n_default_slower > 0)
+        len += (size_t)snprintf(buf + len, n - len,
+                                "%d kernel(s) keep the default schedule: records measured elsewhere were not faster here; ",
+                                s->n_default_slower);
     if (len < n && exact)
         len += (size_t)snprintf(buf + len, n - len, "this machine (%s) has records for %d of the %d kernels; ", here_key,
                                 s->n_this_machine, s->n_kernels);

@@ -11,6 +11,20 @@
  *      (weft_measure_check) before it is used; one that fails any of these is skipped
  *      (counted as rejected) and the next machine's is tried;
  *   3. else the default schedule.
+ * A record of 1 or 2 that has to be checked (one measured elsewhere, or imported) is first timed
+ * here against this kernel's default schedule, and checked only when it is faster (the check's
+ * naive reference is what costs most): both run by turns in one forked worker
+ * (weft_measure_pair: the same inputs, the model's thread count, twice L2 written between runs
+ * as the tuner measures; until each has TIME_MIN_REPEAT runs and TIME_MIN_S of measured time,
+ * at most TIME_MAX_REPEAT each), and the record is served only when its median is
+ * <= SERVE_RATIO x the default's; else it counts as slower and the next machine's record is
+ * tried. A record whose steps are the default's is not timed. The default is compiled once per
+ * kernel. Cost at model-compile time, per kernel with a record measured elsewhere: one JIT
+ * compile of the default plus one worker of 2 x max(TIME_MIN_S, TIME_MIN_REPEAT runs) per
+ * timed record: tens of ms per kernel (README, "Schedules that travel"). WEFT_NEAREST_TIMING=0
+ * skips the timing (a record that passes its check is served, as for tests that want
+ * determinism); test builds (WEFT_TEST_HOOKS) multiply the record's median by
+ * WEFT_TEST_RECORD_TIME_SCALE.
  * When a chosen schedule still fails to compile in the model, the model compiler asks again
  * (attempt > 0) and gets the next choice. Nothing is written to the database here: records
  * stay keyed by the machine that measured them.
@@ -29,6 +43,9 @@
 
 enum { CHECK_TIMEOUT_S = 30 };
 #define CHECK_TOL 1e-4 /* as the tuner checks a new best */
+enum { TIME_MIN_REPEAT = 5, TIME_MAX_REPEAT = 50 };
+#define TIME_MIN_S 0.01   /* measured time per side */
+#define SERVE_RATIO 0.97  /* a record beats the default by at least 3% or is not served */
 
 weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const weft_te_func *f, weft_schedule *s, bool *found)
 {
@@ -58,6 +75,7 @@ weft_status weft_tuner_lookup(weft_db *db, const weft_tuner_target *t, const wef
 /* The choice made for one kernel. */
 typedef struct choice {
     int kind;            /* 0 default, 1 this machine, 2 another machine */
+    bool slower;         /* kind 0: a record was timed here and was not faster */
     char target[160];    /* kind 2: the record's target key */
 } choice;
 
@@ -79,6 +97,15 @@ typedef struct provider_ctx {
     const weft_target_ops *ops;
     weft_target *target;
     bool check_ready;
+    /* timing records measured elsewhere against the default schedule */
+    bool timing;                  /* WEFT_NEAREST_TIMING is not 0 */
+    char *default_steps;          /* the current kernel's default schedule as text (NULL: not yet) */
+    bool default_built;           /* tried once per kernel: */
+    weft_arena *default_arena;    /*   what default_lf lives in */
+    weft_loop_func *default_lf;   /*   the default schedule's loop function and kernel (NULL: */
+    weft_kernel *default_k;       /*   it did not build; records are served untimed) */
+    int n_timed, n_slower;        /* records timed against the default; of those, not faster */
+    bool kernel_slower;           /* a record of the current kernel was not faster than its default */
 } provider_ctx;
 
 static void free_candidates(provider_ctx *pc)
@@ -89,6 +116,15 @@ static void free_candidates(provider_ctx *pc)
     pc->near = NULL;
     pc->n_near = 0;
     pc->next = 0;
+    free(pc->default_steps);
+    pc->default_steps = NULL;
+    if (pc->default_k) pc->ops->kernel_destroy(pc->default_k);
+    pc->default_k = NULL;
+    pc->default_lf = NULL;
+    weft_arena_destroy(pc->default_arena);
+    pc->default_arena = NULL;
+    pc->default_built = false;
+    pc->kernel_slower = false;
 }
 
 static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
@@ -124,6 +160,69 @@ static bool step_ok(weft_status st, weft_status *oom)
     return st == WEFT_OK;
 }
 
+#ifdef WEFT_TEST_HOOKS
+/* Test builds: WEFT_TEST_RECORD_TIME_SCALE=F multiplies a record's measured median by F, so a
+ * test can make a record slower or faster than the default without depending on the load. */
+static double test_time_scale(void)
+{
+    const char *e = getenv("WEFT_TEST_RECORD_TIME_SCALE");
+    double v = 0;
+    return e && sscanf(e, "%lf", &v) == 1 && v > 0 ? v : 1.0;
+}
+#else
+static double test_time_scale(void) { return 1.0; }
+#endif
+
+/* The default schedule of f on caps as text, kept for the current kernel (NULL: out of memory,
+ * noted in *oom, or no default; then every record is timed). */
+static const char *default_text(provider_ctx *pc, const weft_te_func *f, const weft_target_caps *caps, weft_status *oom)
+{
+    if (pc->default_steps) return pc->default_steps;
+    weft_schedule *ds = NULL;
+    if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom)) {
+        pc->default_steps = weft_schedule_text(ds);
+        if (!pc->default_steps) step_ok(weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory"), oom);
+    }
+    weft_schedule_destroy(ds);
+    return pc->default_steps;
+}
+
+/* Is the record k (of lf) faster here than f's default schedule by SERVE_RATIO? Both
+ * run by turns in one forked worker (weft_measure_pair) as the tuner measures: the model's
+ * threads, twice L2 written between runs. The default is built once per kernel; one that does
+ * not build or run serves the record. */
+static bool faster_than_default(provider_ctx *pc, const weft_te_func *f, weft_kernel *k, const weft_loop_func *lf,
+                                const weft_target_caps *caps, weft_status *oom)
+{
+    if (!pc->default_built) {
+        pc->default_built = true;
+        weft_schedule *ds = NULL;
+        pc->default_arena = weft_arena_create();
+        if (!pc->default_arena) step_ok(weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory"), oom);
+        else if (step_ok(weft_schedule_create(f, &ds), oom) && step_ok(weft_schedule_default(ds, caps), oom) &&
+                 !step_ok(weft_target_build(pc->ops, pc->target, ds, pc->default_arena, &pc->default_lf, &pc->default_k), oom))
+            pc->default_k = NULL;
+        weft_schedule_destroy(ds);
+    }
+    if (*oom != WEFT_OK) return false;
+    if (!pc->default_k) return true;
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = caps->max_threads;
+    mo.timeout_s = CHECK_TIMEOUT_S;
+    mo.min_time_s = TIME_MIN_S;
+    mo.min_repeat = TIME_MIN_REPEAT;
+    mo.max_repeat = TIME_MAX_REPEAT;
+    mo.evict_bytes = weft_measure_evict_bytes(caps);
+    weft_measure_result r;
+    memset(&r, 0, sizeof r);
+    weft_status st = weft_measure_pair(pc->ops, k, lf, pc->default_k, pc->default_lf, &mo, &r);
+    if (!step_ok(st, oom)) return false; /* the runs failed (a crash, a timeout): rejected */
+    pc->n_timed++;
+    bool faster = r.median * test_time_scale() <= SERVE_RATIO * r.median_other;
+    if (!faster) pc->n_slower++;
+    return faster;
+}
+
 static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
                              weft_status *oom)
 {
@@ -140,8 +239,15 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
     bool ok = a && step_ok(weft_schedule_create(f, &s), oom) && step_ok(weft_schedule_apply_text(s, steps), oom);
     if (ok && !pc->ops) ok = step_ok(weft_lower(s, NULL, a, &lf), oom); /* no JIT here: lowering is all we can check */
     else if (ok) {
-        ok = step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom) &&
-             step_ok(weft_schedule_create(f, &ns), oom) &&
+        ok = step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom);
+        /* timed first: a record that is not faster is never served, so it needs no check (the
+         * naive reference of the check is the slow part); the timing runs in a forked worker,
+         * where a wrong or crashing record does no harm */
+        if (ok && pc->timing) {
+            const char *dt = default_text(pc, f, caps, oom);
+            ok = *oom == WEFT_OK && ((dt && !strcmp(dt, steps)) || faster_than_default(pc, f, k, lf, caps, oom));
+        }
+        ok = ok && step_ok(weft_schedule_create(f, &ns), oom) &&
              step_ok(weft_target_build(pc->ops, pc->target, ns, a, &nlf, &ref), oom);
         if (ok) {
             weft_measure_opts mo = weft_measure_opts_default();
@@ -166,6 +272,11 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
 {
     provider_ctx *pc = ud;
     if (!pc->target_ready) {
+        const char *e = getenv("WEFT_NEAREST_TIMING");
+        if (e && strcmp(e, "0") && strcmp(e, "1"))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_NEAREST_TIMING=%.40s: expected 0 (serve records of other machines "
+                                                   "that pass their check untimed) or 1 (time them against the default)", e);
+        pc->timing = !e || !strcmp(e, "1");
         weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }
@@ -187,6 +298,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         const char *steps = pc->next == 0 ? pc->own : pc->near[pc->next - 1].steps;
         if (!steps) continue;
         bool foreign = pc->next > 0;
+        int slower_before = pc->n_slower;
         bool unchecked = foreign || pc->own_imported; /* measured elsewhere, or brought in as text */
         /* replay on a scratch schedule first: steps that do not apply leave s untouched */
         weft_schedule *probe = NULL;
@@ -197,7 +309,8 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         if (rc == WEFT_ERR_NOMEM) return rc;
         if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
         if (!applies) {
-            if (unchecked) pc->n_rejected++;
+            if (unchecked && pc->n_slower == slower_before) pc->n_rejected++;
+            else if (unchecked) pc->kernel_slower = true; /* not faster here */
             continue;
         }
         rc = weft_schedule_apply_text(s, steps);
@@ -208,6 +321,7 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         pc->next++; /* a retry continues after this candidate */
         return WEFT_OK;
     }
+    ch->slower = pc->kernel_slower;
     snprintf(src, 16, "default");
     return weft_schedule_default(s, caps);
 }
@@ -217,11 +331,16 @@ static void summarize(const provider_ctx *pc, weft_tuned_summary *sum)
     memset(sum, 0, sizeof *sum);
     sum->n_kernels = pc->n_kernels;
     sum->n_rejected = pc->n_rejected;
+    sum->n_timed = pc->n_timed;
+    sum->n_slower = pc->n_slower;
     int best_count = 0;
     for (int k = 0; k < pc->n_kernels; k++) {
         const choice *c = &pc->choices[k];
         if (c->kind == 1) sum->n_this_machine++;
-        else if (c->kind == 0) sum->n_default++;
+        else if (c->kind == 0) {
+            sum->n_default++;
+            if (c->slower) sum->n_default_slower++;
+        }
         else {
             sum->n_nearest++;
             int count = 0;
@@ -285,8 +404,11 @@ void weft_tuned_summary_format(const weft_tuned_summary *s, char *buf, size_t n)
     if (s->n_nearest_machines == 1) snprintf(from, sizeof from, " (%s)", s->nearest);
     else if (s->n_nearest_machines > 1)
         snprintf(from, sizeof from, " (%d machines, mostly %s)", s->n_nearest_machines, s->nearest);
-    char rejected[64] = "";
+    char rejected[64] = "", timed[96] = "";
     if (s->n_rejected) snprintf(rejected, sizeof rejected, "; %d record(s) of other machines rejected", s->n_rejected);
-    snprintf(buf, n, "kernels: %d from records for this machine, %d from the nearest machine%s, %d default%s",
-             s->n_this_machine, s->n_nearest, from, s->n_default, rejected);
+    if (s->n_timed)
+        snprintf(timed, sizeof timed, "; %d record(s) timed against the default here, %d not faster", s->n_timed,
+                 s->n_slower);
+    snprintf(buf, n, "kernels: %d from records for this machine, %d from the nearest machine%s, %d default%s%s",
+             s->n_this_machine, s->n_nearest, from, s->n_default, rejected, timed);
 }

@@ -87,6 +87,11 @@ weft_measure_opts weft_measure_opts_default(void)
     return o;
 }
 
+size_t weft_measure_evict_bytes(const weft_target_caps *caps)
+{
+    return 2 * (size_t)(caps && caps->l2_bytes > 0 ? caps->l2_bytes : 1024 * 1024);
+}
+
 static void set_msg(weft_measure_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_msg(weft_measure_result *r, const char *fmt, ...)
 {
@@ -367,6 +372,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median_of(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, bool compile,
                           const weft_measure_opts *o, weft_measure_result *r)
 {
@@ -405,14 +416,61 @@ static void child_measure(const weft_target_ops *ops, weft_kernel *k, const weft
     }
     r->n_times = n < WEFT_MEASURE_MAX_TIMES ? n : WEFT_MEASURE_MAX_TIMES;
     memcpy(r->times, times, sizeof *times * (size_t)r->n_times);
-    qsort(times, (size_t)n, sizeof *times, cmp_double);
-    r->median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    r->median = median_of(times, n);
     r->status = WEFT_OK;
 done:
     free(flush);
     free(times);
     if (args != host) free_dev_params(&w, args, lf->n_params);
     free_params(host, lf->n_params);
+    worker_stop(&w);
+    weft_threadpool_destroy(w.pool);
+}
+
+/* weft_measure_pair in the worker: w.k and w.ref run by turns on the same (host) inputs. */
+static void child_pair(const weft_target_ops *ops, weft_kernel *k, weft_kernel *other, const weft_loop_func *lf,
+                       const weft_measure_opts *o, weft_measure_result *r)
+{
+    worker w = {.lf = lf};
+    void **args = NULL;
+    if (worker_start(&w, ops, k, other, lf, NULL, false, r) && child_setup(o, &w.pool, r)) {
+        w.ex.pool = w.pool;
+        args = alloc_params(lf, o->seed, r);
+    }
+    int max_rep = o->max_repeat < 1 ? 1 : o->max_repeat > MAX_TIMED_RUNS ? MAX_TIMED_RUNS : o->max_repeat;
+    int min_rep = o->min_repeat < 1 ? 1 : o->min_repeat > max_rep ? max_rep : o->min_repeat;
+    double *times = weft_malloc(sizeof *times * 2 * (size_t)max_rep);
+    size_t flush_bytes = o->flush_cache ? FLUSH_BYTES : o->evict_bytes;
+    unsigned char *flush = args && flush_bytes ? weft_malloc(flush_bytes) : NULL;
+    if (!args) goto done;
+    if (!times || (flush_bytes && !flush)) {
+        r->status = WEFT_ERR_NOMEM;
+        set_msg(r, "measure: cannot allocate the timing buffers");
+        goto done;
+    }
+    if (!run_once(&w, w.k, args, "", r) || !run_once(&w, w.ref, args, "second kernel: ", r)) goto done; /* warm-up */
+    double *tk = times, *to = times + max_rep, total_k = 0, total_o = 0;
+    int n = 0;
+    while (n < max_rep && (n < min_rep || total_k < o->min_time_s || total_o < o->min_time_s)) {
+        for (int side = 0; side < 2; side++) {
+            if (flush) memset(flush, (2 * n + side) & 0xff, flush_bytes);
+            double t0 = weft_rt_now();
+            if (!run_once(&w, side ? w.ref : w.k, args, side ? "second kernel: " : "", r)) goto done;
+            double dt = weft_rt_now() - t0;
+            (side ? to : tk)[n] = dt;
+            *(side ? &total_o : &total_k) += dt;
+        }
+        n++;
+    }
+    r->n_times = n < WEFT_MEASURE_MAX_TIMES ? n : WEFT_MEASURE_MAX_TIMES;
+    memcpy(r->times, tk, sizeof *tk * (size_t)r->n_times);
+    r->median = median_of(tk, n);
+    r->median_other = median_of(to, n);
+    r->status = WEFT_OK;
+done:
+    free(flush);
+    free(times);
+    free_params(args, lf->n_params);
     worker_stop(&w);
     weft_threadpool_destroy(w.pool);
 }
@@ -492,7 +550,7 @@ done:
 /* ---- parent side ------------------------------------------------------------------------ */
 
 typedef struct job {
-    int kind; /* 0 measure, 1 check */
+    int kind; /* 0 measure, 1 check, 2 pair */
     const weft_target_ops *ops;
     weft_kernel *k, *ref;
     const weft_loop_func *lf, *ref_lf;
@@ -543,6 +601,7 @@ static weft_status run_job(const job *j, weft_measure_result *out)
         memset(&r, 0, sizeof r);
         r.status = WEFT_ERR_INTERNAL;
         if (j->kind == 0) child_measure(j->ops, j->k, j->lf, j->compile, j->o, &r);
+        else if (j->kind == 2) child_pair(j->ops, j->k, j->ref, j->lf, j->o, &r);
         else child_check(j->ops, j->k, j->ref, j->lf, j->ref_lf, j->compile, j->tol, j->o, &r);
         write_all(fds[1], &r, sizeof r);
         _exit(0); /* closes the pipe: the parent sees EOF as the child goes away */
@@ -697,5 +756,25 @@ weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, const
     }
     job j = {.kind = 1, .ops = ops, .k = k, .ref = ref, .lf = lf, .ref_lf = ref_lf, .tol = tol, .o = o,
              .compile = o->compile_in_worker || !weft_target_is_host(ops)};
+    return run_job(&j, out);
+}
+
+weft_status weft_measure_pair(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *other,
+                              const weft_loop_func *other_lf, const weft_measure_opts *o, weft_measure_result *out)
+{
+    weft_measure_opts def = weft_measure_opts_default();
+    if (!o) o = &def;
+    weft_status st = check_args(ops, k, lf, o, out, "weft_measure_pair");
+    if (st != WEFT_OK) return st;
+    bool same = other_lf && other_lf->n_params == lf->n_params;
+    for (int i = 0; same && i < lf->n_params; i++)
+        same = other_lf->params[i] && param_bytes(other_lf->params[i]) == param_bytes(lf->params[i]);
+    if (!other || !other_lf || !same || !weft_target_is_host(ops)) {
+        set_msg(out, "weft_measure_pair: %s", !other || !other_lf ? "the second kernel or its loop function is NULL"
+                                             : !same ? "the two kernels' parameter lists differ"
+                                                     : "host targets only");
+        return finish(out, WEFT_ERR_INVALID_ARG);
+    }
+    job j = {.kind = 2, .ops = ops, .k = k, .ref = other, .lf = lf, .ref_lf = other_lf, .o = o};
     return run_job(&j, out);
 }

@@ -41,6 +41,9 @@ typedef enum weft_measure_fault {
 } weft_measure_fault;
 
 weft_measure_opts weft_measure_opts_default(void);
+/* What the tuner writes between timed runs on a target with these caps (evict_bytes): twice
+ * its L2 (1 MiB when unknown), so each run starts with cold L1/L2 as a kernel in a model does. */
+size_t weft_measure_evict_bytes(const weft_target_caps *caps);
 
 #define WEFT_MEASURE_MAX_TIMES 64
 typedef struct weft_measure_result {
@@ -50,6 +53,7 @@ typedef struct weft_measure_result {
     int n_times;
     double times[WEFT_MEASURE_MAX_TIMES];
     double max_error;     /* weft_measure_check: max |cand - ref| / max(1, max |ref|) */
+    double median_other;  /* weft_measure_pair: the second kernel's median (seconds) */
 } weft_measure_result;
 
 /* Times kernel k (compiled by ops for loop function lf, whose params give buffer sizes and
@@ -65,5 +69,13 @@ weft_status weft_measure_kernel(const weft_target_ops *ops, weft_kernel *k, cons
 weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *ref,
                                const weft_loop_func *ref_lf, double tol, const weft_measure_opts *o,
                                weft_measure_result *out);
+
+/* Times k (of lf) and other (of other_lf, the same parameter list) in one forked worker on the
+ * same inputs, their runs alternating (k, other, k, ...; each after o's cache eviction), so both
+ * see the same load: out->median is k's, out->median_other other's. Runs repeat until both have
+ * min_repeat runs and min_time_s of measured time each (at most max_repeat each); n_times and
+ * times[] are k's. Host targets only (a device target is WEFT_ERR_INVALID_ARG). */
+weft_status weft_measure_pair(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *other,
+                              const weft_loop_func *other_lf, const weft_measure_opts *o, weft_measure_result *out);
 
 #endif

@@ -213,14 +213,17 @@ typedef struct weft_tuned_summary {
     int n_this_machine;   /* best record under this machine's key */
     int n_nearest;        /* best record of the nearest machine that has one (another key) */
     int n_default;        /* no usable record: the default schedule */
-    int n_rejected;       /* records of other machines that did not replay, compile or match */
+    int n_rejected;       /* records of other machines that did not replay, compile, run or match */
+    int n_timed;          /* records of other machines (or imported) timed against the default here */
+    int n_slower;         /* of those, not faster than 0.97x the default (not served, not checked) */
+    int n_default_slower; /* of n_default: kernels whose records all lost to the default here */
     char nearest[96];     /* "cpu=znver4 threads=2": the machine most nearest records came from */
     int n_nearest_machines; /* distinct machines the nearest records came from */
 } weft_tuned_summary;
 /* Compiles a graph with the best database record of each kernel: this machine's, else the
  * nearest machine's (replayed, compiled and checked against the naive schedule on random
- * inputs before it is used; a record that fails goes to the next machine), else the default
- * schedule. *summary (optional) says which kernels got which. */
+ * inputs, and before that timed here against the default schedule: used only when at least 3%
+ * faster; a record that fails goes to the next machine), else the default schedule. *summary (optional) says which kernels got which. */
 weft_status weft_model_compile_tuned_ex(const weft_graph *g, const weft_model_options *opt, const char *db_path,
                                         weft_model **out, weft_tuned_summary *summary);
 /* weft_model_compile_tuned (the public form, in weft/model.h) counts kernels with a database

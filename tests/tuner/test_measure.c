@@ -273,6 +273,39 @@ static void test_matmul_measures(void **state)
     assert_true(r.median > 0 && r.median < 1.0);
 }
 
+static weft_loop_func *segv_func(fx *f);
+
+/* Two kernels timed by turns in one worker: the naive 64^3 matmul (scalar, untiled) against
+ * its default schedule (~10-30x faster here); the order of the arguments decides which median
+ * is which. Another parameter list is refused by name. */
+static void test_pair_times_both(void **state)
+{
+    fx *f = *state;
+    weft_loop_func *lf_fast = NULL, *lf_slow = NULL;
+    weft_kernel *fast = matmul(f, true, &lf_fast), *slow = matmul(f, false, &lf_slow);
+    weft_measure_opts o = opts();
+    o.min_time_s = 0.005;
+    o.min_repeat = 5;
+    o.max_repeat = 20;
+    o.evict_bytes = (size_t)1 << 20;
+    weft_measure_result r;
+    weft_status st = weft_measure_pair(L, slow, lf_slow, fast, lf_fast, &o, &r);
+    print_result("pair slow/fast", st, &r);
+    assert_int_equal(st, WEFT_OK);
+    assert_true(r.n_times >= 5 && r.n_times <= 20);
+    assert_true(r.median > 0 && r.median_other > 0 && r.median < 1.0);
+    fprintf(stderr, "# naive / default: %.1fx\n", r.median / r.median_other);
+    assert_true(r.median > 2 * r.median_other);
+    st = weft_measure_pair(L, fast, lf_fast, slow, lf_slow, &o, &r);
+    assert_int_equal(st, WEFT_OK);
+    assert_true(r.median_other > 2 * r.median);
+    weft_loop_func *lf_segv = segv_func(f);
+    weft_kernel *k_segv = compile(f, lf_segv);
+    assert_int_equal(weft_measure_pair(L, fast, lf_fast, k_segv, lf_segv, &o, &r), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(r.error, "parameter lists differ"));
+    assert_int_equal(weft_measure_pair(L, fast, lf_fast, NULL, lf_slow, &o, &r), WEFT_ERR_INVALID_ARG);
+}
+
 /* ---- crashes ---- */
 
 /* O[1<<40] = 1: far outside any mapping. */
@@ -521,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_default_opts),
         cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_measures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pair_times_both, setup, teardown),
         cmocka_unit_test_setup_teardown(test_segfault_is_recorded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_error_is_passed_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_infinite_loop_times_out, setup, teardown),

@@ -179,20 +179,25 @@ static void test_records_listed_nearest_first(void **state)
     assert_string_equal(fx->near[1].target, k_avx2);
 }
 
-/* x[8,32] -> Gemm(w[32,32], b) -> Relu: one kernel. */
-static void build_graph(fixture *fx, float *w, float *b)
+/* x[M,N] -> Gemm(w[N,N], b) -> Relu: one kernel (w, b: N*N and N floats). */
+static int M = 8, N = 32;
+static void build_graph_sized(fixture *fx, int m, int n, float *w, float *b)
 {
-    for (int i = 0; i < 32 * 32; i++) w[i] = (float)((i * 7) % 13 - 6) * 0.05f;
-    for (int i = 0; i < 32; i++) b[i] = (float)(i % 5 - 2) * 0.1f;
+    M = m;
+    N = n;
+    for (int i = 0; i < N * N; i++) w[i] = (float)((i * 7) % 13 - 6) * 0.05f;
+    for (int i = 0; i < N; i++) b[i] = (float)(i % 5 - 2) * 0.1f;
     weft_value x, wv, bv, y, h;
     assert_int_equal(weft_graph_create(&fx->g), WEFT_OK);
-    assert_int_equal(weft_graph_add_input(fx->g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){8, 32}, &x), WEFT_OK);
-    assert_int_equal(weft_graph_add_constant(fx->g, "w", WEFT_TYPE_FLOAT32, 2, (int64_t[]){32, 32}, w, &wv), WEFT_OK);
-    assert_int_equal(weft_graph_add_constant(fx->g, "b", WEFT_TYPE_FLOAT32, 1, (int64_t[]){32}, b, &bv), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(fx->g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){M, N}, &x), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(fx->g, "w", WEFT_TYPE_FLOAT32, 2, (int64_t[]){N, N}, w, &wv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(fx->g, "b", WEFT_TYPE_FLOAT32, 1, (int64_t[]){N}, b, &bv), WEFT_OK);
     assert_int_equal(weft_graph_gemm(fx->g, x, wv, bv, false, true, &y), WEFT_OK);
     assert_int_equal(weft_graph_unary(fx->g, "Relu", y, &h), WEFT_OK);
     assert_int_equal(weft_graph_set_output(fx->g, h, "out"), WEFT_OK);
 }
+
+static void build_graph(fixture *fx, float *w, float *b) { build_graph_sized(fx, 8, 32, w, b); }
 
 /* This machine's key at `threads` and the model's one workload with valid (default) steps. */
 static bool prepare(fixture *fx, int threads, weft_tuner_target *tt)
@@ -217,22 +222,26 @@ static bool prepare(fixture *fx, int threads, weft_tuner_target *tt)
     return true;
 }
 
-/* Compiles with the database, runs, checks the output against a direct computation. */
+/* Compiles with the database, runs, checks the output against a direct computation
+ * (relative tolerance 1e-4). */
 static void compile_and_check(fixture *fx, int threads, const float *w, const float *b, weft_tuned_summary *sum)
 {
     weft_model_options o = weft_model_options_default();
     o.threads = threads;
     assert_int_equal(weft_model_compile_tuned_ex(fx->g, &o, fx->path, &fx->m, sum), WEFT_OK);
-    float x[8 * 32], y[8 * 32];
-    for (int i = 0; i < 8 * 32; i++) x[i] = (float)((i * 5) % 11 - 5) * 0.1f;
+    float *x = malloc(sizeof *x * (size_t)(M * N)), *y = malloc(sizeof *y * (size_t)(M * N));
+    assert_true(x && y);
+    for (int i = 0; i < M * N; i++) x[i] = (float)((i * 5) % 11 - 5) * 0.1f;
     assert_int_equal(weft_model_run(fx->m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 32; j++) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
             float acc = b[j];
-            for (int k = 0; k < 32; k++) acc += x[i * 32 + k] * w[j * 32 + k];
+            for (int k = 0; k < N; k++) acc += x[i * N + k] * w[j * N + k];
             float want = acc > 0 ? acc : 0;
-            assert_true(fabsf(y[i * 32 + j] - want) <= 1e-4f * (1 + fabsf(want)));
+            assert_true(fabsf(y[i * N + j] - want) <= 1e-4f * (1 + fabsf(want)));
         }
+    free(x);
+    free(y);
     weft_model_destroy(fx->m);
     fx->m = NULL;
 }
@@ -276,6 +285,7 @@ static void test_model_uses_the_nearest_replayable_record(void **state)
     assert_int_equal(sum.n_default, 0);
     assert_int_equal(sum.n_rejected, 1); /* the nearest one did not replay */
     assert_string_equal(sum.nearest, "cpu=othercpu threads=1");
+    assert_int_equal(sum.n_timed, 0); /* its steps are the default's: not timed */
     char line[320];
     weft_tuned_summary_format(&sum, line, sizeof line);
     assert_non_null(strstr(line, "0 from records for this machine, 1 from the nearest machine (cpu=othercpu threads=1), 0 default"));
@@ -399,6 +409,118 @@ static void test_imported_record_is_checked_before_use(void **state)
     assert_int_equal(sum.n_rejected, 1);
 }
 
+/* A database holding one record of another machine of this ISA level (steps) for the model's
+ * kernel, at `threads`. */
+static void db_with_foreign_record(fixture *fx, int threads, const char *steps)
+{
+    char key[96];
+    snprintf(key, sizeof key, "llvm;cpu=othercpu;feat=00000000000000bb;cores=2;threads=%d", threads);
+    weft_tuner_target tt;
+    memset(&tt, 0, sizeof tt);
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    weft_db_workload wl = {fx->tasks[0].key, "te", "shapes", fx->tasks[0].flops};
+    assert_int_equal(weft_db_put_workload(fx->db, &wl), WEFT_OK);
+    put_target(fx->db, key, AVX512);
+    put_m(fx->db, fx->tasks[0].key, key, steps, 1e-6, NULL);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+}
+
+/* A record of another machine is timed here against the default schedule first, and checked
+ * and served only when faster (<= 0.97x); a faster record that fails its check is rejected. The test hook WEFT_TEST_RECORD_TIME_SCALE
+ * makes the record 100x slower or faster than measured, so the outcome does not depend on the
+ * load; the record's steps are the default's minus the last step (not the default's text, so
+ * timed). WEFT_NEAREST_TIMING=0 serves it untimed; another value is an error. */
+static void test_foreign_record_served_only_when_faster(void **state)
+{
+    fixture *fx = *state;
+    static float w[32 * 32], b[32];
+    build_graph(fx, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    char *variant = strdup(fx->steps);
+    assert_non_null(variant);
+    char *nl = strrchr(variant, '\n');
+    while (nl && nl[1] == '\0' && nl > variant) { /* a trailing newline: the line before it */
+        *nl = '\0';
+        nl = strrchr(variant, '\n');
+    }
+    assert_non_null(nl); /* the default schedule has more than one step */
+    nl[1] = '\0';
+    assert_string_not_equal(variant, fx->steps);
+    db_with_foreign_record(fx, 1, variant);
+    free(variant);
+    weft_tuned_summary sum;
+    char line[320];
+
+    /* the switch: untimed, the record that passes its check is served */
+    setenv("WEFT_NEAREST_TIMING", "0", 1);
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_nearest, 1);
+    assert_int_equal(sum.n_timed, 0);
+    setenv("WEFT_NEAREST_TIMING", "yes", 1);
+    weft_model_options o = weft_model_options_default();
+    o.threads = 1;
+    assert_int_equal(weft_model_compile_tuned_ex(fx->g, &o, fx->path, &fx->m, &sum), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "WEFT_NEAREST_TIMING=yes"));
+    unsetenv("WEFT_NEAREST_TIMING");
+    if (!weft_tune_test_hooks()) return; /* no timing hook in this build */
+
+    setenv("WEFT_TEST_RECORD_TIME_SCALE", "100", 1); /* slower than the default: not served */
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 1);
+    assert_int_equal(sum.n_default_slower, 1);
+    assert_int_equal(sum.n_rejected, 0);
+    weft_tuned_summary_format(&sum, line, sizeof line);
+    assert_non_null(strstr(line, "0 from the nearest machine, 1 default; 1 record(s) timed against the default here, 1 not faster"));
+
+    setenv("WEFT_TEST_RECORD_TIME_SCALE", "0.01", 1); /* faster, but every checked run faults */
+    setenv("WEFT_TEST_FAULTS", "1:7:2", 1);
+    compile_and_check(fx, 1, w, b, &sum);
+    unsetenv("WEFT_TEST_FAULTS");
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 0);
+    assert_int_equal(sum.n_rejected, 1);
+
+    compile_and_check(fx, 1, w, b, &sum); /* faster and it checks out: served */
+    unsetenv("WEFT_TEST_RECORD_TIME_SCALE");
+    assert_int_equal(sum.n_nearest, 1);
+    assert_int_equal(sum.n_default, 0);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 0);
+    assert_int_equal(sum.n_default_slower, 0);
+}
+
+/* Without a hook: a record of another machine whose steps are the naive schedule (scalar,
+ * untiled) of a 64x256x256 Gemm would pass its check (it computes the right values) but runs
+ * many times slower than the default here (~30x measured; the rule needs only 1/0.97), so the default
+ * is served. */
+static void test_slow_foreign_record_loses_to_the_default(void **state)
+{
+    fixture *fx = *state;
+    static float w[256 * 256], b[256];
+    build_graph_sized(fx, 64, 256, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    unsetenv("WEFT_TEST_RECORD_TIME_SCALE");
+    unsetenv("WEFT_NEAREST_TIMING");
+    db_with_foreign_record(fx, 1, "");
+    weft_tuned_summary sum;
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_kernels, 1);
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 1);
+    assert_int_equal(sum.n_default_slower, 1);
+    assert_int_equal(sum.n_rejected, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +530,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_uses_the_nearest_replayable_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_falls_back_to_default_when_no_record_replays, setup, teardown),
         cmocka_unit_test_setup_teardown(test_imported_record_is_checked_before_use, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_record_served_only_when_faster, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_foreign_record_loses_to_the_default, setup, teardown),
     };
     return cmocka_run_group_tests_name("tuner_nearest", tests, NULL, NULL);
 }
