@@ -174,7 +174,7 @@ static void free_params(void **args, int n)
     free(args);
 }
 
-static void child_reset_signals(void)
+void weft_measure_child_reset_signals(void)
 {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP, SIGPIPE, SIGXCPU, SIGXFSZ,
                                SIGALRM, SIGTERM, SIGINT};
@@ -220,7 +220,7 @@ static rlim_t asan_reserved_bytes(void)
 /* Sets up the child; false (with r filled) on failure. */
 static bool child_setup(const weft_measure_opts *o, weft_threadpool **pool, weft_measure_result *r)
 {
-    child_reset_signals();
+    weft_measure_child_reset_signals();
     if (o->memory_limit > 0) {
         rlim_t lim = (rlim_t)o->memory_limit + asan_reserved_bytes();
         struct rlimit cur;
@@ -267,7 +267,7 @@ static bool worker_start(worker *w, const weft_target_ops *ops, weft_kernel *k, 
 {
     w->ops = ops;
     w->device = !weft_target_is_host(ops);
-    child_reset_signals(); /* a crash while compiling is a crash of the worker */
+    weft_measure_child_reset_signals(); /* a crash while compiling is a crash of the worker */
     if (!compile) {
         w->k = k;
         w->ref = ref;
@@ -559,7 +559,7 @@ typedef struct job {
     const weft_measure_opts *o;
 } job;
 
-static void write_all(int fd, const void *p, size_t n)
+void weft_measure_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n > 0) {
@@ -603,7 +603,7 @@ static weft_status run_job(const job *j, weft_measure_result *out)
         if (j->kind == 0) child_measure(j->ops, j->k, j->lf, j->compile, j->o, &r);
         else if (j->kind == 2) child_pair(j->ops, j->k, j->ref, j->lf, j->o, &r);
         else child_check(j->ops, j->k, j->ref, j->lf, j->ref_lf, j->compile, j->tol, j->o, &r);
-        write_all(fds[1], &r, sizeof r);
+        weft_measure_write_all(fds[1], &r, sizeof r);
         _exit(0); /* closes the pipe: the parent sees EOF as the child goes away */
     }
     close(fds[1]);

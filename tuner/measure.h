@@ -78,4 +78,11 @@ weft_status weft_measure_check(const weft_target_ops *ops, weft_kernel *k, const
 weft_status weft_measure_pair(const weft_target_ops *ops, weft_kernel *k, const weft_loop_func *lf, weft_kernel *other,
                               const weft_loop_func *other_lf, const weft_measure_opts *o, weft_measure_result *out);
 
+/* For forked measuring workers (this file's and tuner/measure_gpu.c's): reset the crash and
+ * termination signals to SIG_DFL and unblock all signals (a crash ends the worker, and the
+ * parent sees the signal); write n bytes to fd, retrying on EINTR (a short pipe write is the
+ * parent's to notice). */
+void weft_measure_child_reset_signals(void);
+void weft_measure_write_all(int fd, const void *p, size_t n);
+
 #endif

@@ -61,31 +61,6 @@ typedef struct worker_result {
 
 typedef void (*worker_fn)(void *ud, worker_result *out);
 
-static void write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return;
-        c += w;
-        n -= (size_t)w;
-    }
-}
-
-static void child_signals(void)
-{
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE, SIGALRM, SIGTERM, SIGINT};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) (void)sigaction(sigs[i], &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    (void)sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 /* Runs fn in a forked worker with a deadline; *out is the worker's result, or the outcome
  * (timeout, signal, exit status) with out->r.status set. Returns out->r.status. */
 static weft_status run_worker(worker_fn fn, void *ud, double timeout_s, worker_result *out)
@@ -108,12 +83,12 @@ static weft_status run_worker(worker_fn fn, void *ud, double timeout_s, worker_r
     }
     if (pid == 0) {
         close(fds[0]);
-        child_signals();
+        weft_measure_child_reset_signals();
         worker_result r;
         memset(&r, 0, sizeof r);
         r.r.status = WEFT_ERR_INTERNAL;
         fn(ud, &r);
-        write_all(fds[1], &r, sizeof r);
+        weft_measure_write_all(fds[1], &r, sizeof r);
         _exit(0);
     }
     close(fds[1]);
