@@ -33,6 +33,20 @@ typedef struct conv_tile {
     int64_t tf, tn, ty, tx;
 } conv_tile;
 
+/* The step "fuse Y o0 o1 ..." of the outer loops into line, and the fused loop's name
+ * ("o0@o1@...", cut at nfused - 1: callers compare its length with WEFT_SCHED_NAME) into fused. */
+static void fuse_text(const char *yname, const char (*outer)[WEFT_SCHED_NAME + 4], int n_outer, char *line, size_t nline,
+                      char *fused, size_t nfused)
+{
+    int len = snprintf(line, nline, "fuse %s", yname);
+    fused[0] = '\0';
+    for (int i = 0; i < n_outer; i++) {
+        if (len >= 0 && (size_t)len < nline) len += snprintf(line + len, nline - (size_t)len, " %s", outer[i]);
+        strncat(fused, i ? "@" : "", nfused - strlen(fused) - 1);
+        strncat(fused, outer[i], nfused - strlen(fused) - 1);
+    }
+}
+
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* The register tile for R [N, FO, OH, OW, fb]: at most 2 x weft_sched_tile_rows accumulators
@@ -403,12 +417,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
     snprintf(line + len, sizeof line - (size_t)len, "%s%s %s.0 %s.1", f1[0] ? " " : "", f1, x1, x1);
     if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
-    len = snprintf(line, sizeof line, "fuse %s", yname);
-    for (int i = 0; i < n_outer; i++) {
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
-        strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
-        strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
-    }
+    fuse_text(yname, (const char(*)[WEFT_SCHED_NAME + 4])outer, n_outer, line, sizeof line, fused, sizeof fused);
     if (strlen(fused) >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
     if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
@@ -503,12 +512,7 @@ static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_t
     for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
     for (int i = 0; i < n_inner; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", inner[i]);
     if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
-    len = snprintf(line, sizeof line, "fuse %s", yname);
-    for (int i = 0; i < n_outer; i++) {
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
-        strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
-        strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
-    }
+    fuse_text(yname, (const char(*)[WEFT_SCHED_NAME + 4])outer, n_outer, line, sizeof line, fused, sizeof fused);
     if (strlen(fused) >= WEFT_SCHED_NAME) snprintf(fused, sizeof fused, "%s", outer[0]);
     else if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;

@@ -526,14 +526,7 @@ void weft_gpu_measurer_destroy(weft_gpu_measurer *m)
 
 void weft_gpu_measurer_run(weft_gpu_measurer *m, weft_tune_cand *c)
 {
-    memset(&c->r, 0, sizeof c->r);
-    c->error[0] = '\0';
-    c->lost = false;
-    c->fatal = WEFT_OK;
-    if (c->task < 0 || c->task >= m->n || !c->steps) {
-        snprintf(c->error, sizeof c->error, "measure: no task %d (there are %d) or no steps", c->task, m->n);
-        return;
-    }
+    if (!weft_tune_cand_begin(c, m->n)) return;
     weft_arena *a = weft_arena_create();
     weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
     weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a, &st) : NULL;

@@ -141,16 +141,22 @@ static naive_ref *naive_of(weft_tune_measurer *m, int task)
     return r;
 }
 
-void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
+bool weft_tune_cand_begin(weft_tune_cand *c, int n_tasks)
 {
     memset(&c->r, 0, sizeof c->r);
     c->error[0] = '\0';
     c->lost = false;
     c->fatal = WEFT_OK;
-    if (c->task < 0 || c->task >= m->n || !c->steps) {
-        snprintf(c->error, sizeof c->error, "measure: no task %d (there are %d) or no steps", c->task, m->n);
-        return;
+    if (c->task < 0 || c->task >= n_tasks || !c->steps) {
+        snprintf(c->error, sizeof c->error, "measure: no task %d (there are %d) or no steps", c->task, n_tasks);
+        return false;
     }
+    return true;
+}
+
+void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
+{
+    if (!weft_tune_cand_begin(c, m->n)) return;
     weft_measure_opts mo = weft_measure_opts_default();
     mo.threads = m->threads;
     mo.min_time_s = 0.05;

@@ -165,6 +165,10 @@ typedef struct weft_tune_cand {
                              * the candidate's fault: not recorded; the run stops) */
 } weft_tune_cand;
 
+/* Clears c's results before a measurer fills them; false (c->error says why) when c names no
+ * task of the n given or has no steps. Shared by the CPU and GPU measurers. */
+bool weft_tune_cand_begin(weft_tune_cand *c, int n_tasks);
+
 /* Measures c[0..n-1]; WEFT_OK when every candidate has its result (or is lost); another status
  * (message set) ends the tuning run cleanly: nothing of c is recorded. */
 typedef weft_status (*weft_tune_measure_fn)(void *ud, weft_tune_cand *c, int n);
