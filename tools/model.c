@@ -140,13 +140,13 @@ static void explain(const key_census *c, const char *here_key, const weft_tuned_
                                 s->n_default - s->n_default_slower, s->n_rejected ? "usable " : "");
     if (len < n && s->n_default_slower > 0)
         len += (size_t)snprintf(buf + len, n - len,
-                                "%d kernel(s) keep the default schedule: records measured elsewhere were not faster here; ",
+                                "%d kernel(s) keep the default schedule: their records were not faster here than the default; ",
                                 s->n_default_slower);
     if (len < n && exact)
         len += (size_t)snprintf(buf + len, n - len, "this machine (%s) has records for %d of the %d kernels; ", here_key,
                                 s->n_this_machine, s->n_kernels);
     if (len >= n) return;
-    if (other_threads)
+    if (other_threads && !exact)
         snprintf(buf + len, n - len, "this machine's records are for --threads %s only and this run uses %d threads "
                                      "(records are kept per thread count: run with --threads %d, or tune with --threads %d)",
                  threads, here.threads, first_threads, here.threads);

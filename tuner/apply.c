@@ -2,8 +2,13 @@
  *
  * Per kernel, in order:
  *   1. the best record under this machine's key (measured and checked here: trusted), when
- *      its steps still replay; one that came in through `weft db import` (its version says
- *      "imported:") was never checked here and is checked as in 2 first;
+ *      its steps still replay and it is still faster here than the default schedule: the
+ *      default may have improved since the record was tuned, and a stale record would make the
+ *      tuned model slower than the untuned one. When the database holds a measurement of
+ *      today's default steps on this machine (the tuner measures the default first), the record
+ *      beat it there and is served as is; otherwise it is timed against the default as below
+ *      (not checked). WEFT_OWN_TIMING=0 serves it untimed; one that came in through `weft db import` (its version says
+ *      "imported:") was never checked here and is timed and checked as in 2 first;
  *   2. else the best record of each other machine of the same backend, nearest first
  *      (target_key.c: same CPU other thread count, then same ISA level and thread count, then
  *      any). A record measured elsewhere is only step text: it is replayed on this kernel,
@@ -99,6 +104,7 @@ typedef struct provider_ctx {
     bool check_ready;
     /* timing records measured elsewhere against the default schedule */
     bool timing;                  /* WEFT_NEAREST_TIMING is not 0 */
+    bool own_timing;              /* WEFT_OWN_TIMING is not 0: this machine's records are timed too */
     char *default_steps;          /* the current kernel's default schedule as text (NULL: not yet) */
     bool default_built;           /* tried once per kernel: */
     weft_arena *default_arena;    /*   what default_lf lives in */
@@ -223,14 +229,63 @@ static bool faster_than_default(provider_ctx *pc, const weft_te_func *f, weft_ke
     return faster;
 }
 
+/* The JIT target that checks and times records, created on first use (pc->ops stays NULL
+ * where there is none). */
+static void ensure_jit(provider_ctx *pc, weft_status *oom)
+{
+    if (pc->check_ready) return;
+    pc->check_ready = true;
+    pc->ops = weft_target_find("llvm");
+    if (pc->ops && !step_ok(pc->ops->create(&pc->target), oom)) pc->ops = NULL;
+}
+
+/* Is this machine's record (steps, trusted: measured and checked here) still faster here than
+ * f's default schedule? The default may have improved since the record was tuned, so it is
+ * timed as a record of another machine is (faster_than_default), but not checked. A record
+ * whose steps are the default's, or one that cannot be timed (no JIT), is served. */
+static bool own_record_faster(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                              weft_status *oom)
+{
+    ensure_jit(pc, oom);
+    if (*oom != WEFT_OK) return false;
+    if (!pc->ops) return true;
+    const char *dt = default_text(pc, f, caps, oom);
+    if (*oom != WEFT_OK) return false;
+    if (dt && !strcmp(dt, steps)) return true;
+    if (dt) { /* the tuner measured today's default beside the record (its first candidate) and
+               * the record won: no need to time it again */
+        char key[17];
+        weft_te_func_hash_hex(f, key);
+        bool measured = false;
+        weft_status st = weft_db_has_steps(pc->db, key, pc->tt.key, dt, &measured);
+        if (st != WEFT_OK) {
+            *oom = st; /* a database error is final, as the provider's other lookups */
+            return false;
+        }
+        if (measured) return true;
+    }
+    weft_arena *a = weft_arena_create();
+    if (!a) {
+        *oom = weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
+        return false;
+    }
+    weft_schedule *s = NULL;
+    weft_loop_func *lf = NULL;
+    weft_kernel *k = NULL;
+    /* a record that does not build here is left to the model compiler's retry (served) */
+    bool built = step_ok(weft_schedule_create(f, &s), oom) && step_ok(weft_schedule_apply_text(s, steps), oom) &&
+                 step_ok(weft_target_build(pc->ops, pc->target, s, a, &lf, &k), oom);
+    bool faster = *oom == WEFT_OK && (!built || faster_than_default(pc, f, k, lf, caps, oom));
+    if (k) pc->ops->kernel_destroy(k);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+    return faster && *oom == WEFT_OK;
+}
+
 static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char *steps, const weft_target_caps *caps,
                              weft_status *oom)
 {
-    if (!pc->check_ready) {
-        pc->check_ready = true;
-        pc->ops = weft_target_find("llvm");
-        if (pc->ops && !step_ok(pc->ops->create(&pc->target), oom)) pc->ops = NULL;
-    }
+    ensure_jit(pc, oom);
     weft_arena *a = weft_arena_create();
     if (!a) *oom = weft_fail(WEFT_ERR_NOMEM, "tuned compile: out of memory");
     weft_schedule *s = NULL, *ns = NULL;
@@ -277,6 +332,11 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
             return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_NEAREST_TIMING=%.40s: expected 0 (serve records of other machines "
                                                    "that pass their check untimed) or 1 (time them against the default)", e);
         pc->timing = !e || !strcmp(e, "1");
+        e = getenv("WEFT_OWN_TIMING");
+        if (e && strcmp(e, "0") && strcmp(e, "1"))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_OWN_TIMING=%.40s: expected 0 (serve this machine's records "
+                                                   "untimed) or 1 (time them against the default)", e);
+        pc->own_timing = !e || !strcmp(e, "1");
         weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }
@@ -308,6 +368,18 @@ static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, co
         weft_schedule_destroy(probe);
         if (rc == WEFT_ERR_NOMEM) return rc;
         if (applies && unchecked && (rc = check_foreign(pc, f, steps, caps, &applies)) != WEFT_OK) return rc;
+        if (applies && !unchecked && pc->own_timing) {
+            weft_status oom = WEFT_OK;
+            applies = own_record_faster(pc, f, steps, caps, &oom);
+            if (oom != WEFT_OK) return oom;
+            if (!applies) { /* this machine's record lost to the default here; the records of
+                             * other machines were its tuning's seeds, measured here then: the
+                             * default is served */
+                pc->kernel_slower = true;
+                pc->next = pc->n_near + 1;
+                break;
+            }
+        }
         if (!applies) {
             if (unchecked && pc->n_slower == slower_before) pc->n_rejected++;
             else if (unchecked) pc->kernel_slower = true; /* not faster here */

@@ -44,6 +44,8 @@ static const char *const stmt_sql[DB_STMT_COUNT] = {
                                  "AND median = ?3 AND time = ?4 AND steps = ?5 LIMIT 1",
     [DB_STMT_BEST] = "SELECT steps, median, version FROM measurements WHERE workload = ?1 AND target = ?2 "
                      "AND median > 0 AND coalesce(error, '') = '' ORDER BY median, id LIMIT 1",
+    [DB_STMT_HAS_STEPS] = "SELECT 1 FROM measurements WHERE workload = ?1 AND target = ?2 AND steps = ?3 "
+                          "AND median > 0 AND coalesce(error, '') = '' LIMIT 1",
     [DB_STMT_COUNT_ROWS] = "SELECT count(*), coalesce(sum(median > 0 AND coalesce(error, '') = ''), 0) "
                            "FROM measurements WHERE workload = ?1 AND target = ?2",
     [DB_STMT_EACH] = "SELECT steps, median, error FROM measurements WHERE workload = ?1 AND target = ?2 "
@@ -541,6 +543,22 @@ weft_status weft_db_best_record(weft_db *db, const char *workload, const char *t
     } else if (rc != SQLITE_DONE) {
         st = weft_tuner_db_error(db, rc, "looking up the best schedule");
     }
+    weft_tuner_db_reset(s);
+    return st;
+}
+
+weft_status weft_db_has_steps(weft_db *db, const char *workload, const char *target, const char *steps, bool *found)
+{
+    if (found) *found = false;
+    if (!db || !workload || !target || !steps || !found)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "weft_db_has_steps: NULL database, key, steps or result pointer");
+    sqlite3_stmt *s = db->stmt[DB_STMT_HAS_STEPS];
+    weft_status st = WEFT_OK;
+    int rc = bind_pair(s, workload, target);
+    if (rc == SQLITE_OK) rc = weft_tuner_db_bind_text(s, 3, steps);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) *found = true;
+    else if (rc != SQLITE_DONE) st = weft_tuner_db_error(db, rc, "looking up a schedule's measurement");
     weft_tuner_db_reset(s);
     return st;
 }

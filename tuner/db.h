@@ -87,6 +87,9 @@ weft_status weft_db_best(weft_db *db, const char *workload, const char *target, 
 #define WEFT_DB_IMPORTED_PREFIX "imported:"
 weft_status weft_db_best_record(weft_db *db, const char *workload, const char *target, bool *found, char **steps,
                                 double *median, bool *imported);
+/* Does the database hold an error-free measurement of workload on target with exactly these
+ * steps (as weft_schedule_text prints them)? */
+weft_status weft_db_has_steps(weft_db *db, const char *workload, const char *target, const char *steps, bool *found);
 /* Counts of measurements (all, and error-free) of workload on target. */
 weft_status weft_db_count(weft_db *db, const char *workload, const char *target, int *total, int *ok);
 /* Calls fn for every measurement of workload on target (for resuming and training the cost

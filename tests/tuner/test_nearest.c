@@ -2,7 +2,8 @@
  * lists other machines' best records nearest first, and a model compiled from a database that
  * holds records only under other keys: the nearest replayable record is used, one whose steps
  * do not replay is skipped for the next machine's, and with none left the default schedule
- * runs; a record of this machine brought in with weft db import is checked before it is used.
+ * runs; a record of this machine brought in with weft db import is checked before it is used;
+ * one of this machine is timed against today's default unless that default was measured beside it.
  * Every test works in its own mkdtemp directory. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -521,6 +522,108 @@ static void test_slow_foreign_record_loses_to_the_default(void **state)
     assert_int_equal(sum.n_rejected, 0);
 }
 
+/* This machine's own record (steps) for the model's kernel, and one of another machine of the
+ * same ISA level with the same steps; with_default adds a measurement of today's default
+ * schedule under this machine's key, slower than the record (what the tuner writes first). */
+static void db_with_own_record(fixture *fx, const weft_tuner_target *tt, const char *steps, bool with_default)
+{
+    const char *other = "llvm;cpu=othercpu;feat=00000000000000bb;cores=2;threads=1";
+    assert_int_equal(weft_db_open(fx->path, true, &fx->db), WEFT_OK);
+    weft_db_workload wl = {fx->tasks[0].key, "te", "shapes", fx->tasks[0].flops};
+    assert_int_equal(weft_db_put_workload(fx->db, &wl), WEFT_OK);
+    weft_db_target here_t = {tt->key, "llvm", tt->model, tt->features, tt->cores};
+    assert_int_equal(weft_db_put_target(fx->db, &here_t), WEFT_OK);
+    put_target(fx->db, other, AVX512);
+    if (with_default) put_m(fx->db, fx->tasks[0].key, tt->key, fx->steps, 2e-6, NULL);
+    put_m(fx->db, fx->tasks[0].key, tt->key, steps, 1e-6, NULL);
+    put_m(fx->db, fx->tasks[0].key, other, steps, 1e-7, NULL);
+    weft_db_close(fx->db);
+    fx->db = NULL;
+}
+
+/* The default schedule may have improved since this machine's record was tuned: a record of
+ * this machine is timed against today's default and served only when faster; when it loses,
+ * the default serves and the other machines' records (the tuning's seeds) are not tried. A
+ * record is not timed when the database measured today's default beside it (the tuner's
+ * first candidate), nor with WEFT_OWN_TIMING=0; another value of the switch is an error.
+ * WEFT_TEST_RECORD_TIME_SCALE (test builds) makes the record 100x slower or faster. */
+static void test_own_record_timed_against_a_newer_default(void **state)
+{
+    fixture *fx = *state;
+    static float w[32 * 32], b[32];
+    build_graph(fx, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    char *variant = strdup(fx->steps); /* the default minus its last step: not the default's text */
+    assert_non_null(variant);
+    char *nl = strrchr(variant, '\n');
+    while (nl && nl[1] == '\0' && nl > variant) {
+        *nl = '\0';
+        nl = strrchr(variant, '\n');
+    }
+    assert_non_null(nl);
+    nl[1] = '\0';
+    db_with_own_record(fx, &tt, variant, false);
+    weft_tuned_summary sum;
+    weft_model_options o = weft_model_options_default();
+    o.threads = 1;
+    setenv("WEFT_OWN_TIMING", "2", 1);
+    assert_int_equal(weft_model_compile_tuned_ex(fx->g, &o, fx->path, &fx->m, &sum), WEFT_ERR_INVALID_ARG);
+    assert_non_null(strstr(weft_last_error(), "WEFT_OWN_TIMING=2"));
+    setenv("WEFT_OWN_TIMING", "0", 1); /* untimed: served */
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_this_machine, 1);
+    assert_int_equal(sum.n_timed, 0);
+    unsetenv("WEFT_OWN_TIMING");
+    if (weft_tune_test_hooks()) {
+        setenv("WEFT_TEST_RECORD_TIME_SCALE", "100", 1); /* slower than today's default */
+        compile_and_check(fx, 1, w, b, &sum);
+        assert_int_equal(sum.n_this_machine, 0);
+        assert_int_equal(sum.n_nearest, 0); /* the other machine's record is not tried */
+        assert_int_equal(sum.n_default, 1);
+        assert_int_equal(sum.n_timed, 1);
+        assert_int_equal(sum.n_slower, 1);
+        assert_int_equal(sum.n_default_slower, 1);
+        assert_int_equal(sum.n_rejected, 0);
+        setenv("WEFT_TEST_RECORD_TIME_SCALE", "0.01", 1); /* faster: served, timed, not checked */
+        compile_and_check(fx, 1, w, b, &sum);
+        assert_int_equal(sum.n_this_machine, 1);
+        assert_int_equal(sum.n_timed, 1);
+        assert_int_equal(sum.n_slower, 0);
+        /* today's default was measured beside the record: served untimed, however slow */
+        unlink(fx->path);
+        db_with_own_record(fx, &tt, variant, true);
+        setenv("WEFT_TEST_RECORD_TIME_SCALE", "100", 1);
+        compile_and_check(fx, 1, w, b, &sum);
+        unsetenv("WEFT_TEST_RECORD_TIME_SCALE");
+        assert_int_equal(sum.n_this_machine, 1);
+        assert_int_equal(sum.n_timed, 0);
+    }
+    free(variant);
+}
+
+/* Without a hook: this machine's record whose steps are the naive schedule of a 64x256x256 Gemm
+ * (as if tuned when the default was worse still) loses to today's default (~30x). */
+static void test_stale_own_record_loses_to_the_default(void **state)
+{
+    fixture *fx = *state;
+    static float w[256 * 256], b[256];
+    build_graph_sized(fx, 64, 256, w, b);
+    weft_tuner_target tt;
+    if (!prepare(fx, 1, &tt)) skip();
+    unsetenv("WEFT_TEST_RECORD_TIME_SCALE");
+    unsetenv("WEFT_OWN_TIMING");
+    db_with_own_record(fx, &tt, "", false);
+    weft_tuned_summary sum;
+    compile_and_check(fx, 1, w, b, &sum);
+    assert_int_equal(sum.n_this_machine, 0);
+    assert_int_equal(sum.n_nearest, 0);
+    assert_int_equal(sum.n_default, 1);
+    assert_int_equal(sum.n_timed, 1);
+    assert_int_equal(sum.n_slower, 1);
+    assert_int_equal(sum.n_default_slower, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +635,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_imported_record_is_checked_before_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_record_served_only_when_faster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_foreign_record_loses_to_the_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_record_timed_against_a_newer_default, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_own_record_loses_to_the_default, setup, teardown),
     };
     return cmocka_run_group_tests_name("tuner_nearest", tests, NULL, NULL);
 }
