@@ -166,6 +166,17 @@ static LLVMValueRef int_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b, 
     return LLVMBuildAdd(cg->b, q, LLVMBuildSExt(cg->b, fix, ty, ""), "");
 }
 
+/* Is e = floordiv/floormod(a, c) with a constant c > 0 and a >= 0 over the bindings' known
+ * ranges (fused and split loop indices)? Then it is an unsigned division: LLVM turns a
+ * constant udiv/urem into a multiply-high, without the sign tests of int_floor (measured: a
+ * padding stage's row loop over a fused n@c@h index ran about 45 instructions per row). */
+static bool nonneg_by_const(const weft_llvm_cg *cg, const weft_expr *e)
+{
+    const weft_expr *c = e->u.bin.b;
+    int64_t lo, hi;
+    return c->kind == WEFT_EXPR_INT && c->u.imm_int > 0 && weft_llvm_int_range(cg, e->u.bin.a, &lo, &hi) && lo >= 0;
+}
+
 static LLVMValueRef float_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b, bool mod)
 {
     LLVMValueRef q = fm(LLVMBuildFDiv(cg->b, a, b, ""));
@@ -204,6 +215,8 @@ static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRe
         bool mod = e->kind == WEFT_EXPR_FLOORMOD;
         if (f) *out = float_floor(cg, a, b, mod);
         else if (u) *out = mod ? LLVMBuildURem(bd, a, b, "") : LLVMBuildUDiv(bd, a, b, "");
+        else if (nonneg_by_const(cg, e)) /* rounding toward -inf is truncation: no sign fix-up */
+            *out = mod ? LLVMBuildURem(bd, a, b, "") : LLVMBuildUDiv(bd, a, b, "");
         else *out = int_floor(cg, a, b, e->u.bin.b, mod);
         break;
     }

@@ -146,6 +146,9 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode IF: terms of the condition that do not depend on the vectorized variable branch,
  * the others narrow the lane mask under which loads and stores of the then-part run. */
 weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s);
+/* Interval [*lo, *hi] of the integer expression e over the bindings' known ranges (affine
+ * with constant factors, floordiv/floormod by positive constants, min/max); false if unknown. */
+bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi);
 /* +1 / -1 when the integer comparison term holds always / never over the bindings' known
  * ranges (constant loop bounds, narrowed by enclosing IFs), 0 when unknown. */
 int weft_llvm_term_truth(const weft_llvm_cg *cg, const weft_expr *t);

@@ -130,6 +130,13 @@ static weft_status llvm_compile(weft_target *t, const weft_loop_func *f, weft_ke
     LLVMOrcThreadSafeContextRef tsc = NULL;
     LLVMModuleRef mod = NULL;
     st = build_optimized(t, f, sym, &tsc, &mod);
+    const char *dump = getenv("WEFT_DUMP"); /* "asm" (or "all"): each compiled kernel's assembly */
+    if (st == WEFT_OK && dump && (strstr(dump, "asm") || strstr(dump, "all"))) {
+        char *text = NULL;
+        if (weft_llvm_emit_asm(t, mod, &text) == WEFT_OK && text)
+            fprintf(stderr, "=== %s: assembly ===\n%s", f->name, text);
+        free(text);
+    }
     if (st == WEFT_OK) {
         LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
         LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps the context alive */

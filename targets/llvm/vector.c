@@ -221,6 +221,16 @@ static weft_status index_vector(weft_llvm_cg *cg, const weft_expr *idx, LLVMValu
 
 /* Interval [*lo, *hi] of the integer expression e over the bindings' known ranges; false when
  * some variable's range is unknown or e is not affine with constant factors. */
+static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi);
+
+bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
+{
+    return weft_dtype_is_int(e->dtype) && range_of(cg, e, lo, hi);
+}
+
+/* floor(a / c) for c > 0 */
+static int64_t floor_div(int64_t a, int64_t c) { return a >= 0 ? a / c : -((-a + c - 1) / c); }
+
 static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
 {
     const int64_t big = (int64_t)1 << 31; /* operands below 2^31: no product overflows */
@@ -259,6 +269,31 @@ static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, in
         if (!weft_dtype_is_int(x->dtype) || !weft_dtype_is_int(e->dtype) || e->dtype.bits < x->dtype.bits) return false;
         return range_of(cg, x, lo, hi);
     }
+    case WEFT_EXPR_FLOORDIV:
+    case WEFT_EXPR_FLOORMOD: { /* by a positive constant: monotone / in [0, c-1] */
+        const weft_expr *c = e->u.bin.b;
+        if (c->kind != WEFT_EXPR_INT || c->u.imm_int <= 0 || c->u.imm_int >= big || !range_of(cg, e->u.bin.a, &al, &ah))
+            return false;
+        int64_t d = c->u.imm_int;
+        if (e->kind == WEFT_EXPR_FLOORDIV) {
+            *lo = floor_div(al, d);
+            *hi = floor_div(ah, d);
+        } else if (floor_div(al, d) == floor_div(ah, d)) { /* one block: no wrap */
+            *lo = al - floor_div(al, d) * d;
+            *hi = ah - floor_div(ah, d) * d;
+        } else {
+            *lo = 0;
+            *hi = d - 1;
+        }
+        return true;
+    }
+    case WEFT_EXPR_MIN:
+    case WEFT_EXPR_MAX:
+        if (!weft_dtype_is_int(e->dtype) || !range_of(cg, e->u.bin.a, &al, &ah) || !range_of(cg, e->u.bin.b, &bl, &bh))
+            return false;
+        *lo = e->kind == WEFT_EXPR_MIN ? (al < bl ? al : bl) : (al > bl ? al : bl);
+        *hi = e->kind == WEFT_EXPR_MIN ? (ah < bh ? ah : bh) : (ah > bh ? ah : bh);
+        return true;
     default: return false;
     }
 }
