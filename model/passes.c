@@ -19,8 +19,10 @@
  *   Pointwise convs whose output planes are whole vectors keep [F, C, 1, 1] and reduce over
  *   fused pixels (pointwise_rows).
  * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
- *   [N/nb, K, nb] (nb = the register tile's width), so the panel a register tile streams is
- *   contiguous: no 4 KiB-strided rows fighting over L1 sets, no packing at run time.
+ *   [ceil(N/nb), K, nb] (nb = the register tile's width; a last partial block is zero-padded),
+ *   so the panel a register tile streams is contiguous: no 4 KiB-strided rows fighting over L1
+ *   sets, no packing at run time. N need not divide: a 1280 -> 1000 classifier's GEMV read its
+ *   [1280, 1000] weight as 1 KiB pieces 4000 bytes apart.
  * dead_code: nodes none of whose outputs is used are marked dead; unread constants are freed.
  */
 #include <math.h>
@@ -381,12 +383,14 @@ weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb)
         if (!bv->data || bv->ndim != 2 || !weft_dtype_eq(bv->dtype, WEFT_F32)) continue;
         if (mm && g->values[n->inputs[0]].ndim < 2) continue;
         int64_t K = bv->shape[0], N = bv->shape[1];
-        if (N % nb || N < 2 * nb || K < 8) continue;
-        int64_t tshape[3] = {N / nb, K, nb};
+        if (N < 2 * nb || K < 8) continue;
+        int64_t NB = (N + nb - 1) / nb; /* a last partial block is padded with zeros (never read:
+                                           the product's columns stop at N) */
+        int64_t tshape[3] = {NB, K, nb};
         char name[200];
         snprintf(name, sizeof name, "%.180s.blk", bv->name);
         int t = weft_graph_new_value(g, name, WEFT_F32, 3, tshape);
-        float *dst = weft_malloc(sizeof(float) * (size_t)(K * N));
+        float *dst = weft_calloc((size_t)(NB * K * nb), sizeof(float));
         if (t < 0 || !dst) {
             free(dst);
             return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);

@@ -91,7 +91,8 @@ weft_status weft_nn_gemm_compute(weft_arena *a, const weft_graph *g, const weft_
     bool epilogue = C || alpha != 1.0;
     int64_t M = ta ? A->shape[1] : A->shape[0], K = ta ? A->shape[0] : A->shape[1];
     int64_t nb = weight_block(n);
-    int64_t N = nb ? B->shape[0] * nb : tb ? B->shape[0] : B->shape[1];
+    /* blocked: the last block may be zero-padded past N, so N is the output's */
+    int64_t N = nb ? g->values[n->outputs[0]].shape[1] : tb ? B->shape[0] : B->shape[1];
 
     weft_tensor *D = weft_ops_matmul_product(a, epilogue ? weft_nn_stage(a, name, ".red") : name, A, B, ta, tb, nb, M, N, K);
     weft_tensor *Y = D;

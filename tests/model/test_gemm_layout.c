@@ -1,0 +1,125 @@
+/* The model's matmul weight layout (model/passes.c, weft_model_matmul_weight_layout) for
+ * widths that are not a multiple of the block: a Gemm / MatMul with a constant B [K, N] reads
+ * it blocked [ceil(N/nb), K, nb] with the last block zero-padded, and the product still stops
+ * at column N (widths of at least two blocks; narrower ones stay unblocked). Each case (M rows from 1 to 33; N from 70 to 1001, some not multiples of 32 or
+ * 16; Gemm with bias, and MatMul) is compiled with default schedules at 1 and 2 threads and
+ * compared with plain C in double precision written here:
+ *
+ *   max |weft - ref| <= 1e-4 * max |ref|
+ *
+ * and the compiled kernel must read the blocked constant (a parameter named "<B>.blk" whose
+ * block count is ceil(N / nb)). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "weft/graph.h"
+
+typedef struct gemm_case {
+    int64_t m, n, k;
+    bool matmul; /* MatMul (no bias) instead of Gemm with bias */
+} gemm_case;
+
+static const gemm_case cases[] = {
+    {1, 1000, 1280, false}, {5, 1000, 96, false}, {1, 97, 200, false},   {33, 333, 64, false},
+    {8, 1001, 48, true},    {1, 70, 512, true},   {17, 100, 100, false},
+};
+
+static uint64_t rng = 1;
+static float urand(void)
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static float *random_buf(size_t n)
+{
+    float *p = malloc(n * sizeof *p + 4);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = urand();
+    return p;
+}
+
+static void run_case(const gemm_case *t, int threads)
+{
+    rng = 77 + (uint64_t)(t - cases);
+    float *a = random_buf((size_t)(t->m * t->k)), *b = random_buf((size_t)(t->k * t->n)), *c = random_buf((size_t)t->n);
+    float *y = malloc(sizeof(float) * (size_t)(t->m * t->n) + 4);
+    double *ref = malloc(sizeof(double) * (size_t)(t->m * t->n) + 8);
+    assert_non_null(y);
+    assert_non_null(ref);
+    double mx = 0;
+    for (int64_t i = 0; i < t->m; i++)
+        for (int64_t j = 0; j < t->n; j++) {
+            double acc = t->matmul ? 0.0 : c[j];
+            for (int64_t k = 0; k < t->k; k++) acc += (double)a[i * t->k + k] * b[k * t->n + j];
+            ref[i * t->n + j] = acc;
+            mx = fmax(mx, fabs(acc));
+        }
+
+    weft_graph *g = NULL;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    weft_value x, w, bias, out;
+    int64_t xs[2] = {t->m, t->k}, ws[2] = {t->k, t->n};
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 2, xs, &x), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 2, ws, b, &w), WEFT_OK);
+    if (t->matmul) {
+        assert_int_equal(weft_graph_add_op(g, "MatMul", "mm", 2, (weft_value[]){x, w}, 0, NULL, 1, &out), WEFT_OK);
+    } else {
+        assert_int_equal(weft_graph_add_constant(g, "c", WEFT_TYPE_FLOAT32, 1, &t->n, c, &bias), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Gemm", "gemm", 3, (weft_value[]){x, w, bias}, 0, NULL, 1, &out), WEFT_OK);
+    }
+    assert_int_equal(weft_graph_set_output(g, out, "y"), WEFT_OK);
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    weft_status rc = weft_model_compile(g, &o, &m);
+    if (rc != WEFT_OK) print_error("case %d: %s\n", (int)(t - cases), weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+
+    /* the kernel reads the blocked, padded constant */
+    bool blocked = false;
+    for (int kk = 0; kk < m->n_kernels; kk++)
+        for (int p = 0; p < m->kernels[kk].n_params; p++) {
+            const weft_gvalue *v = &m->g->values[m->kernels[kk].params[p]];
+            if (v->name && strstr(v->name, ".blk") && v->ndim == 3 && v->shape[1] == t->k) {
+                blocked = true;
+                assert_int_equal(v->shape[0], (t->n + v->shape[2] - 1) / v->shape[2]);
+            }
+        }
+    if (!blocked) print_error("case %d: the weight was not blocked\n", (int)(t - cases));
+    assert_true(blocked);
+
+    assert_int_equal(weft_model_run(m, (const void *[]){a}, (void *[]){y}), WEFT_OK);
+    double err = 0;
+    for (int64_t i = 0; i < t->m * t->n; i++) err = fmax(err, fabs(y[i] - ref[i]));
+    if (err > 1e-4 * mx)
+        print_error("case %d (%lldx%lldx%lld, %d threads): max err %g, max |ref| %g\n", (int)(t - cases), (long long)t->m,
+                    (long long)t->n, (long long)t->k, threads, err, mx);
+    assert_true(err <= 1e-4 * mx);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+    free(a), free(b), free(c), free(y), free(ref);
+}
+
+static void test_padded_blocked_weights_match_reference(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_case(&cases[i], 1);
+        run_case(&cases[i], 2);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_padded_blocked_weights_match_reference)};
+    return cmocka_run_group_tests_name("model_gemm_layout", tests, NULL, NULL);
+}
