@@ -472,6 +472,7 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
     cg.ctx = ctx;
     cg.f = f;
     cg.sym = sym;
+    cg.slow_gather = t->slow_gather;
     cg.mod = LLVMModuleCreateWithNameInContext(sym, ctx);
     cg.b = LLVMCreateBuilderInContext(ctx);
     LLVMSetTarget(cg.mod, t->triple);

@@ -81,6 +81,10 @@ weft_status weft_llvm_jit_create(weft_target *t)
     if (!t->triple || !t->cpu || !t->features) return weft_fail(WEFT_ERR_NOMEM, "llvm: host description");
     st = weft_llvm_select_cpu(t);
     if (st != WEFT_OK) return st;
+    /* AMD Zen 1-5 run vector gathers as about one load per lane or more (Intel's since Skylake
+     * are several times cheaper): codegen avoids them where a contiguous read can do (vector.c,
+     * stride-2 padding) */
+    t->slow_gather = !strncmp(t->cpu, "znver", 5);
 
     char *msg = NULL;
     t->tm = make_tm(t, &msg);

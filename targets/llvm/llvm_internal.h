@@ -36,6 +36,7 @@ struct weft_target {
     char *features;          /* malloc'd */
     pthread_mutex_t lock;    /* serialises compile/dump: one target machine, one counter */
     uint64_t counter;        /* makes kernel symbol names unique within the JIT */
+    bool slow_gather;        /* vector gathers cost about a load per lane or more: AMD Zen ("znver*") */
 };
 
 struct weft_kernel {
@@ -92,6 +93,7 @@ typedef struct weft_llvm_cg {
     int64_t vmin_mult; /* a known divisor of vvar's lane-0 value (0: it is 0; 1: nothing known) */
     LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
     bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
+    bool slow_gather;   /* t->slow_gather: stride-2 padding reads use a wide masked load */
 } weft_llvm_cg;
 
 /* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "targets/llvm/llvm_internal.h"
+#include "targets/llvm/llvm_test.h"
 #include "runtime/mem.h"
 
 static void llvm_destroy(weft_target *t)
@@ -216,3 +217,8 @@ const weft_target_ops weft_target_llvm_ops = {
     .kernel_destroy = llvm_kernel_destroy,
     .dump = llvm_dump,
 };
+
+void weft_llvm_test_set_slow_gather(weft_target *t, bool slow)
+{
+    if (t) t->slow_gather = slow;
+}

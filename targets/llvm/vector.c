@@ -638,9 +638,10 @@ static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, int
  * masked load at the unclamped address, and the lanes where c fails are masked off (no memory
  * access) and take the fill. Otherwise the SELECT is emitted as before. Measured with AVX-512:
  * stride-1 padding 4-10% faster per conv kernel (3x3 convs of batch 32 at 8x8, a depthwise
- * conv at 112x112); the same for stride-2 phase-split pads (a masked load of 2 x lanes and a
- * shuffle) was 1.4x slower on 14x14 planes than LLVM's fully unrolled gathers, so it is not
- * done. */
+ * conv at 112x112). For stride-2 phase-split pads the same read is a masked load of 2 x lanes
+ * and a shuffle of the even elements: 1.4x slower on 14x14 planes than LLVM's fully unrolled
+ * gathers on an Intel Xeon (rocketlake), but 2-2.9x faster per stride-2 depthwise kernel on
+ * AMD Zen 4, whose gathers cost about a load per lane: done where t->slow_gather. */
 weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out, bool *done)
 {
     *done = false;
@@ -652,7 +653,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     int64_t s;
     if (stride_of(idx, &vl, &s)) return WEFT_OK; /* no clamp in the way: the plain load path */
     vl.no_clamp = true;
-    if (!stride_of(idx, &vl, &s) || s != 1) return WEFT_OK;
+    if (!stride_of(idx, &vl, &s) || (s != 1 && !(s == 2 && cg->slow_gather))) return WEFT_OK;
     const weft_expr *terms[64];
     int n_terms = 0;
     flatten_and(weft_expr_sel_cond(e), terms, &n_terms, 64);
@@ -677,8 +678,25 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     if (!weft_llvm_lanes_of(c)) c = weft_llvm_splat(cg, c, (int)L);
     LLVMValueRef mask = cg->vmask ? LLVMBuildAnd(cg->b, c, cg->vmask, "") : c;
     LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, bp, &base, 1, ""); /* lane 0's address: may lie outside when masked */
-    LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), mask, LLVMConstNull(vty)};
-    LLVMValueRef ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
+    LLVMValueRef ld;
+    if (s == 2) {
+        /* 2L contiguous elements, lane i at 2i: element 2i is read when lane i is enabled, the
+         * element 2i+1 between two lanes only when lane i+1 is (it then lies between two
+         * addresses of the buffer that are read), then the even elements */
+        LLVMTypeRef wty = LLVMVectorType(mty, 2 * L);
+        LLVMValueRef spread[2 * 64], even[64];
+        if (L > 64) return WEFT_OK;
+        for (unsigned j = 0; j < 2 * L; j++) spread[j] = LLVMConstInt(cg->t_i32, j / 2 + (j & 1), 0);
+        for (unsigned j = 0; j < L; j++) even[j] = LLVMConstInt(cg->t_i32, 2 * j, 0);
+        LLVMValueRef off = LLVMConstNull(LLVMTypeOf(mask)); /* index L: lane L is off */
+        LLVMValueRef wmask = LLVMBuildShuffleVector(cg->b, mask, off, LLVMConstVector(spread, 2 * L), "");
+        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), wmask, LLVMConstNull(wty)};
+        LLVMValueRef wide = masked_intrinsic(cg, "llvm.masked.load", wty, LLVMTypeOf(p), args, 4);
+        ld = LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(even, L), "");
+    } else {
+        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), mask, LLVMConstNull(vty)};
+        ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
+    }
     *out = LLVMBuildSelect(cg->b, c, ld, f, "");
     *done = true;
     return WEFT_OK;

@@ -9,7 +9,8 @@
  * through a clamp (max(w, -5) >= 2 instead of w >= 2: a term is taken as written, not
  * unclamped) the proof must not use it: gather.
  * Every case is checked element by element against plain C with the clamps, and the IR for
- * which kind of access it got. */
+ * which kind of access it got. A stride-2 phase of a padded row is a masked load of twice the
+ * lanes and a shuffle where gathers are slow (AMD Zen), a gather elsewhere. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@
 #include "ir/tensor.h"
 #include "runtime/runtime.h"
 #include "targets/target.h"
+#include "targets/llvm/llvm_test.h" /* slow_gather, set here both ways */
 
 static const weft_target_ops *L = &weft_target_llvm_ops;
 
@@ -83,6 +85,75 @@ static void check_pad(weft_target *t, int64_t cond_lo, bool clamped_term, bool w
     weft_arena_destroy(a);
 }
 
+/* A stride-2 phase of the padded row, as a stride-2 conv's phase-split pad reads it:
+ *   Q[h, v] = select(h >= 2 && h < 7 && 2v + 1 >= 2 && 2v + 1 < 15, X[clamp(h - 2, 0, 4)*13 + clamp(2v + 1 - 2, 0, 12)], 0)
+ * over v in [0, 9) (VECTORIZED, 9 lanes). With slow_gather (AMD Zen) it is a masked load of
+ * 18 elements and a shuffle; without, a gather. Checked against plain C either way; with the
+ * row read as X's last row, the wide load must not touch the element after X. */
+static void check_pad_stride2(weft_target *t, bool slow_gather)
+{
+    enum { VP = 9 };
+    weft_llvm_test_set_slow_gather(t, slow_gather);
+    weft_arena *a = weft_arena_create();
+    assert_non_null(a);
+    int64_t nx = H * W, nq = HP * VP;
+    const weft_buffer *X = weft_buffer_new(a, "X", WEFT_F32, 1, &nx, WEFT_SCOPE_GLOBAL, 0);
+    const weft_buffer *Q = weft_buffer_new(a, "Q", WEFT_F32, 1, &nq, WEFT_SCOPE_GLOBAL, 1);
+    const weft_expr *h = weft_var(a, "h", WEFT_I64), *v = weft_var(a, "v", WEFT_I64);
+#define I(v) weft_i64(a, v)
+    const weft_expr *col = weft_add(a, weft_mul(a, v, I(2)), I(1));
+    const weft_expr *in = weft_and(a, weft_and(a, weft_cmp(a, WEFT_EXPR_GE, h, I(2)), weft_cmp(a, WEFT_EXPR_LT, h, I(2 + H))),
+                                   weft_and(a, weft_cmp(a, WEFT_EXPR_GE, col, I(2)), weft_cmp(a, WEFT_EXPR_LT, col, I(2 + W))));
+    const weft_expr *hc = weft_min(a, weft_max(a, weft_sub(a, h, I(2)), I(0)), I(H - 1));
+    const weft_expr *wc = weft_min(a, weft_max(a, weft_sub(a, col, I(2)), I(0)), I(W - 1));
+    const weft_expr *val = weft_select(a, in, weft_load(a, X, weft_add(a, weft_mul(a, hc, I(W)), wc)), weft_f32(a, 0));
+    const weft_stmt *body = weft_for(a, h, I(0), I(HP), WEFT_FOR_SERIAL,
+                                     weft_for(a, v, I(0), I(VP), WEFT_FOR_VECTORIZED, weft_store(a, Q, weft_add(a, weft_mul(a, h, I(VP)), v), val)));
+#undef I
+    weft_loop_func lf = {.name = "pad2", .n_params = 2, .params = (const weft_buffer *[]){X, Q}, .body = body};
+    char *ir = NULL;
+    assert_int_equal(L->dump(t, &lf, WEFT_DUMP_IR, &ir), WEFT_OK);
+    bool gathers = strstr(ir, "llvm.masked.gather") != NULL, masked = strstr(ir, "llvm.masked.load") != NULL;
+    if (gathers == slow_gather || masked != slow_gather)
+        fail_msg("stride 2, slow_gather %d: gather %d masked load %d", slow_gather, gathers, masked);
+    free(ir);
+    weft_kernel *k = NULL;
+    assert_int_equal(L->compile(t, &lf, &k), WEFT_OK);
+    /* X at the very end of a page-aligned block, so a read past it would fault */
+    size_t page = 4096, bytes = sizeof(float) * H * W;
+    char *blk = aligned_alloc(page, 2 * page);
+    assert_non_null(blk);
+    float *xv = (float *)(blk + 2 * page - bytes), *qv = malloc(sizeof(float) * HP * VP);
+    assert_non_null(qv);
+    for (int i = 0; i < H * W; i++) xv[i] = (float)i + 0.5f;
+    for (int i = 0; i < HP * VP; i++) qv[i] = -1;
+    void *args[2] = {xv, qv};
+    weft_exec ex = {0};
+    assert_int_equal(L->run(k, args, &ex), WEFT_OK);
+    for (int r = 0; r < HP; r++)
+        for (int c = 0; c < VP; c++) {
+            int cx = 2 * c + 1;
+            bool inside = r >= 2 && r < 2 + H && cx >= 2 && cx < 2 + W;
+            float want = inside ? xv[clampi(r - 2, 0, H - 1) * W + clampi(cx - 2, 0, W - 1)] : 0.0f;
+            if (qv[r * VP + c] != want)
+                fail_msg("stride 2, slow_gather %d: Q[%d, %d] = %g, want %g", slow_gather, r, c, (double)qv[r * VP + c],
+                         (double)want);
+        }
+    L->kernel_destroy(k);
+    free(blk), free(qv);
+    weft_arena_destroy(a);
+}
+
+static void test_pad_reads_stride2(void **state)
+{
+    (void)state;
+    weft_target *t = NULL;
+    assert_int_equal(L->create(&t), WEFT_OK);
+    check_pad_stride2(t, true);
+    check_pad_stride2(t, false);
+    L->destroy(t);
+}
+
 static void test_pad_reads(void **state)
 {
     (void)state;
@@ -96,6 +167,6 @@ static void test_pad_reads(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pad_reads)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pad_reads), cmocka_unit_test(test_pad_reads_stride2)};
     return cmocka_run_group_tests_name("targets_llvm_pad", tests, NULL, NULL);
 }
