@@ -7,6 +7,7 @@
  *     default schedule packs it per column block (asserted on the step text) and matches;
  *   - a product whose weights are laid out in column blocks (W[n / c, k, n % c]: recurrent
  *     steps, pre-blocked Gemms) gets the register tile, not the row rfactor, and matches;
+ *   - a matrix-vector product under a bias + ReLU epilogue gets the rfactor along K, and matches;
  *   - a kernel of two small elementwise outputs keeps its nests serial, of two large ones
  *     parallel (asserted on the step text), and matches;
  *   - softmax and layer norm rows of odd length, and erf over [-6, 6] against libm's erff.
@@ -374,6 +375,47 @@ static void test_blocked_weight_product(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A matrix-vector product under an epilogue (dense_bias_relu with N = 1: max(A W + b, 0)) gets
+ * the rfactor of its reduction along K (asserted on the step text; vectorized across rows it
+ * read A in gathers of stride K), and matches, with K a multiple of the lanes or not. */
+static void test_matrix_vector_with_epilogue(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][2] = {{197, 1001}, {37, 256}, {5, 640}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t M = shapes[c][0], K = shapes[c][1];
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = weft_op_dense_bias_relu(a, M, 1, K);
+        assert_non_null(f);
+        float *in[3];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)M);
+        for (int64_t i = 0; i < M; i++) {
+            double acc = in[2][0];
+            for (int64_t k = 0; k < K; k++) acc += (double)in[0][i * K + k] * (double)in[1][k];
+            ref[i] = acc > 0 ? acc : 0;
+        }
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s);
+        if (!strstr(text, "rfactor")) {
+            print_error("%lldx1x%lld with an epilogue: want partial sums along K, got:\n%s\n", (long long)M, (long long)K, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        char what[64];
+        snprintf(what, sizeof what, "matrix-vector %lldx1x%lld + bias, relu", (long long)M, (long long)K);
+        failures += check(fx, f, false, ref, true, what);
+        free(ref);
+        for (int i = 0; i < 3; i++) free(in[i]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* Y = 2 A + 1 and Z = A * A, two elementwise outputs: below SMALL_NEST (4096) elements each
  * nest stays serial (a fork-join costs about what it would save), from there both are parallel;
  * Y matches either way. */
@@ -502,6 +544,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matmul_register_tile_fits_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocked_weight_product, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_matrix_vector_with_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
