@@ -115,6 +115,14 @@ static int64_t small_rows_cap(int64_t rows, const weft_target_caps *caps)
     return vecs > WEFT_SCHED_TILE_VECS ? vecs : WEFT_SCHED_TILE_VECS;
 }
 
+/* Was stage x split by rfactor (a stage "<x>.rf" holds its partial sums)? */
+static bool rfactored(const weft_schedule *s, int x)
+{
+    char rf[WEFT_SCHED_NAME + 4];
+    snprintf(rf, sizeof rf, "%s.rf", s->stages[x].name);
+    return weft_sched_find_stage(s, rf) >= 0;
+}
+
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
     if (caps && caps->has_thread_binding) return weft_schedule_default_gpu(s, caps); /* schedule/default_gpu.c */
@@ -149,8 +157,6 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (s->stages[i].is_output) snprintf(outputs[n_out++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
     char row_loop[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
     memset(row_loop, 0, sizeof row_loop);
-    char rfactored[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME]; /* reductions scheduled under an epilogue */
-    int n_rfactored = 0;
     for (int o = 0; o < n_out && rc == WEFT_OK; o++) {
         int y = weft_sched_find_stage(s, outputs[o]);
         weft_op_pattern p = weft_tensor_pattern(s->stages[y].op);
@@ -179,8 +185,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
              * few outputs. Vectorized across rows it read A in gathers of stride K (197 x 1001:
              * 94 us, 4 GFLOP/s). */
             if (r >= 0 && weft_sched_wants_rfactor(s->stages[r].op, lanes)) {
-                snprintf(rfactored[n_rfactored], WEFT_SCHED_NAME, "%s", s->stages[r].name);
-                rc = weft_sched_rfactor_rows(s, rfactored[n_rfactored++], lanes, caps);
+                char rn[WEFT_SCHED_NAME];
+                snprintf(rn, sizeof rn, "%s", s->stages[r].name);
+                rc = weft_sched_rfactor_rows(s, rn, lanes, caps);
                 continue;
             }
         }
@@ -242,9 +249,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         weft_stage *st = &s->stages[x];
         bool row_stage = !st->op->n_reduce && weft_sched_keep_row_stage(s, x);
         if (st->attach != WEFT_ATTACH_ROOT || st->is_output || (!st->op->n_reduce && !row_stage)) continue;
-        bool scheduled = false;
-        for (int i = 0; i < n_rfactored; i++) scheduled = scheduled || !strcmp(rfactored[i], st->name);
-        if (scheduled) continue;
+        if (rfactored(s, x)) continue; /* its partial sums' rule scheduled it (step 2) */
         int y = only_reader(s, x);
         /* Readers computed at y count as y (readers come later, so they are attached first). */
         bool all_y = true;

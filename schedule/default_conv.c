@@ -138,10 +138,9 @@ static weft_status schedule_pad(weft_schedule *s, const char *pname, const weft_
      * 20 instructions per row of 6); over (n, c, h) otherwise. */
     int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
     bool planes = ps->op->shape[0] * ps->op->shape[1] >= 8 * threads;
-    if (root && planes) rc = weft_sched_stepf(s, "fuse %s %s %s", pname, a[0], a[1]);
-    if (root && planes && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s", pname, a[0], a[1]);
-    if (root && !planes) rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a[0], a[1], a[2]);
-    if (root && !planes && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s@%s", pname, a[0], a[1], a[2]);
+    const char *rows = planes ? "" : a[2], *at = planes ? "" : "@";
+    if (root) rc = weft_sched_stepf(s, "fuse %s %s %s %s", pname, a[0], a[1], rows);
+    if (root && rc == WEFT_OK) rc = weft_sched_stepf(s, "parallel %s %s@%s%s%s", pname, a[0], a[1], at, rows);
     if (rc == WEFT_OK && ps->op->shape[last] > lanes) {
         rc = weft_sched_stepf(s, "split %s %s %lld", pname, a[last], (long long)lanes);
         if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", pname, a[last]);

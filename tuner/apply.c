@@ -7,8 +7,10 @@
  *      tuned model slower than the untuned one. When the database holds a measurement of
  *      today's default steps on this machine (the tuner measures the default first), the record
  *      beat it there and is served as is; otherwise it is timed against the default as below
- *      (not checked). WEFT_OWN_TIMING=0 serves it untimed; one that came in through `weft db import` (its version says
- *      "imported:") was never checked here and is timed and checked as in 2 first;
+ *      (not checked), and when it loses the default serves (other machines' records were this
+ *      machine's tuning seeds). WEFT_OWN_TIMING=0 serves it untimed. One that came in through
+ *      `weft db import` (its version says "imported:") was never checked here and is timed
+ *      and checked as in 2 first;
  *   2. else the best record of each other machine of the same backend, nearest first
  *      (target_key.c: same CPU other thread count, then same ISA level and thread count, then
  *      any). A record measured elsewhere is only step text: it is replayed on this kernel,
@@ -89,6 +91,7 @@ typedef struct provider_ctx {
     weft_tuner_target tt;
     bool target_ready;
     /* the current kernel's candidates: this machine's record, then the other machines' */
+    char key[17];                 /* the current kernel's workload key */
     char *own;                    /* NULL: none */
     bool own_imported;            /* own came in through weft db import: checked like a foreign one */
     weft_tuner_nearest *near;
@@ -136,12 +139,11 @@ static void free_candidates(provider_ctx *pc)
 static weft_status load_candidates(provider_ctx *pc, const weft_te_func *f)
 {
     free_candidates(pc);
-    char key[17];
-    weft_te_func_hash_hex(f, key);
+    weft_te_func_hash_hex(f, pc->key);
     bool have = false;
     double median = 0;
-    weft_status rc = weft_db_best_record(pc->db, key, pc->tt.key, &have, &pc->own, &median, &pc->own_imported);
-    if (rc == WEFT_OK) rc = weft_tuner_nearest_records(pc->db, &pc->tt, key, &pc->near, &pc->n_near);
+    weft_status rc = weft_db_best_record(pc->db, pc->key, pc->tt.key, &have, &pc->own, &median, &pc->own_imported);
+    if (rc == WEFT_OK) rc = weft_tuner_nearest_records(pc->db, &pc->tt, pc->key, &pc->near, &pc->n_near);
     return rc;
 }
 
@@ -254,10 +256,8 @@ static bool own_record_faster(provider_ctx *pc, const weft_te_func *f, const cha
     if (dt && !strcmp(dt, steps)) return true;
     if (dt) { /* the tuner measured today's default beside the record (its first candidate) and
                * the record won: no need to time it again */
-        char key[17];
-        weft_te_func_hash_hex(f, key);
         bool measured = false;
-        weft_status st = weft_db_has_steps(pc->db, key, pc->tt.key, dt, &measured);
+        weft_status st = weft_db_has_steps(pc->db, pc->key, pc->tt.key, dt, &measured);
         if (st != WEFT_OK) {
             *oom = st; /* a database error is final, as the provider's other lookups */
             return false;
@@ -322,21 +322,26 @@ static bool check_foreign_ok(provider_ctx *pc, const weft_te_func *f, const char
     return ok;
 }
 
+/* A timing switch read from the environment: unset or "1" times the records named by what
+ * against the default, "0" serves them untimed; anything else is refused. */
+static weft_status timing_switch(const char *name, const char *what, bool *on)
+{
+    const char *e = getenv(name);
+    if (e && strcmp(e, "0") && strcmp(e, "1"))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s=%.40s: expected 0 (serve %s untimed) or 1 (time them against the default)",
+                         name, e, what);
+    *on = !e || !strcmp(e, "1");
+    return WEFT_OK;
+}
+
 static weft_status provide(void *ud, const weft_te_func *f, weft_schedule *s, const weft_target_caps *caps, int attempt,
                            char *src)
 {
     provider_ctx *pc = ud;
     if (!pc->target_ready) {
-        const char *e = getenv("WEFT_NEAREST_TIMING");
-        if (e && strcmp(e, "0") && strcmp(e, "1"))
-            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_NEAREST_TIMING=%.40s: expected 0 (serve records of other machines "
-                                                   "that pass their check untimed) or 1 (time them against the default)", e);
-        pc->timing = !e || !strcmp(e, "1");
-        e = getenv("WEFT_OWN_TIMING");
-        if (e && strcmp(e, "0") && strcmp(e, "1"))
-            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_OWN_TIMING=%.40s: expected 0 (serve this machine's records "
-                                                   "untimed) or 1 (time them against the default)", e);
-        pc->own_timing = !e || !strcmp(e, "1");
+        weft_status rc = timing_switch("WEFT_NEAREST_TIMING", "records of other machines that pass their check", &pc->timing);
+        if (rc == WEFT_OK) rc = timing_switch("WEFT_OWN_TIMING", "this machine's records", &pc->own_timing);
+        if (rc != WEFT_OK) return rc;
         weft_tuner_target_init(&pc->tt, caps, caps->max_threads);
         pc->target_ready = true;
     }

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/binop.h"
 #include "targets/llvm/llvm_internal.h"
 #include "runtime/mem.h"
 
@@ -220,17 +221,8 @@ static weft_status index_vector(weft_llvm_cg *cg, const weft_expr *idx, LLVMValu
 }
 
 /* Interval [*lo, *hi] of the integer expression e over the bindings' known ranges; false when
- * some variable's range is unknown or e is not affine with constant factors. */
-static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi);
-
-bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
-{
-    return weft_dtype_is_int(e->dtype) && range_of(cg, e, lo, hi);
-}
-
-/* floor(a / c) for c > 0 */
-static int64_t floor_div(int64_t a, int64_t c) { return a >= 0 ? a / c : -((-a + c - 1) / c); }
-
+ * some variable's range is unknown or e is not affine with constant factors (floordiv/floormod
+ * by a positive constant and min/max of such are followed too). */
 static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
 {
     const int64_t big = (int64_t)1 << 31; /* operands below 2^31: no product overflows */
@@ -274,17 +266,12 @@ static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, in
         const weft_expr *c = e->u.bin.b;
         if (c->kind != WEFT_EXPR_INT || c->u.imm_int <= 0 || c->u.imm_int >= big || !range_of(cg, e->u.bin.a, &al, &ah))
             return false;
-        int64_t d = c->u.imm_int;
-        if (e->kind == WEFT_EXPR_FLOORDIV) {
-            *lo = floor_div(al, d);
-            *hi = floor_div(ah, d);
-        } else if (floor_div(al, d) == floor_div(ah, d)) { /* one block: no wrap */
-            *lo = al - floor_div(al, d) * d;
-            *hi = ah - floor_div(ah, d) * d;
-        } else {
-            *lo = 0;
-            *hi = d - 1;
-        }
+        int64_t d = c->u.imm_int, ql, qh;
+        weft_binop_int(WEFT_EXPR_FLOORDIV, al, d, &ql);
+        weft_binop_int(WEFT_EXPR_FLOORDIV, ah, d, &qh);
+        if (e->kind == WEFT_EXPR_FLOORDIV) *lo = ql, *hi = qh;
+        else if (ql == qh) *lo = al - ql * d, *hi = ah - qh * d; /* one block: no wrap */
+        else *lo = 0, *hi = d - 1;
         return true;
     }
     case WEFT_EXPR_MIN:
@@ -296,6 +283,11 @@ static bool range_of(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, in
         return true;
     default: return false;
     }
+}
+
+bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo, int64_t *hi)
+{
+    return weft_dtype_is_int(e->dtype) && range_of(cg, e, lo, hi);
 }
 
 /* True when buf is a local buffer and every lane of the contiguous access at idx lies inside it

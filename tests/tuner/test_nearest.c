@@ -427,6 +427,23 @@ static void db_with_foreign_record(fixture *fx, int threads, const char *steps)
     fx->db = NULL;
 }
 
+/* The default schedule's steps (fx->steps) without the last one: valid steps that are not
+ * the default's text, so a record with them is timed (malloc'd). */
+static char *default_minus_last_step(const fixture *fx)
+{
+    char *variant = strdup(fx->steps);
+    assert_non_null(variant);
+    char *nl = strrchr(variant, '\n');
+    while (nl && nl[1] == '\0' && nl > variant) { /* a trailing newline: the line before it */
+        *nl = '\0';
+        nl = strrchr(variant, '\n');
+    }
+    assert_non_null(nl); /* the default schedule has more than one step */
+    nl[1] = '\0';
+    assert_string_not_equal(variant, fx->steps);
+    return variant;
+}
+
 /* A record of another machine is timed here against the default schedule first, and checked
  * and served only when faster (<= 0.97x); a faster record that fails its check is rejected. The test hook WEFT_TEST_RECORD_TIME_SCALE
  * makes the record 100x slower or faster than measured, so the outcome does not depend on the
@@ -439,16 +456,7 @@ static void test_foreign_record_served_only_when_faster(void **state)
     build_graph(fx, w, b);
     weft_tuner_target tt;
     if (!prepare(fx, 1, &tt)) skip();
-    char *variant = strdup(fx->steps);
-    assert_non_null(variant);
-    char *nl = strrchr(variant, '\n');
-    while (nl && nl[1] == '\0' && nl > variant) { /* a trailing newline: the line before it */
-        *nl = '\0';
-        nl = strrchr(variant, '\n');
-    }
-    assert_non_null(nl); /* the default schedule has more than one step */
-    nl[1] = '\0';
-    assert_string_not_equal(variant, fx->steps);
+    char *variant = default_minus_last_step(fx);
     db_with_foreign_record(fx, 1, variant);
     free(variant);
     weft_tuned_summary sum;
@@ -554,15 +562,7 @@ static void test_own_record_timed_against_a_newer_default(void **state)
     build_graph(fx, w, b);
     weft_tuner_target tt;
     if (!prepare(fx, 1, &tt)) skip();
-    char *variant = strdup(fx->steps); /* the default minus its last step: not the default's text */
-    assert_non_null(variant);
-    char *nl = strrchr(variant, '\n');
-    while (nl && nl[1] == '\0' && nl > variant) {
-        *nl = '\0';
-        nl = strrchr(variant, '\n');
-    }
-    assert_non_null(nl);
-    nl[1] = '\0';
+    char *variant = default_minus_last_step(fx);
     db_with_own_record(fx, &tt, variant, false);
     weft_tuned_summary sum;
     weft_model_options o = weft_model_options_default();
