@@ -1,14 +1,15 @@
 /* Measuring tuning candidates on a CUDA device (contract in tuner/measure_gpu.h).
  *
- * Workers are forked, not exec'd: the tuning process never calls the driver, so a fork() child
- * starts with no CUDA state and creates its own context; fork() hands the worker the compiled
- * cubin and the JIT-compiled CPU reference without serialising them (an exec'd worker would
- * have to recompile both or read them from a file). The parent flushes stdio before forking and
- * the worker leaves with _exit(), so nothing of the parent's is written twice.
+ * Workers are forked, not exec'd: the tuning process never calls the driver, nor NVRTC (CUDA
+ * 13's NVRTC loads and initialises the driver, and cuInit in a child forked from a process
+ * that did fails with CUDA_ERROR_NOT_INITIALIZED), so a fork() child starts with no CUDA state
+ * and creates its own context; fork() hands the worker the loop function and the JIT-compiled
+ * CPU reference without serialising them. The parent flushes stdio before forking and the
+ * worker leaves with _exit(), so nothing of the parent's is written twice.
  *
- *   parent: steps --lower--> loop function --NVRTC--> cubin   (and, once per task, the CPU
- *           reference: the default CPU schedule on llvm run on the inputs of CHECK_SEED)
- *   worker: random inputs (the seed) -> device argument sets -> weft_cuda_time_kernel (device
+ *   parent: steps --lower--> loop function   (and, once per task, the CPU reference: the
+ *           default CPU schedule on llvm run on the inputs of CHECK_SEED)
+ *   worker: loop function --NVRTC--> cubin -> random inputs (the seed) -> device argument sets -> weft_cuda_time_kernel (device
  *           events; sets rotated so that their total is at least twice L2: a kernel whose
  *           working set fits in L2 does not find its inputs there) -> median
  *           -> when check (median < check_below, or check_below <= 0): the inputs of CHECK_SEED,
@@ -237,8 +238,9 @@ struct weft_gpu_measurer {
     weft_gpu_device dev;
     int threads;
     double timeout_s;
-    const weft_target_ops *ops; /* cuda:sm_XX: compiles here (NVRTC), runs in workers */
+    const weft_target_ops *ops; /* cuda:sm_XX: compiles and runs in workers */
     weft_target *target;
+    weft_target_caps caps;      /* its caps: candidates are lowered for them */
     const weft_target_ops *cpu_ops; /* llvm: the references */
     weft_target *cpu;
     weft_threadpool *pool;      /* runs the references (in this process) */
@@ -248,7 +250,7 @@ struct weft_gpu_measurer {
 /* What a candidate's worker does (everything in it is inherited through fork()). */
 typedef struct cand_job {
     const weft_gpu_measurer *m;
-    weft_kernel *k;
+    weft_kernel *k;             /* compiled by the worker */
     const weft_loop_func *lf;
     void *const *ref;           /* the task's CPU reference params (cpu_ref.out); NULL: no check */
     double check_below;
@@ -390,9 +392,19 @@ static int cmp_double(const void *a, const void *b)
 
 static void cand_child(void *ud, worker_result *out)
 {
-    const cand_job *j = ud;
+    cand_job *j = ud;
     const weft_gpu_measurer *m = j->m;
     const weft_loop_func *lf = j->lf;
+    /* NVRTC runs here, not in the tuning process: CUDA 13's NVRTC loads and initialises the
+     * driver, and a process forked from one that did gets CUDA_ERROR_NOT_INITIALIZED from
+     * cuInit (seen on an H200, driver 580) */
+    weft_error_clear();
+    weft_status cs = m->ops->compile(m->target, lf, &j->k);
+    if (cs != WEFT_OK) {
+        out->r.status = cs;
+        snprintf(out->r.error, sizeof out->r.error, "compile: %.230s", weft_last_error());
+        return;
+    }
     int np = lf->n_params;
     size_t ws = 0;
     for (int i = 0; i < np; i++) ws += param_bytes(lf->params[i]);
@@ -441,6 +453,7 @@ static void cand_child(void *ud, worker_result *out)
     free(sets);
     free(times);
     free_host(host, np);
+    m->ops->kernel_destroy(j->k);
 }
 
 /* The task's reference, computed here on first need: the default CPU schedule (checked against
@@ -503,6 +516,7 @@ weft_status weft_gpu_measurer_create(weft_task *tasks, int n, const weft_gpu_dev
                      : !m->ops     ? weft_fail(WEFT_ERR_UNAVAILABLE, "tune: no target %s in this build", dev->target)
                      : !m->cpu_ops ? weft_fail(WEFT_ERR_UNAVAILABLE, "tune: this build has no llvm target (the CPU reference)")
                                    : m->ops->create(&m->target);
+    if (st == WEFT_OK) m->ops->caps(m->target, &m->caps);
     if (st == WEFT_OK) st = m->cpu_ops->create(&m->cpu);
     if (st == WEFT_OK) st = weft_threadpool_create(threads, &m->pool);
     if (st != WEFT_OK) {
@@ -529,13 +543,10 @@ void weft_gpu_measurer_run(weft_gpu_measurer *m, weft_tune_cand *c)
     if (!weft_tune_cand_begin(c, m->n)) return;
     weft_arena *a = weft_arena_create();
     weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
-    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a, &st) : NULL;
-    weft_kernel *k = NULL;
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, &m->caps, a, &st) : NULL;
     cand_job j = {.m = m, .check_below = c->check_below, .seed = c->seed, .roundtrip = roundtrip_hook()};
     cpu_ref *ref = NULL;
     if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", weft_last_error());
-    else if ((st = m->ops->compile(m->target, lf, &k)) != WEFT_OK)
-        snprintf(c->error, sizeof c->error, "compile: %.280s", weft_last_error());
     else if (!j.roundtrip && (ref = ref_of(m, c->task))->st != WEFT_OK) {
         st = ref->st;
         snprintf(c->error, sizeof c->error, "no CPU reference: %.260s", ref->error);
@@ -543,7 +554,6 @@ void weft_gpu_measurer_run(weft_gpu_measurer *m, weft_tune_cand *c)
         snprintf(c->error, sizeof c->error, "measure: the CPU reference has %d params, the candidate %d", ref->n_params,
                  lf->n_params);
     else {
-        j.k = k;
         j.lf = lf;
         j.ref = ref ? ref->out : NULL;
         worker_result r;
@@ -552,7 +562,6 @@ void weft_gpu_measurer_run(weft_gpu_measurer *m, weft_tune_cand *c)
                      r.r.error);
         c->r = r.r; /* a worker that ran out of memory is the candidate's error, not this process's */
     }
-    if (k) m->ops->kernel_destroy(k);
     weft_arena_destroy(a);
     if (st == WEFT_ERR_NOMEM) c->fatal = st;
 }

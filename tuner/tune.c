@@ -52,6 +52,8 @@ typedef struct task_state {
     bool done;           /* nothing left to try (untiled: default measured) */
     char *seeds[SEEDS];  /* step texts of the nearest machines' best records (first round) */
     int n_seeds;
+    int errors_run;      /* measurements of this run that failed (compile, launch, check) */
+    char last_error[300]; /* the latest of them */
 } task_state;
 
 typedef struct tuner {
@@ -132,7 +134,7 @@ static void add_row(tuner *tu, const float *feat, float y)
 static weft_loop_func *lower_steps(tuner *tu, const weft_te_func *f, const char *steps, weft_arena *a)
 {
     weft_status st = WEFT_OK;
-    weft_loop_func *lf = a ? weft_tuner_lower_steps(f, steps, a, &st) : NULL;
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(f, steps, &tu->caps, a, &st) : NULL;
     if (!a) st = weft_fail(WEFT_ERR_NOMEM, "tune: out of memory");
     if (st == WEFT_ERR_NOMEM) halt(tu, st);
     return lf;
@@ -229,6 +231,10 @@ static void measure_picks(tuner *tu, task_state *ts, cand_pick *p, int n)
         ts->trials++;
         ts->trials_run++;
         tu->total_trials++;
+        if (error) {
+            ts->errors_run++;
+            snprintf(ts->last_error, sizeof ts->last_error, "%s", error);
+        }
         mark_seen(tu, ts, hash_text(p[i].steps));
         float feat[WEFT_FEATURE_DIM];
         weft_features_extract(p[i].lf, feat);
@@ -638,6 +644,11 @@ weft_status weft_tune_tasks(weft_task *tasks, int n, const weft_tune_options *o)
                     ts[i].best > 0 ? ts[i].task->flops / ts[i].best * 1e-9 : 0.0);
         fprintf(o->log, "estimated model latency %.3f ms (sum of weight x best); %d measurements in %s\n",
                 model_latency(ts, n) * 1e3, tu.total_trials, o->db);
+        /* failed measurements are kept in the database as errors; say how many, and the latest */
+        for (int i = 0; i < n; i++)
+            if (ts[i].errors_run > 0)
+                fprintf(o->log, "%s: %d of %d measurement(s) of this run failed; the latest: %s\n", ts[i].task->name,
+                        ts[i].errors_run, ts[i].trials_run, ts[i].last_error);
     }
     if (rc == WEFT_OK && tu.stop != WEFT_OK) rc = weft_fail(tu.stop, "%s", tu.stop_msg);
     weft_tune_measurer_destroy(tu.local);

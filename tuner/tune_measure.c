@@ -37,15 +37,17 @@ struct weft_tune_measurer {
     int threads;
     size_t evict_bytes; /* written between timed runs: twice the target's L2 (measure.h) */
     naive_ref *naive;   /* one per task */
+    weft_target_caps caps;
 };
 
-weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_status *st)
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                                       weft_arena *a, weft_status *st)
 {
     weft_schedule *s = NULL;
     weft_loop_func *lf = NULL;
     weft_status rc = weft_schedule_create(f, &s);
     if (rc == WEFT_OK) rc = weft_schedule_apply_text(s, steps);
-    if (rc == WEFT_OK) rc = weft_lower(s, NULL, a, &lf);
+    if (rc == WEFT_OK) rc = weft_lower(s, caps, a, &lf);
     if (rc != WEFT_OK) lf = NULL;
     weft_schedule_destroy(s);
     if (st) *st = rc;
@@ -106,10 +108,8 @@ weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft
         weft_tune_measurer_destroy(m);
         return rc;
     }
-    weft_target_caps caps;
-    memset(&caps, 0, sizeof caps);
-    if (m->ops->caps) m->ops->caps(m->target, &caps);
-    m->evict_bytes = 2 * (size_t)(caps.l2_bytes > 0 ? caps.l2_bytes : 1024 * 1024);
+    if (m->ops->caps) m->ops->caps(m->target, &m->caps);
+    m->evict_bytes = 2 * (size_t)(m->caps.l2_bytes > 0 ? m->caps.l2_bytes : 1024 * 1024);
     *out = m;
     return WEFT_OK;
 }
@@ -165,7 +165,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     mo.fault = weft_tune_test_fault(c->steps, &mo);
     weft_arena *a = weft_arena_create();
     weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
-    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, a, &st) : NULL;
+    weft_loop_func *lf = a ? weft_tuner_lower_steps(m->tasks[c->task].f, c->steps, &m->caps, a, &st) : NULL;
     weft_kernel *k = NULL;
     if (!lf) snprintf(c->error, sizeof c->error, "steps do not apply: %.270s", weft_last_error());
     else if ((st = m->ops->compile(m->target, lf, &k)) != WEFT_OK)

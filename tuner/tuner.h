@@ -186,8 +186,11 @@ int weft_tune_test_fault(const char *steps, struct weft_measure_opts *mo);
 bool weft_tune_test_hooks(void);
 void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c);
 void weft_tune_measurer_destroy(weft_tune_measurer *m);
-/* Lowers step text for f into arena a; NULL (message set) when the steps do not apply. */
-weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, weft_arena *a, weft_status *st);
+/* Lowers step text for f into arena a for the target whose caps are given, as weft_target_build
+ * lowers for it (GPU caps: barriers around shared-memory stages); NULL (message set) when the
+ * steps do not apply. */
+weft_loop_func *weft_tuner_lower_steps(const weft_te_func *f, const char *steps, const weft_target_caps *caps,
+                                       weft_arena *a, weft_status *st);
 
 /* ---- tune.c ---- */
 typedef struct weft_tune_options {

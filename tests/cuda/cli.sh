@@ -5,7 +5,7 @@
 #  - the fake driver (tests/cuda/fake_cuda.c) with no devices: one line, "no CUDA device";
 #  - the fake driver: past compile and launch (FAKECUDA_LOG shows the launches), every
 #    allocation freed and every module unloaded at exit; the fake computes nothing, so
-#    bench op's check against the naive schedule must catch the uncomputed output;
+#    bench op's check against the CPU reference must catch the uncomputed output;
 #  - a driver failure (FAKECUDA_FAIL): one line naming the driver call and its error.
 # Usage: cli.sh PATH/TO/weft PATH/TO/libfakecuda.so (empty: the CUDA target is not built -> skip)
 set -u
@@ -70,7 +70,7 @@ rc=$?
 check_log "weft bench model"
 FAKECUDA_LOG=$log "$weft" bench op softmax --shape 16,100 --target cuda --min-time 0 >"$tmp/out" 2>&1
 rc=$?
-[[ $rc -eq 1 ]] && grep -q 'default schedule disagrees with naive' "$tmp/out" &&
+[[ $rc -eq 1 ]] && grep -q 'default schedule disagrees with the CPU reference' "$tmp/out" &&
     echo "ok: weft bench op --target cuda: launched, and the check catches the fake's uncomputed output" ||
     { fail "weft bench op (exit $rc):"; cat "$tmp/out"; }
 check_log "weft bench op"

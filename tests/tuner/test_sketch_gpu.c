@@ -1,8 +1,8 @@
 /* The tuner's GPU sketch: for GPU caps, a kernel with a matmul-like stage gets the knobbed
  * sketch of rule "gpu_gemm" (threads tm x tn, register tile rm x rn, K tile kt, unroll;
  * schedule/gemm_gpu.h). 60 sampled and mutated candidates over five shapes are within the
- * caps (threads a whole number of warps, shared memory, register estimate), pass the launch
- * check, match the naive schedule in the interpreter's GPU mode (threads forward and reversed;
+ * caps (threads a whole number of warps, shared memory, register estimate), lowered by the
+ * tuner's own weft_tuner_lower_steps pass the launch check, match the naive schedule in the interpreter's GPU mode (threads forward and reversed;
  * tolerance 1e-4 relative, gpu_io.h) and read back from their step text; NVRTC compiles every
  * fourth (skipped with a message where the CUDA target is not built). Kernels without such a
  * stage keep the default as their only candidate. (20 candidates under the sanitizers: PER_SHAPE.) */
@@ -74,8 +74,10 @@ static void check_candidate(const weft_te_func *f, const weft_sketch *sk, const 
     assert_true(weft_sketch_knobs_from_steps(sk, steps, &back));
     assert_memory_equal(back.knob, c->knob, sizeof c->knob[0] * 6);
     weft_arena *a = weft_arena_create();
-    weft_loop_func *lf = NULL;
-    weft_status rc = gpu_lower(a, f, steps, caps, &lf); /* the launch pass runs in lowering */
+    /* lowered as the tuner's GPU measurer lowers it (the launch and barrier passes run in
+     * lowering for GPU caps; lowered without them, multi-warp blocks raced on the device) */
+    weft_status rc = WEFT_OK;
+    weft_loop_func *lf = weft_tuner_lower_steps(f, steps, caps, a, &rc);
     if (rc != WEFT_OK) print_error("not launchable: %s\n%s\n", weft_last_error(), steps);
     assert_int_equal(rc, WEFT_OK);
     expect_gpu_matches_naive(f, lf, f->name, steps);
