@@ -6,7 +6,11 @@
 # it next to PyTorch CUDA eager (bench/pytorch_peer.py --device cuda), and prints a table.
 #
 # Usage, on the GPU machine, from the repository root:
-#   scripts/gpu-run.sh [--debs DIR] [--build DIR] [--repeat N]
+#   scripts/gpu-run.sh [--debs DIR | --bundle FILE] [--build DIR] [--repeat N]
+#     --bundle FILE  no build here: unpack FILE (made by scripts/gpu-bundle.sh on a Debian 12
+#                  machine: weft with LLVM linked in, the device test, their libraries) into
+#                  BUILD and use it; needs only the driver, NVRTC (libnvrtc.so.13) and PyTorch.
+#                  This is the quick way on a lent GPU machine: nothing is built there.
 #     --debs DIR   unpack the .deb files in DIR (dpkg -x) into BUILD/deps and build against
 #                  them: for a machine that has the CUDA toolkit, CMake, a C compiler and PyTorch
 #                  but no package registry. LLVM is not needed: without llvm-19 the build
@@ -39,7 +43,7 @@ MODELS=(mlp resnet9 resnet9_b32 transformer transformer_s64)
 
 SGEMMS=(1024,1024,1024 4096,4096,4096 128,3072,768)
 
-build=build/gpu debs="" repeat=100 tune_time=600 op_tune_time=300 tune=1
+build=build/gpu debs="" bundle="" repeat=100 tune_time=600 op_tune_time=300 tune=1
 while [[ $# -gt 0 ]]; do
     case $1 in
     --fetch-debs)
@@ -48,6 +52,7 @@ while [[ $# -gt 0 ]]; do
         echo "gpu-run: apt-get download failed" >&2
         exit 1 ;;
     --debs) debs=${2:?--debs needs a folder}; shift 2 ;;
+    --bundle) bundle=${2:?--bundle needs a file}; shift 2 ;;
     --build) build=${2:?--build needs a folder}; shift 2 ;;
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     --tune-time) tune_time=${2:?--tune-time needs seconds}; shift 2 ;;
@@ -58,41 +63,57 @@ while [[ $# -gt 0 ]]; do
 done
 
 command -v nvidia-smi >/dev/null && nvidia-smi -L
-cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_CHECK_LAYERS=OFF)
-if [[ -n "$debs" ]]; then
-    deps=$PWD/$build/deps
-    mkdir -p "$deps"
-    for d in "$debs"/*.deb; do dpkg -x "$d" "$deps" || { echo "gpu-run: cannot unpack $d" >&2; exit 1; }; done
-    arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
-    lib=$deps/usr/lib/$arch
-    export PATH=$deps/usr/bin:$PATH
-    export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
-    # the unpacked .pc files say prefix=/usr: make them point into deps
-    for pc in "$lib"/pkgconfig/*.pc; do sed -i "s|=/usr\b|=$deps/usr|g" "$pc"; done
-    export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-    cmake_args+=(-DCMAKE_PREFIX_PATH="$deps/usr" -DONNX_PROTO="$deps/usr/include/onnx/onnx.proto"
-                 -DPROTOC_C="$deps/usr/bin/protoc-c" -DXGBOOST_INC="$deps/usr/include" -DXGBOOST_LIB="$lib/libxgboost.so"
-                 -DCMAKE_BUILD_RPATH="$lib")
-    # a machine without pkg-config uses the unpacked pkgconf
-    command -v pkg-config >/dev/null || cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf")
-fi
-[[ -d /usr/lib/llvm-19/lib/cmake/llvm ]] || cmake_args+=(-DWEFT_WITH_LLVM=OFF)
+if [[ -n "$bundle" ]]; then
+    echo "== unpack $bundle into $build"
+    mkdir -p "$build" && xz -dc "$bundle" | tar -C "$build" -xf - || { echo "gpu-run: cannot unpack $bundle" >&2; exit 1; }
+    nvrtc=$( (ldconfig -p | awk '/libnvrtc\.so\.13/ { print $NF }'; find /usr/local /opt -name 'libnvrtc.so.13*' 2>/dev/null) | head -1)
+    [[ -n "$nvrtc" ]] || { echo "gpu-run: libnvrtc.so.13 (CUDA 13's NVRTC) not found" >&2; exit 1; }
+    export LD_LIBRARY_PATH=$PWD/$build/lib:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    weft=$build/bin/weft compare=$build/bin/cli_compare_f32
+else
+    cmake_args=(-DCMAKE_BUILD_TYPE=Release -DWEFT_CHECK_LAYERS=OFF)
+    if [[ -n "$debs" ]]; then
+        deps=$PWD/$build/deps
+        mkdir -p "$deps"
+        for d in "$debs"/*.deb; do dpkg -x "$d" "$deps" || { echo "gpu-run: cannot unpack $d" >&2; exit 1; }; done
+        arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+        lib=$deps/usr/lib/$arch
+        export PATH=$deps/usr/bin:$PATH
+        export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+        # the unpacked .pc files say prefix=/usr: make them point into deps
+        for pc in "$lib"/pkgconfig/*.pc; do sed -i "s|=/usr\b|=$deps/usr|g" "$pc"; done
+        export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+        cmake_args+=(-DCMAKE_PREFIX_PATH="$deps/usr" -DONNX_PROTO="$deps/usr/include/onnx/onnx.proto"
+                     -DPROTOC_C="$deps/usr/bin/protoc-c" -DXGBOOST_INC="$deps/usr/include" -DXGBOOST_LIB="$lib/libxgboost.so"
+                     -DCMAKE_BUILD_RPATH="$lib")
+        # a machine without pkg-config uses the unpacked pkgconf
+        command -v pkg-config >/dev/null || cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf")
+    fi
+    [[ -d /usr/lib/llvm-19/lib/cmake/llvm ]] || cmake_args+=(-DWEFT_WITH_LLVM=OFF)
 
-echo "== build ($build)"
-cmake -S . -B "$build" "${cmake_args[@]}" >"$build.configure.log" 2>&1 ||
-    { tail -30 "$build.configure.log"; echo "gpu-run: configure failed (log: $build.configure.log)" >&2; exit 1; }
-grep -q 'weft: CUDA target on' "$build.configure.log" ||
-    { grep 'weft: CUDA' "$build.configure.log"; echo "gpu-run: the CUDA target is not built (NVRTC not found)" >&2; exit 1; }
-cmake --build "$build" -j"${JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
-    { tail -30 "$build.build.log"; echo "gpu-run: build failed (log: $build.build.log)" >&2; exit 1; }
-weft=$build/weft
+    echo "== build ($build)"
+    cmake -S . -B "$build" "${cmake_args[@]}" >"$build.configure.log" 2>&1 ||
+        { tail -30 "$build.configure.log"; echo "gpu-run: configure failed (log: $build.configure.log)" >&2; exit 1; }
+    grep -q 'weft: CUDA target on' "$build.configure.log" ||
+        { grep 'weft: CUDA' "$build.configure.log"; echo "gpu-run: the CUDA target is not built (NVRTC not found)" >&2; exit 1; }
+    cmake --build "$build" -j"${JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
+        { tail -30 "$build.build.log"; echo "gpu-run: build failed (log: $build.build.log)" >&2; exit 1; }
+    weft=$build/weft
+    compare=$build/cli_compare_f32
+fi
 
 # one line when there is no driver or device (the device checks then cannot run)
 nodev=$("$weft" run tests/data/models/mlp.onnx --input tests/data/models/mlp.input.bin --target cuda --repeat 1 2>&1 |
         grep -E 'no CUDA (driver|device)')
 echo "== ctest: the GPU and CUDA tests (interpreter GPU mode, NVRTC, fake driver; label gpu: the device)"
-(cd "$build" && ctest -R 'cuda|gpu' --output-on-failure)
-ctest_rc=$?
+if [[ -n "$bundle" ]]; then
+    "$build/bin/targets_test_cuda_device"
+    ctest_rc=$?
+    [[ $ctest_rc -eq 77 ]] && ctest_rc=0
+else
+    (cd "$build" && ctest -R 'cuda|gpu' --output-on-failure)
+    ctest_rc=$?
+fi
 if [[ -n "$nodev" ]]; then
     echo "$nodev"
     echo "gpu-run: no CUDA device here; the device checks (label gpu, the models below) did not run"
@@ -116,7 +137,7 @@ for m in "${MODELS[@]}"; do
         fails=1
         continue
     fi
-    cmp=$("$build/cli_compare_f32" "$tmp/$m.bin" $d/$m.output.bin 1e-4 2>&1)
+    cmp=$("$compare" "$tmp/$m.bin" $d/$m.output.bin 1e-4 2>&1)
     ok=$([[ $? -eq 0 ]] && echo match || echo MISMATCH)
     [[ $ok == match ]] || fails=1
     torch=$(python3 bench/pytorch_peer.py $d/$m.onnx --device cuda --repeat "$repeat" 2>/dev/null | sed -n 's/^median_ms=//p')
@@ -196,7 +217,7 @@ if [[ $tune -eq 1 ]]; then
         out=$("$weft" run $d/$m.onnx --input $d/$m.input.bin --output "$tmp/$m.tuned.bin" --target cuda --db "$db" \
               --repeat "$repeat" 2>&1)
         ms=$(sed -n 's/.*latency \([0-9.]*\) ms.*/\1/p' <<<"$out")
-        "$build/cli_compare_f32" "$tmp/$m.tuned.bin" $d/$m.output.bin 1e-4 >/dev/null 2>&1 ||
+        "$compare" "$tmp/$m.tuned.bin" $d/$m.output.bin 1e-4 >/dev/null 2>&1 ||
             { echo "$m: the tuned model's outputs differ from PyTorch's"; fails=1; }
         tm=${torch_ms[$m]:-}
         printf '%-16s | %10s | %14s | %16s | %10s\n' "$m" "$dt" "${ms:-n/a}" "${tm:-n/a}" "$(ratio "$tm" "$ms")"
