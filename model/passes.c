@@ -16,8 +16,8 @@
  *   block of output channels is one contiguous vector at every tap and the default schedule
  *   (schedule/default_conv.c) vectorizes over it whatever the image size: NCHW nets with small
  *   spatial extents (a ResNet's late layers are 7x7 to 1x1) have no other wide vector axis.
- *   Pointwise convs whose output planes are whole vectors keep [F, C, 1, 1] and reduce over
- *   fused pixels (pointwise_rows).
+ *   Pointwise convs whose output planes are whole vectors (or hold several vectors, with few
+ *   input channels) keep [F, C, 1, 1] and reduce over fused pixels (pointwise_rows).
  * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
  *   [ceil(N/nb), K, nb] (nb = the register tile's width; a last partial block is zero-padded),
  *   so the panel a register tile streams is contiguous: no 4 KiB-strided rows fighting over L1
@@ -303,7 +303,14 @@ static weft_status set_int_attr(weft_gnode *n, const char *name, int64_t value);
  * its default schedule vectorizes along them (schedule/default_conv.c, "pointwise convolution
  * over pixels"), storing whole pixel vectors where the blocked one writes each filter vector
  * back across F planes (measured with AVX-512, 16->96 channels at 112x112: 1.5x faster;
- * 64->64 at 32x32: 3.7x). */
+ * 64->64 at 32x32: 3.7x). Planes that are not whole vectors (odd sizes: 33x33, 17x17, 9x9)
+ * take that form too when they hold at least PIXELS_MIN_VECTORS vectors (the last pixel tile
+ * is then partial) and the conv has at most PIXELS_MAX_CHANNELS input channels: the blocked
+ * form's write-back costs a scattered store per output, its reduction C FMAs, so few channels
+ * is where the scatter dominates. Measured on Zen 4 (AVX-512), 1 thread: EfficientNet-style
+ * 8->48 at 33x33 78 -> 43 us, 16->96 at 17x17 48 -> 29 us; but 384->64 at 14x14 110 -> 150 us
+ * and 576->96 245 -> 316 us, hence the channel bound. */
+enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64 };
 static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, int64_t fb)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];
@@ -318,7 +325,8 @@ static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, 
     if (strcmp(weft_gnode_attr_string(n, "auto_pad", "NOTSET"), "NOTSET") && strcmp(weft_gnode_attr_string(n, "auto_pad", ""), "VALID"))
         return false;
     const weft_gvalue *y = &g->values[n->outputs[0]];
-    return y->ndim == 4 && y->shape[2] * y->shape[3] > 0 && (y->shape[2] * y->shape[3]) % fb == 0;
+    int64_t p = y->ndim == 4 ? y->shape[2] * y->shape[3] : 0;
+    return y->ndim == 4 && p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
 }
 
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)

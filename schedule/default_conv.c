@@ -343,7 +343,7 @@ static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
     if (R->ndim != 3 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !weft_sched_reads_through(s, y, r)) return -1;
     if (R->shape[0] != Y->shape[0] || R->shape[1] != Y->shape[1] || R->shape[2] != Y->shape[2] * Y->shape[3] ||
-        R->shape[2] % lanes)
+        R->shape[2] < lanes)
         return -1;
     for (int i = 0; i < s->n_stages; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
@@ -353,7 +353,14 @@ static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
     return r;
 }
 
-/* The tile: tf filters x tx pixels (tx a multiple of the vector width dividing OH*OW): the most
+/* Whether tx pixels (whole vectors, at most the plane) tile P: dividing it, or any number of
+ * vectors when P is not whole vectors (the last tile is then partial: a guarded tail). */
+static bool pixel_tile_fits(int64_t tx, int64_t P, int64_t lanes)
+{
+    return tx >= lanes && tx % lanes == 0 && tx <= P && (P % tx == 0 || P % lanes != 0);
+}
+
+/* The tile: tf filters x tx pixels (pixel_tile_fits): the most
  * accumulators (tf * tx / lanes, up to 2 x weft_sched_tile_rows), ties to fewer loads per FMA
  * (tx / lanes input vectors + tf broadcast weights per input channel). */
 static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const weft_target_caps *caps)
@@ -362,7 +369,7 @@ static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const we
     conv_tile best = {1, 1, 1, lanes};
     double best_acc = 0, best_ratio = 0;
     for (int64_t nv = 1; nv <= max_acc && nv * lanes <= P; nv++) {
-        if (P % (nv * lanes)) continue;
+        if (!pixel_tile_fits(nv * lanes, P, lanes)) continue;
         int64_t tf = 1;
         for (int64_t t = 1; t * nv <= max_acc && t <= F; t++)
             if (F % t == 0) tf = t;
@@ -610,7 +617,7 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         for (int64_t v = 1; v <= sh[1] && v <= 16; v++)
             if (sh[1] % v == 0) knob_add(sp, 0, v);
         for (int64_t v = lanes; v <= sh[2] * sh[3] && v <= 8 * lanes; v += lanes)
-            if ((sh[2] * sh[3]) % v == 0) knob_add(sp, 1, v);
+            if (pixel_tile_fits(v, sh[2] * sh[3], lanes)) knob_add(sp, 1, v);
     } else if (r < 0 && !gp && (r = window_reduction(s, &y)) >= 0) {
         const int64_t *sh = s->stages[y].op->shape; /* [N, C, OH, OW] */
         snprintf(sp->rule, sizeof sp->rule, "window");
@@ -658,9 +665,9 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         int64_t P = sh[2] * sh[3];
         if (v[0] < 1 || v[0] > sh[1] || sh[1] % v[0])
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filters", (long long)v[0], (long long)sh[1]);
-        if (v[1] < lanes || v[1] % lanes || P % v[1])
-            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tx = %lld is not a multiple of %lld dividing %lld pixels", (long long)v[1],
-                             (long long)lanes, (long long)P);
+        if (!pixel_tile_fits(v[1], P, lanes))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tx = %lld is not a multiple of %lld that tiles %lld pixels",
+                             (long long)v[1], (long long)lanes, (long long)P);
         conv_tile t = {v[0], 1, 1, v[1]};
         if (v[0] * (v[1] / lanes) + v[1] / lanes + 1 > vector_regs(caps)) /* accumulators, inputs, a broadcast */
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",

@@ -13,8 +13,9 @@
  *
  *   max |weft - ref| <= 1e-4 * max |ref|
  *
- * Pointwise convs whose planes are whole vectors (weights left unblocked) and squeeze-excite's
- * channel gate (x * sigmoid(FC(s))) are cases too.
+ * Pointwise convs whose planes are whole vectors, or not but with few input channels (weights
+ * left unblocked; a partial last pixel tile), and squeeze-excite's channel gate
+ * (x * sigmoid(FC(s))) are cases too.
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
@@ -88,6 +89,11 @@ static const conv_case cases[] = {
     {K_CONV, 3, 11, 7, 7, 11, 3, 3, 2, 1, 11, EPI_NONE, true},   /* depthwise stride 2 */
     {K_MAXPOOL, 3, 5, 7, 7, 0, 3, 3, 1, 1, 0, EPI_NONE, false},  /* fill: the lowest float */
     {K_AVGPOOL, 3, 3, 13, 13, 0, 3, 3, 2, 1, 0, EPI_NONE, false},
+    /* pointwise convs over planes that are not whole vectors, with few input channels: over
+     * pixels too, the last pixel tile partial (AVX-512: 1089 = 68 x 16 + 1; 81 = 5 x 16 + 1) */
+    {K_CONV, 1, 16, 33, 33, 8, 1, 1, 1, 0, 1, EPI_SILU, true},   /* 34: 1089 pixels */
+    {K_CONV, 2, 24, 9, 9, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, 81 pixels */
+    {K_CONV, 1, 96, 9, 9, 24, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 36: 96 channels: blocked */
 };
 
 static uint64_t rng_state;
@@ -398,6 +404,15 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.knob_text, "split clip1 c 2"));
         assert_null(strstr(p.knob_text, "unroll conv0.red p.0"));
         assert_int_equal(p.bad_rc, WEFT_ERR_INVALID_ARG);
+        /* planes of odd size: over pixels with few input channels (a partial last tile),
+         * blocked with many */
+        schedule_of(&cases[34], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red p.1"));
+        assert_null(strstr(p.text, " fi"));
+        assert_string_equal(p.ks.rule, "conv_pixels");
+        assert_int_equal(p.knob_rc, WEFT_OK);
+        schedule_of(&cases[36], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
         /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
          * fused pixels of each channel */
         schedule_of(&cases[23], &caps, &p);
