@@ -19,8 +19,8 @@
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
- * compute their padding per channel, a global pool reduces channel vectors (rows shorter than a
- * vector) or partial sums along its rows, a pointwise conv
+ * compute their padding per channel, a global pool reduces channel vectors (a plane smaller
+ * than a vector) or partial sums along its plane, a pointwise conv
  * vectorizes along its fused pixels, and a channel gate computes the gate once per channel. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,6 +94,7 @@ static const conv_case cases[] = {
     {K_CONV, 1, 16, 33, 33, 8, 1, 1, 1, 0, 1, EPI_SILU, true},   /* 34: 1089 pixels */
     {K_CONV, 2, 24, 9, 9, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, 81 pixels */
     {K_CONV, 1, 96, 9, 9, 24, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 36: 96 channels: blocked */
+    {K_GAP, 2, 20, 2, 3, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* 37: plane of 6 < a vector */
 };
 
 static uint64_t rng_state;
@@ -380,13 +381,17 @@ static void test_default_schedule_shapes(void **state)
         schedule_of(&cases[14], &caps, &p);
         assert_non_null(strstr(p.text, "cache_write"));
         assert_non_null(strstr(p.text, "compute_at maxpool0.pad"));
-        /* global pool: channels in vectors, the spatial reduction outside them */
-        schedule_of(&cases[18], &caps, &p);
+        /* global pool over a plane smaller than a vector: channels in vectors, the plane's
+         * reduction outside them */
+        schedule_of(&cases[37], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red c.1"));
-        /* a global pool over rows of a vector or more: vector partial sums along the rows */
-        schedule_of(&cases[26], &caps, &p);
-        assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red rx.1"));
-        assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf rx.1"));
+        /* over a plane of a vector or more, its rows shorter (7x7) or not (5x40): the plane is
+         * one reduction axis p, summed in vector partial sums along it */
+        for (int ci = 18; ci <= 26; ci += 8) {
+            schedule_of(&cases[ci], &caps, &p);
+            assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red p.1"));
+            assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf p.1"));
+        }
         /* pointwise conv over pixels: unblocked weights, the reduction over the fused pixels
          * p and the write-back in vectors of them, filters unrolled */
         char want[64];
