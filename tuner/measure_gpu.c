@@ -9,9 +9,10 @@
  *
  *   parent: steps --lower--> loop function   (and, once per task, the CPU reference: the
  *           default CPU schedule on llvm run on the inputs of CHECK_SEED)
- *   worker: loop function --NVRTC--> cubin -> random inputs (the seed) -> device argument sets -> weft_cuda_time_kernel (device
- *           events; sets rotated so that their total is at least twice L2: a kernel whose
- *           working set fits in L2 does not find its inputs there) -> median
+ *   worker: loop function --NVRTC--> cubin; random inputs (the seed) -> device argument sets
+ *           -> weft_cuda_time_kernel (device events; sets rotated so that their total is at
+ *           least twice L2: a kernel whose working set fits in L2 does not find its inputs
+ *           there) -> median
  *           -> when check (median < check_below, or check_below <= 0): the inputs of CHECK_SEED,
  *           one run on the device, every parameter compared with the reference
  *           (WEFT_GPU_CHECK_TOL)
