@@ -326,7 +326,7 @@ static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, 
         return false;
     const weft_gvalue *y = &g->values[n->outputs[0]];
     int64_t p = y->ndim == 4 ? y->shape[2] * y->shape[3] : 0;
-    return y->ndim == 4 && p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
+    return p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
 }
 
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)

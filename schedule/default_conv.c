@@ -272,10 +272,10 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
  * sum: measured with AVX-512 on 96 channels of 56x56, 2.6x faster than channel vectors; on Zen
  * 4 (1 thread), planes whose rows are shorter than a vector, which read channel vectors
  * through gathers before the plane was one axis: 1280 channels of 10x10 65 -> 23 us, and
- * efficientnet_b0's squeeze-excite pools over 14x14 and 7x7 about 4x faster. Smaller planes: R parallel over (n, channel
- * vectors) with the plane loop outside a vector of channels (gathers across channel planes,
- * independent lanes; a scalar sum of one channel is a chain of dependent adds). Other stages
- * (N x C elements) keep their naive schedule. */
+ * efficientnet_b0's squeeze-excite pools over 14x14 and 7x7 about 4x faster. Smaller planes:
+ * R parallel over (n, channel vectors) with the plane loop outside a vector of channels
+ * (gathers across channel planes, independent lanes; a scalar sum of one channel is a chain of
+ * dependent adds). Other stages (N x C elements) keep their naive schedule. */
 static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_status *rc)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
@@ -288,7 +288,7 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     if (r < 0 || s->stages[r].is_output) return false;
     const weft_tensor *R = s->stages[r].op;
     if (R->ndim != 2 || R->n_reduce != 1 || R->shape[1] < lanes || !R->body || R->body->kind != WEFT_EXPR_TLOAD ||
-        weft_expr_tload_n(R->body) != 4 || weft_expr_tload_tensor(R->body)->ndim != 4)
+        weft_expr_tload_n(R->body) != 4)
         return false;
     for (int i = 0; i < s->n_stages; i++) { /* the rest: elementwise over N x C at most */
         const weft_tensor *op = s->stages[i].op;

@@ -62,6 +62,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
+[[ -n "$bundle" && -n "$debs" ]] && { echo "gpu-run: --bundle and --debs exclude each other (a bundle builds nothing)" >&2; exit 2; }
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 if [[ -n "$bundle" ]]; then
     echo "== unpack $bundle into $build"
@@ -105,12 +106,13 @@ fi
 # one line when there is no driver or device (the device checks then cannot run)
 nodev=$("$weft" run tests/data/models/mlp.onnx --input tests/data/models/mlp.input.bin --target cuda --repeat 1 2>&1 |
         grep -E 'no CUDA (driver|device)')
-echo "== ctest: the GPU and CUDA tests (interpreter GPU mode, NVRTC, fake driver; label gpu: the device)"
 if [[ -n "$bundle" ]]; then
+    echo "== the device test (targets_test_cuda_device: every op's default GPU schedule, the models)"
     "$build/bin/targets_test_cuda_device"
     ctest_rc=$?
     [[ $ctest_rc -eq 77 ]] && ctest_rc=0
 else
+    echo "== ctest: the GPU and CUDA tests (interpreter GPU mode, NVRTC, fake driver; label gpu: the device)"
     (cd "$build" && ctest -R 'cuda|gpu' --output-on-failure)
     ctest_rc=$?
 fi

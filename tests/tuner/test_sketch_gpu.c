@@ -2,8 +2,9 @@
  * sketch of rule "gpu_gemm" (threads tm x tn, register tile rm x rn, K tile kt, unroll;
  * schedule/gemm_gpu.h). 60 sampled and mutated candidates over five shapes are within the
  * caps (threads a whole number of warps, shared memory, register estimate), lowered by the
- * tuner's own weft_tuner_lower_steps pass the launch check, match the naive schedule in the interpreter's GPU mode (threads forward and reversed;
- * tolerance 1e-4 relative, gpu_io.h) and read back from their step text; NVRTC compiles every
+ * tuner's own weft_tuner_lower_steps pass the launch check, match the naive schedule in the
+ * interpreter's GPU mode (threads forward and reversed; tolerance 1e-4 relative, gpu_io.h) and
+ * read back from their step text; NVRTC compiles every
  * fourth (skipped with a message where the CUDA target is not built). Kernels without such a
  * stage keep the default as their only candidate. (20 candidates under the sanitizers: PER_SHAPE.) */
 #include <stdarg.h>
