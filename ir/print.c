@@ -349,6 +349,12 @@ static void print_stmt(printer *p, const weft_stmt *s, int ind, bool tail)
         put_indent(sb, ind);
         weft_strbuf_puts(sb, "barrier\n");
         return;
+    case WEFT_STMT_PREFETCH:
+        put_indent(sb, ind);
+        weft_strbuf_printf(sb, "prefetch %s[", s->u.store.buf->name);
+        print_expr(p, s->u.store.index);
+        weft_strbuf_puts(sb, "]\n");
+        return;
     default:
         put_indent(sb, ind);
         weft_strbuf_printf(sb, "<stmt kind %d>\n", (int)s->kind);

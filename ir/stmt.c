@@ -119,3 +119,14 @@ const weft_stmt *weft_seq(weft_arena *a, int n, const weft_stmt *const *items)
 }
 
 const weft_stmt *weft_barrier(weft_arena *a) { return stmt(a, WEFT_STMT_BARRIER); }
+
+const weft_stmt *weft_prefetch(weft_arena *a, const weft_buffer *b, const weft_expr *index)
+{
+    if (!b || !index) return NULL;
+    weft_stmt *s = stmt(a, WEFT_STMT_PREFETCH);
+    if (!s) return NULL;
+    s->u.store.buf = b;
+    s->u.store.index = index;
+    s->u.store.value = NULL;
+    return s;
+}

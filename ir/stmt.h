@@ -12,6 +12,9 @@
  * SEQ       -> seq {n, items[]}
  * BARRIER   -> (no fields)                        every thread of a GPU block waits here
  *                                                 (__syncthreads); a no-op on the CPU
+ * PREFETCH  -> store {buf, index} (value NULL)    a hint: buf[index]'s cache line will be read
+ *                                                 soon; no effect on results, never faults
+ *                                                 (the index may lie outside the buffer)
  *
  * Loop kinds: SERIAL; PARALLEL (iterations may run on different threads; only the outermost
  * parallel loop of a nest is run in parallel, inner ones run serially); VECTORIZED (extent is
@@ -50,7 +53,7 @@ struct weft_buffer {
 };
 
 typedef enum weft_stmt_kind { WEFT_STMT_FOR, WEFT_STMT_STORE, WEFT_STMT_ALLOCATE, WEFT_STMT_IF, WEFT_STMT_SEQ, WEFT_STMT_BARRIER,
-                                WEFT_STMT_COUNT } weft_stmt_kind;
+                                WEFT_STMT_PREFETCH, WEFT_STMT_COUNT } weft_stmt_kind;
 
 typedef struct weft_stmt weft_stmt;
 struct weft_stmt {
@@ -89,6 +92,7 @@ const weft_stmt *weft_store(weft_arena *a, const weft_buffer *b, const weft_expr
 const weft_stmt *weft_allocate(weft_arena *a, const weft_buffer *b, const weft_stmt *body);
 const weft_stmt *weft_if(weft_arena *a, const weft_expr *cond, const weft_stmt *then_s, const weft_stmt *else_s);
 const weft_stmt *weft_barrier(weft_arena *a);
+const weft_stmt *weft_prefetch(weft_arena *a, const weft_buffer *b, const weft_expr *index);
 /* SEQ of n items; NULL items are dropped, a single item is returned as is, zero items give an
  * empty SEQ. */
 const weft_stmt *weft_seq(weft_arena *a, int n, const weft_stmt *const *items);

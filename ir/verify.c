@@ -135,6 +135,11 @@ static weft_status check_stmt(vctx *v, const weft_stmt *s)
     case WEFT_STMT_SEQ:
         for (int i = 0; i < s->u.seq.n && rc == WEFT_OK; i++) rc = check_stmt(v, s->u.seq.items[i]);
         return rc;
+    case WEFT_STMT_PREFETCH:
+        if (!buf_ok(v, s->u.store.buf))
+            return weft_fail(WEFT_ERR_INTERNAL, "verify %s: prefetch of buffer %s outside its allocate", v->f->name,
+                             s->u.store.buf->name);
+        return check_expr(v, s->u.store.index);
     case WEFT_STMT_BARRIER:
         if (v->caps && !v->caps->has_thread_binding)
             return weft_fail(WEFT_ERR_INVALID_ARG, "verify %s: barrier on target %s, which has no thread binding", v->f->name,

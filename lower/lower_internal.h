@@ -59,6 +59,8 @@ typedef struct weft_lower_guard {
     const weft_expr **val;    /* value of every iterator at the store */
 } weft_lower_guard;
 
+#define WEFT_LOWER_MAX_PREFETCH 16
+
 typedef struct weft_lower_ctx {
     weft_arena *a;
     const weft_schedule *s;
@@ -72,6 +74,9 @@ typedef struct weft_lower_ctx {
     weft_lower_guard *guards;     /* nest -> guards */
     int n_guards, cap_guards;
     weft_loop_func *lf;           /* nest onwards: the loop IR */
+    /* nest -> prefetch: loops (by variable) that carry a pragma prefetch, and its tensor. */
+    struct { const weft_expr *var; const char *tensor; } prefetch[WEFT_LOWER_MAX_PREFETCH];
+    int n_prefetch;
     weft_status err;
 } weft_lower_ctx;
 
@@ -93,6 +98,7 @@ weft_status weft_lower_flatten(weft_lower_ctx *c);
 weft_status weft_lower_simplify(weft_lower_ctx *c);
 weft_status weft_lower_partition(weft_arena *a, weft_loop_func *f);
 weft_status weft_lower_auto_unroll(weft_arena *a, weft_loop_func *f);
+weft_status weft_lower_prefetch(weft_lower_ctx *c);
 /* GPU targets only (caps->has_thread_binding; no-ops otherwise), lower/gpu.c. */
 weft_status weft_lower_barriers(weft_arena *a, weft_loop_func *f, const weft_target_caps *caps);
 weft_status weft_lower_launch_check(const weft_loop_func *f, const weft_target_caps *caps);

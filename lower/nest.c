@@ -133,6 +133,10 @@ static const weft_stmt *gen_stage(weft_lower_ctx *c, int sidx)
         const weft_stmt *lb = weft_seq(a, 2, items);
         for (int b = att[l].n_bufs - 1; b >= 0; b--) lb = weft_allocate(a, att[l].bufs[b], lb);
         const weft_sched_iter *it = &st->iters[st->leaves[l]];
+        if (si->leaf_var[l] && it->prefetch[0] && c->n_prefetch < WEFT_LOWER_MAX_PREFETCH) {
+            c->prefetch[c->n_prefetch].var = si->leaf_var[l];
+            c->prefetch[c->n_prefetch++].tensor = it->prefetch;
+        }
         if (si->leaf_var[l])
             lb = weft_for_full(a, si->leaf_var[l], weft_i64(a, 0), weft_i64(a, si->iter_ext[st->leaves[l]]),
                                it->annot, it->annot == WEFT_FOR_THREAD_BOUND ? it->thread_axis : WEFT_THREAD_NONE,

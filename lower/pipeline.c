@@ -13,6 +13,8 @@
  *                IFs the ranges prove true dropped                             (simplify.c)
  *   partition    guard-free full tiles, guarded remainder (loop unswitching)   (partition.c)
  *   auto_unroll  pragma auto_unroll -> UNROLLED loops                          (unroll.c)
+ *   prefetch     CPU: pragma prefetch -> next-iteration prefetches spread over
+ *                the loops that reuse the current iteration's data             (prefetch.c)
  *   barriers     GPU: barriers around shared-memory producers in a block       (gpu.c)
  *   launch       GPU: every top-level nest launchable within the caps          (gpu.c)
  *   verify       the loop-IR rules of ir/verify.h, and the target's caps       (ir/verify.c)
@@ -33,6 +35,7 @@ typedef void (*dump_fn)(const weft_lower_ctx *c, weft_strbuf *sb);
 
 static weft_status pass_partition(weft_lower_ctx *c) { return weft_lower_partition(c->a, c->lf); }
 static weft_status pass_auto_unroll(weft_lower_ctx *c) { return weft_lower_auto_unroll(c->a, c->lf); }
+static weft_status pass_prefetch(weft_lower_ctx *c) { return weft_lower_prefetch(c); }
 static weft_status pass_barriers(weft_lower_ctx *c) { return weft_lower_barriers(c->a, c->lf, c->caps); }
 static weft_status pass_launch(weft_lower_ctx *c) { return weft_lower_launch_check(c->lf, c->caps); }
 static weft_status pass_verify(weft_lower_ctx *c) { return weft_ir_verify(c->lf, c->caps); }
@@ -103,6 +106,7 @@ static const struct {
     {"simplify", weft_lower_simplify, dump_ir},
     {"partition", pass_partition, dump_ir},
     {"auto_unroll", pass_auto_unroll, dump_ir},
+    {"prefetch", pass_prefetch, dump_ir},
     {"barriers", pass_barriers, dump_ir},
     {"launch", pass_launch, dump_ir},
     {"verify", pass_verify, dump_ir},

@@ -48,6 +48,10 @@ static const weft_stmt *rebuild(weft_rewriter *r, const weft_stmt *s)
         return weft_seq(a, s->u.seq.n, items);
     }
     case WEFT_STMT_BARRIER: return s;
+    case WEFT_STMT_PREFETCH: {
+        const weft_expr *idx = map_expr(r, s->u.store.index);
+        return r->failed ? NULL : weft_prefetch(a, s->u.store.buf, idx);
+    }
     default: return NULL;
     }
 }

@@ -104,6 +104,7 @@ weft_status weft_sched_apply_cache_write(weft_schedule *s, const weft_step *step
         cs->iters[d].annot = saved[d].annot;
         cs->iters[d].thread_axis = saved[d].thread_axis;
         cs->iters[d].auto_unroll = saved[d].auto_unroll;
+        memcpy(cs->iters[d].prefetch, saved[d].prefetch, sizeof saved[d].prefetch);
     }
     return WEFT_OK;
 }

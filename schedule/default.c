@@ -229,7 +229,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
                              ? weft_sched_rows_kblock(s, r, u, v, op->shape, tiles, first, caps) : 0;
             if (kc > 0) {
                 rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], par);
-                if (rc == WEFT_OK) rc = weft_sched_apply_rows_kblock(s, outputs[o], rname, u, v, tiles[u], kc, lanes, tiles);
+                if (rc == WEFT_OK) rc = weft_sched_apply_rows_kblock(s, outputs[o], rname, u, v, tiles[u], kc, lanes, tiles, caps);
             } else {
                 if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
                 /* a vector tile wider than one vector runs as native vectors (the last tile's empty

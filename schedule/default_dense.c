@@ -285,7 +285,7 @@ int64_t weft_sched_rows_kblock(const weft_schedule *s, int r, int u, int v, cons
 }
 
 weft_status weft_sched_apply_rows_kblock(weft_schedule *s, const char *out, const char *local, int u, int v, int64_t mr,
-                                         int64_t kc, int64_t lanes, const int64_t *tiles)
+                                         int64_t kc, int64_t lanes, const int64_t *tiles, const weft_target_caps *caps)
 {
     int r = weft_sched_find_stage(s, local);
     if (r < 0 || weft_sched_find_stage(s, out) < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s", local);
@@ -309,6 +309,11 @@ weft_status weft_sched_apply_rows_kblock(weft_schedule *s, const char *out, cons
         if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", local, name[v]);
         if (rc == WEFT_OK) rc = out_vectors(s, weft_sched_find_stage(s, out), lanes);
     } else if (rc == WEFT_OK && tiles[v] > 1) rc = weft_sched_stepf(s, "vectorize %s %s", local, name[v]);
+    const weft_tensor *w = weft_sched_reused_input(s->func, op, v);
+    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
+    int64_t bytes = w ? (int64_t)weft_dtype_bytes(w->dtype) : 0;
+    for (int d = 0; w && d < w->ndim; d++) bytes *= w->shape[d];
+    if (rc == WEFT_OK && w && bytes > (int64_t)l2) rc = weft_sched_stepf(s, "pragma %s %s.0 prefetch %s", local, name[n], w->name);
     return rc;
 }
 

@@ -212,8 +212,20 @@ weft_status weft_sched_apply_pragma(weft_schedule *s, const weft_step *step)
     weft_status rc = stage_leaf(s, step->args[0], step->args[1], &si, &ii);
     if (rc != WEFT_OK) return rc;
     int64_t v;
+    if (!strcmp(step->args[2], "prefetch")) {
+        if (step->n_args != 4) return weft_fail(WEFT_ERR_INVALID_ARG, "pragma prefetch takes one tensor name");
+        const weft_tensor *reads[32];
+        int nr = weft_te_reads(s->stages[si].op, reads, 32);
+        bool found = false;
+        for (int r = 0; r < nr && r < 32; r++) found = found || !strcmp(reads[r]->name, step->args[3]);
+        if (!found)
+            return weft_fail(WEFT_ERR_INVALID_ARG, "pragma prefetch: stage %s does not read a tensor named '%s'",
+                             s->stages[si].name, step->args[3]);
+        snprintf(s->stages[si].iters[ii].prefetch, WEFT_SCHED_NAME, "%s", step->args[3]);
+        return WEFT_OK;
+    }
     if (strcmp(step->args[2], "auto_unroll"))
-        return weft_fail(WEFT_ERR_INVALID_ARG, "unknown pragma '%s' (expected auto_unroll)", step->args[2]);
+        return weft_fail(WEFT_ERR_INVALID_ARG, "unknown pragma '%s' (expected auto_unroll or prefetch)", step->args[2]);
     if (step->n_args != 4 || !parse_int(step->args[3], &v) || v < 0 || v > 4096)
         return weft_fail(WEFT_ERR_INVALID_ARG, "auto_unroll takes one integer in [0, 4096], got '%s'", step->args[3]);
     s->stages[si].iters[ii].auto_unroll = (int)v;

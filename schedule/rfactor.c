@@ -161,6 +161,7 @@ weft_status weft_sched_apply_rfactor(weft_schedule *s, const weft_step *step)
     for (int d = 0; d < fin->ndim; d++) {
         cs->iters[d].annot = saved[d].annot;
         cs->iters[d].auto_unroll = saved[d].auto_unroll;
+        memcpy(cs->iters[d].prefetch, saved[d].prefetch, sizeof saved[d].prefetch);
     }
     return WEFT_OK;
 }

@@ -178,6 +178,7 @@ void weft_schedule_print(const weft_schedule *s, FILE *out)
             if (it->annot == WEFT_FOR_THREAD_BOUND) fprintf(out, "[%s]", weft_thread_axis_names[it->thread_axis]);
             else if (it->annot != WEFT_FOR_SERIAL) fprintf(out, "[%s]", weft_for_kind_names[it->annot]);
             if (it->auto_unroll) fprintf(out, "[auto_unroll %d]", it->auto_unroll);
+            if (it->prefetch[0]) fprintf(out, "[prefetch %s]", it->prefetch);
         }
         fprintf(out, "\n");
     }

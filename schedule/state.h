@@ -46,6 +46,8 @@ typedef struct weft_sched_iter {
     weft_for_kind annot;  /* SERIAL, PARALLEL, VECTORIZED, UNROLLED, THREAD_BOUND (bind) */
     weft_thread_axis thread_axis; /* bind: the GPU axis of a THREAD_BOUND iterator */
     int auto_unroll;      /* pragma auto_unroll depth, 0 = none */
+    char prefetch[WEFT_SCHED_NAME]; /* pragma prefetch: the tensor whose next-iteration reads are
+                                     * prefetched in this loop (lower/prefetch.c), "" = none */
     int consumed_by;      /* relation index, -1 for a leaf */
 } weft_sched_iter;
 

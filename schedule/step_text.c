@@ -7,6 +7,8 @@
  *   reorder STAGE IT1 IT2 [...]               the given leaves take their own slots in this order
  *   parallel|vectorize|unroll STAGE ITER
  *   pragma STAGE ITER auto_unroll N
+ *   pragma STAGE ITER prefetch TENSOR         TENSOR's reads of ITER's next iteration are
+ *                                             prefetched while this one reuses its data
  *   bind STAGE ITER AXIS                      AXIS: blockIdx.x|y|z, threadIdx.x|y|z
  *   compute_at STAGE CONSUMER ITER
  *   compute_inline STAGE | compute_root STAGE

@@ -278,6 +278,7 @@ static void stmt(ectx *c, const weft_stmt *s, int ind, const weft_gpu_dialect *d
     case WEFT_STMT_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) stmt(c, s->u.seq.items[i], ind, d);
         return;
+    case WEFT_STMT_PREFETCH: return; /* a CPU cache hint: nothing on a GPU */
     case WEFT_STMT_BARRIER:
         indent(sb, ind);
         weft_strbuf_printf(sb, "%s\n", d->barrier);

@@ -327,6 +327,10 @@ static int32_t compile_stmt(cctx *c, const weft_stmt *s)
         free(items);
         return n;
     }
+    case WEFT_STMT_PREFETCH: /* a hint only: an empty sequence */
+        if ((n = new_stmt(c, WEFT_STMT_SEQ)) < 0) return -1;
+        c->k->stmts[n] = (istmt){WEFT_STMT_SEQ, c->k->n_kids, 0, -1, -1, 0};
+        return n;
     case WEFT_STMT_BARRIER:
         if ((n = new_stmt(c, WEFT_STMT_BARRIER)) < 0) return -1;
         c->k->stmts[n] = (istmt){WEFT_STMT_BARRIER, -1, -1, -1, -1, 0};

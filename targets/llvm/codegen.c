@@ -317,6 +317,36 @@ static weft_status emit_store(weft_llvm_cg *cg, const weft_stmt *s)
     return WEFT_OK;
 }
 
+/* llvm.prefetch (read, high locality, data cache) of buf[index]. The address is computed
+ * without `inbounds`: a prefetch may name a line past the buffer (the next iteration of the
+ * last one), which is defined and never faults. Inside a vectorized loop it is dropped (the
+ * prefetch pass never puts one there). */
+static weft_status emit_prefetch(weft_llvm_cg *cg, const weft_stmt *s)
+{
+    if (cg->vvar) return WEFT_OK;
+    const weft_buffer *buf = s->u.store.buf;
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: buffer %s has unsupported dtype", buf->name);
+    LLVMValueRef base, idx;
+    weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
+    if (st == WEFT_OK) st = weft_llvm_index(cg, s->u.store.index, &idx);
+    if (st != WEFT_OK) return st;
+    LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, base, &idx, 1, "");
+    LLVMTypeRef ovl = cg->t_ptr;
+    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", strlen("llvm.prefetch"));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &ovl, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &ovl, 1);
+    LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, 0, 0), LLVMConstInt(cg->t_i32, 3, 0), LLVMConstInt(cg->t_i32, 1, 0)};
+    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, fn, args, 4, "");
+    /* memory(inaccessiblemem: readwrite) at the call: the declaration says it may read its
+     * argument's memory, which keeps LLVM from holding a register tile's accumulators in
+     * registers across the loop (they went to the stack every iteration). Not `none`: the
+     * call would then be dead and removed. */
+    unsigned kind = LLVMGetEnumAttributeKindForName("memory", 6);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cg->ctx, kind, 3u << 2));
+    return WEFT_OK;
+}
+
 static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
 {
     if (cg->vvar) return weft_llvm_vector_if(cg, s);
@@ -437,6 +467,7 @@ weft_status weft_llvm_stmt(weft_llvm_cg *cg, const weft_stmt *s)
         }
         return WEFT_OK;
     case WEFT_STMT_BARRIER: return WEFT_OK; /* one thread: nothing to wait for */
+    case WEFT_STMT_PREFETCH: return emit_prefetch(cg, s);
     default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown statement kind %d", (int)s->kind);
     }
 }

@@ -11,6 +11,10 @@
  *     lanes) get 4-row tiles of 4 vectors for M in {5, 16, 17, 32} and not for M = 3 or 33; the
  *     schedule made for those caps runs on whatever CPU runs the test (LLVM legalizes the
  *     vector width).
+ *   - pragma prefetch (lower/prefetch.c): step lists with no reuse loop, a reuse loop of 2 and
+ *     of 3 iterations, run by LLVM and the interpreter (a prefetch must not change a result),
+ *     their loop IR holding the prefetch; and the default rule adding it when the weight is
+ *     larger than L2.
  * Tolerance: max |x - ref| <= 1e-4 * max(1, max |ref|) (inputs in [-1, 1], sums of up to 1001
  * terms, float32 reassociated by the schedule: ~1e-5 relative to the float64 sum). */
 #include <stdarg.h>
@@ -25,6 +29,8 @@
 
 #include "ops/ops.h"
 #include "compile/build.h"
+#include "ir/print.h"
+#include "lower/lower.h"
 
 typedef struct fixture {
     const weft_target_ops *llvm, *interp;
@@ -229,11 +235,79 @@ static void test_streamed_weight_tile(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Lowers s for caps; true when its loop IR has a prefetch of `buf`. */
+static bool has_prefetch(const weft_schedule *s, const weft_target_caps *caps, const char *buf)
+{
+    weft_arena *a = weft_arena_create();
+    weft_loop_func *lf = NULL;
+    char needle[64], *text = NULL;
+    snprintf(needle, sizeof needle, "prefetch %s[", buf);
+    bool found = weft_lower(s, caps, a, &lf) == WEFT_OK && (text = weft_ir_func_str(lf)) && strstr(text, needle);
+    free(text);
+    weft_arena_destroy(a);
+    return found;
+}
+
+static void test_prefetch_schedules(void **state)
+{
+    fixture *fx = *state;
+    static const struct {
+        int64_t m, n, k;
+        const char *steps;
+    } cases[] = {
+        /* no reuse loop: L = k.0, P = k.1 directly inside (50 = 6 x 8 + 2: partitioned, two P) */
+        {3, 40, 50, "split C j 8\nsplit C k 8\nreorder C i j.0 k.0 k.1 j.1\nvectorize C j.1\npragma C k.0 prefetch B"},
+        /* reuse loop i.0 of 2 (and a partial last k block: 50 = 6 x 8 + 2) */
+        {4, 32, 50, "split C k 8\nsplit C i 2\nsplit C j 8\nreorder C j.0 k.0 i.0 k.1 i.1 j.1\nunroll C i.1\n"
+                    "vectorize C j.1\npragma C k.0 prefetch B"},
+        /* reuse loop of 3, vectors of 32 lanes (two lines each) */
+        {6, 64, 48, "split C k 16\nsplit C i 2\nsplit C j 32\nreorder C j.0 k.0 i.0 k.1 i.1 j.1\nunroll C i.1\n"
+                    "vectorize C j.1\npragma C k.0 prefetch B"},
+    };
+    int failures = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = weft_op_matmul(a, cases[c].m, cases[c].n, cases[c].k);
+        double *ref = reference(f, cases[c].m, cases[c].n, cases[c].k, 0);
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_apply_text(s, cases[c].steps), WEFT_OK);
+        if (!has_prefetch(s, &fx->caps, "B")) {
+            print_error("case %zu: no prefetch in the loop IR\n", c);
+            failures++;
+        }
+        double el = run_error(fx, s, fx->llvm, fx->tl, f, ref), ei = run_error(fx, s, fx->interp, fx->ti, f, ref);
+        if (!(el >= 0 && el <= 1e-4 && ei >= 0 && ei <= 1e-4)) {
+            print_error("case %zu: error llvm %g interp %g\n", c, el, ei);
+            failures++;
+        }
+        weft_schedule_destroy(s);
+        free(ref);
+        weft_arena_destroy(a);
+    }
+    /* The default rule: a few-row product over a weight larger than L2 gets the pragma. */
+    weft_target_caps caps = fx->caps;
+    caps.l1d_bytes = 4096;
+    caps.max_threads = 1;
+    int64_t full = caps.vector_regs >= 32 ? 8 : 6;
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = weft_op_matmul(a, 17, 45, 333);
+    double *ref = reference(f, 17, 45, 333, 0);
+    caps.l2_bytes = 32 * 1024; /* B: 333 x 45 x 4 = 60 KB */
+    failures += check(fx, f, &caps, "prefetch B", full < 17, ref, true, "matmul 17x45x333, L2 32 KiB");
+    caps.l2_bytes = 128 * 1024;
+    failures += check(fx, f, &caps, "prefetch B", false, ref, false, "matmul 17x45x333, L2 128 KiB");
+    free(ref);
+    weft_arena_destroy(a);
+    assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kblock_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streamed_weight_tile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prefetch_schedules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

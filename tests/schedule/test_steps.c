@@ -66,6 +66,7 @@ static void test_step_text_round_trip_normalizes_spacing(void **state)
     assert_int_equal(weft_schedule_apply(s, "compute_at C.local C j.1"), WEFT_OK);
     assert_int_equal(weft_schedule_apply(s, "split C.local k nparts 2"), WEFT_OK);
     assert_int_equal(weft_schedule_apply(s, "pragma C.local k.0 auto_unroll 16"), WEFT_OK);
+    assert_int_equal(weft_schedule_apply(s, "pragma  C.local k.0 prefetch   B"), WEFT_OK);
     assert_int_equal(weft_schedule_apply(s, "cache_read B local C.local"), WEFT_OK);
     assert_int_equal(weft_schedule_apply(s, "compute_at B.local C.local k.0"), WEFT_OK);
     assert_int_equal(weft_schedule_apply(s, "vectorize C j.2"), WEFT_OK);
@@ -74,7 +75,7 @@ static void test_step_text_round_trip_normalizes_spacing(void **state)
     assert_string_equal(text,
                         "cache_write C local\nsplit C i 4\nsplit C j 2 4\nreorder C i.0 j.0 j.1 i.1 j.2\n"
                         "fuse C i.0 j.0\nparallel C i.0@j.0\ncompute_at C.local C j.1\nsplit C.local k nparts 2\n"
-                        "pragma C.local k.0 auto_unroll 16\ncache_read B local C.local\n"
+                        "pragma C.local k.0 auto_unroll 16\npragma C.local k.0 prefetch B\ncache_read B local C.local\n"
                         "compute_at B.local C.local k.0\nvectorize C j.2\nunroll C i.1\n");
     /* Replaying the printed text rebuilds the same schedule: same text, same loop IR. */
     weft_schedule *r = NULL;
@@ -142,6 +143,9 @@ static const bad_step bad_steps[] = {
     {0, "", "reorder C i j i", WEFT_ERR_INVALID_ARG, "names i twice"},
     {0, "", "pragma C i unroll_all 4", WEFT_ERR_INVALID_ARG, "unknown pragma"},
     {0, "", "pragma C i auto_unroll x", WEFT_ERR_INVALID_ARG, "auto_unroll takes one integer"},
+    {0, "", "pragma C k prefetch X", WEFT_ERR_INVALID_ARG, "stage C does not read a tensor named 'X'"},
+    {0, "", "pragma C k prefetch A B", WEFT_ERR_INVALID_ARG, "pragma prefetch takes one tensor name"},
+    {0, "", "pragma C q prefetch A", WEFT_ERR_INVALID_ARG, "no iterator 'q'"},
     {0, "split C i 4", "cache_write C local", WEFT_ERR_INVALID_ARG, "before splits"},
     {0, "", "cache_write C texture", WEFT_ERR_INVALID_ARG, "scope must be global, shared or local"},
     {0, "", "compute_inline C", WEFT_ERR_INVALID_ARG, "output stage C cannot be inlined"},
