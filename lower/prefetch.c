@@ -24,7 +24,8 @@
  * registers every iteration. The last iteration of L names lines past its block or past T,
  * harmless for a prefetch (never faults; the LLVM target computes the address without
  * `inbounds`). Inner unrolled loops the index uses become unrolled loops of the prefetch
- * (fresh variables); a vectorized loop gives one prefetch per 64-byte line of its extent.
+ * (fresh variables); a vectorized loop gives one prefetch per 64-byte line of its extent; a P
+ * whose loads would need more than MAX_LINES prefetches per iteration gets none.
  * Only CPU targets: on a GPU target the pragma is ignored.
  */
 #include <string.h>
@@ -32,7 +33,10 @@
 #include "ir/error.h"
 #include "lower/lower_internal.h"
 
-enum { MAX_CHAIN = 32, MAX_LOADS = 64, LINE_BYTES = 64 };
+/* MAX_LINES: prefetches per iteration of P at most (a register tile reads a few lines per
+ * iteration; a body that reads more is not what the pragma is for, and unrolling its prefetches
+ * would bloat the code). */
+enum { MAX_CHAIN = 32, MAX_LOADS = 64, LINE_BYTES = 64, MAX_LINES = 32 };
 
 typedef struct {
     const weft_expr *load;
@@ -146,7 +150,8 @@ static const weft_stmt *replace(weft_arena *a, const weft_stmt *s, const weft_st
  * unrolled loops over fresh variables (vectorized ones step by a cache line). NULL when a loop
  * is not of the expected form (*ok cleared). */
 static const weft_stmt *load_prefetch(weft_arena *a, const found_load *f, int p, const weft_expr *l_var,
-                                      const weft_expr *l_next, const weft_expr *p_var, const weft_expr *p_next, bool *ok)
+                                      const weft_expr *l_next, const weft_expr *p_var, const weft_expr *p_next, bool *ok,
+                                      int64_t *lines_total)
 {
     const weft_expr *from[MAX_CHAIN + 2], *to[MAX_CHAIN + 2];
     const weft_expr *fresh[MAX_CHAIN];
@@ -183,6 +188,13 @@ static const weft_stmt *load_prefetch(weft_arena *a, const found_load *f, int p,
             from[n] = loop->u.loop.var;
             to[n++] = fresh[n_fresh++];
         }
+    }
+    int64_t lines = 1;
+    for (int i = 0; i < n_fresh; i++) lines = lines > MAX_LINES ? lines : lines * count[i];
+    *lines_total += lines;
+    if (*lines_total > MAX_LINES) {
+        *ok = false;
+        return NULL;
     }
     const weft_stmt *s = weft_prefetch(a, weft_expr_load_buf(f->load), weft_expr_substitute(a, index, n, from, to));
     for (int i = n_fresh - 1; i >= 0; i--)
@@ -247,9 +259,10 @@ static const weft_stmt *plan_group(weft_lower_ctx *ctx, const collector *c, cons
     const weft_stmt **items = weft_arena_alloc(a, sizeof *items * (size_t)n);
     if (!items) return body;
     int m = 0;
+    int64_t lines = 0;
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
-        const weft_stmt *s = load_prefetch(a, &c->loads[group[i]], p, lv, l_next, pv, p_next, &ok);
+        const weft_stmt *s = load_prefetch(a, &c->loads[group[i]], p, lv, l_next, pv, p_next, &ok, &lines);
         bool dup = false;
         for (int j = 0; ok && s && j < m && !dup; j++)
             dup = s->kind == WEFT_STMT_PREFETCH && items[j]->kind == WEFT_STMT_PREFETCH &&

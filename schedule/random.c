@@ -75,7 +75,15 @@ static bool draw(weft_schedule *s, uint64_t *rng, char *line, size_t n)
         snprintf(line, n, "%s %s %s", pick(rng, 2) ? "vectorize" : "unroll", st->name, st->iters[it].name);
         return true;
     }
-    case 8: snprintf(line, n, "pragma %s %s auto_unroll %d", st->name, leaf, pick(rng, 2) ? 16 : 64); return true;
+    case 8: { /* auto_unroll, or (drawn without another draw: earlier step lists stay as they were) a prefetch */
+        int v = pick(rng, 2);
+        const weft_tensor *reads[16];
+        int nr = weft_te_reads(st->op, reads, 16);
+        if (v && nr > 0 && nr <= 16 && (si + st->n_leaves) % 3 == 0)
+            snprintf(line, n, "pragma %s %s prefetch %s", st->name, leaf, reads[si % nr]->name);
+        else snprintf(line, n, "pragma %s %s auto_unroll %d", st->name, leaf, v ? 16 : 64);
+        return true;
+    }
     case 9: {
         int c = pick(rng, s->n_stages);
         const weft_stage *cs = &s->stages[c];

@@ -42,6 +42,7 @@ typedef struct fixture {
     weft_target *tl, *ti;
     weft_threadpool *pool;
     int total_checked;
+    int with_prefetch; /* random step lists with a pragma prefetch */
 } fixture;
 
 static int setup(void **state)
@@ -162,6 +163,9 @@ static void run_case(fixture *fx, const kcase *kc, int n_seeds, bool builtin)
         double e_llvm = check(fx, f, s, fx->llvm, fx->tl, &in, ref);
         double e_interp = check(fx, f, s, fx->interp, fx->ti, &in, ref);
         fx->total_checked++;
+        char *steps = weft_schedule_text(s);
+        fx->with_prefetch += steps && strstr(steps, " prefetch ") != NULL;
+        free(steps);
         if (!(e_llvm >= 0 && e_llvm <= 1e-4 && e_interp >= 0 && e_interp <= 1e-4)) {
             char *text = weft_schedule_text(s);
             print_error("%s %s seed %d: llvm error %g, interp error %g\nsteps:\n%s\n", kc->op, what, 1000 + i, e_llvm,
@@ -230,6 +234,7 @@ static void test_random_schedules_match_naive(void **state)
     fixture *fx = *state;
     for (int c = 0; c < N_CASES; c++) run_case(fx, &cases[c], SEEDS_PER_KERNEL, false);
     assert_true(fx->total_checked >= 200);
+    assert_true(fx->with_prefetch >= 10); /* the prefetch pass meets random loop nests */
 }
 
 static void test_default_and_manual_schedules_match_naive(void **state)
