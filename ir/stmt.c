@@ -68,15 +68,22 @@ const weft_stmt *weft_for(weft_arena *a, const weft_expr *var, const weft_expr *
     return weft_for_full(a, var, min, extent, kind, WEFT_THREAD_NONE, 0, body);
 }
 
-const weft_stmt *weft_store(weft_arena *a, const weft_buffer *b, const weft_expr *index, const weft_expr *value)
+/* A STORE, or a PREFETCH (value NULL): both use the store member. */
+static const weft_stmt *access(weft_arena *a, weft_stmt_kind k, const weft_buffer *b, const weft_expr *index,
+                               const weft_expr *value)
 {
-    if (!b || !index || !value) return NULL;
-    weft_stmt *s = stmt(a, WEFT_STMT_STORE);
+    if (!b || !index || (k == WEFT_STMT_STORE && !value)) return NULL;
+    weft_stmt *s = stmt(a, k);
     if (!s) return NULL;
     s->u.store.buf = b;
     s->u.store.index = index;
     s->u.store.value = value;
     return s;
+}
+
+const weft_stmt *weft_store(weft_arena *a, const weft_buffer *b, const weft_expr *index, const weft_expr *value)
+{
+    return access(a, WEFT_STMT_STORE, b, index, value);
 }
 
 const weft_stmt *weft_allocate(weft_arena *a, const weft_buffer *b, const weft_stmt *body)
@@ -122,11 +129,5 @@ const weft_stmt *weft_barrier(weft_arena *a) { return stmt(a, WEFT_STMT_BARRIER)
 
 const weft_stmt *weft_prefetch(weft_arena *a, const weft_buffer *b, const weft_expr *index)
 {
-    if (!b || !index) return NULL;
-    weft_stmt *s = stmt(a, WEFT_STMT_PREFETCH);
-    if (!s) return NULL;
-    s->u.store.buf = b;
-    s->u.store.index = index;
-    s->u.store.value = NULL;
-    return s;
+    return access(a, WEFT_STMT_PREFETCH, b, index, NULL);
 }

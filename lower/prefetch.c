@@ -45,7 +45,6 @@ typedef struct {
 } found_load;
 
 typedef struct {
-    weft_arena *a;
     const char *tensor;
     found_load loads[MAX_LOADS];
     int n_loads;
@@ -109,41 +108,6 @@ static bool const_range(const weft_stmt *loop, int64_t *extent)
     if (!weft_expr_is_int_const(loop->u.loop.min, 0) || loop->u.loop.extent->kind != WEFT_EXPR_INT) return false;
     *extent = weft_expr_int(loop->u.loop.extent);
     return *extent > 0;
-}
-
-/* s with the statement `target` replaced by `with` (new nodes only on the path to it). */
-static const weft_stmt *replace(weft_arena *a, const weft_stmt *s, const weft_stmt *target, const weft_stmt *with)
-{
-    if (!s) return NULL;
-    if (s == target) return with;
-    switch (s->kind) {
-    case WEFT_STMT_FOR: {
-        const weft_stmt *b = replace(a, s->u.loop.body, target, with);
-        if (b == s->u.loop.body) return s;
-        return weft_for_full(a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, s->u.loop.thread_axis,
-                             s->u.loop.auto_unroll, b);
-    }
-    case WEFT_STMT_ALLOCATE: {
-        const weft_stmt *b = replace(a, s->u.alloc.body, target, with);
-        return b == s->u.alloc.body ? s : weft_allocate(a, s->u.alloc.buf, b);
-    }
-    case WEFT_STMT_IF: {
-        const weft_stmt *t = replace(a, s->u.cond.then_s, target, with);
-        const weft_stmt *e = replace(a, s->u.cond.else_s, target, with);
-        return t == s->u.cond.then_s && e == s->u.cond.else_s ? s : weft_if(a, s->u.cond.cond, t, e);
-    }
-    case WEFT_STMT_SEQ: {
-        const weft_stmt **items = weft_arena_alloc(a, sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
-        if (!items) return NULL;
-        bool changed = false;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = replace(a, s->u.seq.items[i], target, with);
-            changed = changed || items[i] != s->u.seq.items[i];
-        }
-        return changed ? weft_seq(a, s->u.seq.n, items) : s;
-    }
-    default: return s;
-    }
 }
 
 /* The prefetches of one load at L + 1, P = p_next: its inner loops that the index uses become
@@ -221,16 +185,16 @@ static bool group_uses(const collector *c, const int *group, int n, const weft_e
     return false;
 }
 
-/* body with the prefetches for the loads in group (all under one P, at position p of their
- * chains) placed at the top of P's body; body unchanged when the shape does not fit. */
+/* P (the loop at position p of the group's chains) with the prefetches for the loads in group
+ * at the top of its body; NULL when the shape does not fit. */
 static const weft_stmt *plan_group(weft_lower_ctx *ctx, const collector *c, const int *group, int n, int p,
-                                   const weft_stmt *L, const weft_stmt *body)
+                                   const weft_stmt *L)
 {
     weft_arena *a = ctx->a;
     const weft_stmt *P = c->loads[group[0]].chain[p];
     int64_t ep;
     if (!const_range(P, &ep) || !group_uses(c, group, n, P->u.loop.var) || !group_uses(c, group, n, L->u.loop.var))
-        return body;
+        return NULL;
     /* Reuse loops between L and P: linearized index r over nr iterations. */
     const weft_expr *r = weft_i64(a, 0);
     int64_t nr = 1;
@@ -239,7 +203,7 @@ static const weft_stmt *plan_group(weft_lower_ctx *ctx, const collector *c, cons
         int64_t er;
         if ((R->u.loop.kind != WEFT_FOR_SERIAL && R->u.loop.kind != WEFT_FOR_UNROLLED) || !const_range(R, &er) ||
             group_uses(c, group, n, R->u.loop.var))
-            return body;
+            return NULL;
         r = weft_add(a, weft_mul(a, r, weft_i64(a, er)), R->u.loop.var);
         nr *= er;
     }
@@ -257,7 +221,7 @@ static const weft_stmt *plan_group(weft_lower_ctx *ctx, const collector *c, cons
                              nr > 2 ? weft_floordiv(a, q, weft_i64(a, nr - 1)) : q, pv);
     }
     const weft_stmt **items = weft_arena_alloc(a, sizeof *items * (size_t)n);
-    if (!items) return body;
+    if (!items) return NULL;
     int m = 0;
     int64_t lines = 0;
     bool ok = true;
@@ -269,12 +233,25 @@ static const weft_stmt *plan_group(weft_lower_ctx *ctx, const collector *c, cons
                   items[j]->u.store.buf == s->u.store.buf && weft_expr_equal(items[j]->u.store.index, s->u.store.index);
         if (ok && s && !dup) items[m++] = s;
     }
-    if (!ok || m == 0) return body;
+    if (!ok || m == 0) return NULL;
     const weft_stmt *two[2] = {weft_seq(a, m, items), P->u.loop.body};
-    const weft_stmt *newP = weft_for_full(a, pv, P->u.loop.min, P->u.loop.extent, P->u.loop.kind, P->u.loop.thread_axis,
-                                          P->u.loop.auto_unroll, weft_seq(a, 2, two));
-    const weft_stmt *out = replace(a, body, P, newP);
-    return out ? out : body;
+    return weft_for_full(a, pv, P->u.loop.min, P->u.loop.extent, P->u.loop.kind, P->u.loop.thread_axis,
+                         P->u.loop.auto_unroll, weft_seq(a, 2, two));
+}
+
+/* Each P of L's body and what replaces it (weft_rewrite_stmt's post hook). */
+typedef struct {
+    const weft_stmt *from[MAX_LOADS], *to[MAX_LOADS];
+    int n;
+} replacements;
+
+static const weft_stmt *replace_post(void *ud, const weft_stmt *orig, const weft_stmt *rebuilt, const weft_range_env *env)
+{
+    (void)env;
+    const replacements *r = ud;
+    for (int i = 0; i < r->n; i++)
+        if (orig == r->from[i]) return r->to[i];
+    return rebuilt;
 }
 
 /* L's body with the prefetches of T placed: the loads of T are grouped by their P (a loop
@@ -284,9 +261,10 @@ static const weft_stmt *plan(weft_lower_ctx *ctx, const weft_stmt *L, const char
     weft_arena *a = ctx->a;
     const weft_stmt *body = L->u.loop.body;
     collector *c = weft_arena_alloc(a, sizeof *c);
-    if (!c) return body;
+    replacements *rep = weft_arena_alloc(a, sizeof *rep);
+    if (!c || !rep) return NULL;
     memset(c, 0, sizeof *c);
-    c->a = a;
+    memset(rep, 0, sizeof *rep);
     c->tensor = tensor;
     collect(c, body);
     int64_t el;
@@ -302,51 +280,39 @@ static const weft_stmt *plan(weft_lower_ctx *ctx, const weft_stmt *L, const char
                 done[j] = true;
                 group[n++] = j;
             }
-        body = plan_group(ctx, c, group, n, p, L, body);
+        const weft_stmt *to = plan_group(ctx, c, group, n, p, L);
+        if (to) {
+            rep->from[rep->n] = c->loads[i].chain[p];
+            rep->to[rep->n++] = to;
+        }
     }
-    if (weft_arena_failed(a)) weft_lower_nomem(ctx);
-    return body;
+    if (rep->n == 0) return body;
+    weft_rewriter r = {.a = a, .post = replace_post, .ud = rep};
+    return weft_rewrite_stmt(&r, body);
 }
 
-static const weft_stmt *visit(weft_lower_ctx *c, const weft_stmt *s)
+/* The loops that carry the pragma, planned (weft_rewrite_stmt's post hook). */
+static const weft_stmt *loop_post(void *ud, const weft_stmt *orig, const weft_stmt *rebuilt, const weft_range_env *env)
 {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case WEFT_STMT_FOR: {
-        const weft_stmt *b = NULL;
-        for (int i = 0; i < c->n_prefetch && !b; i++)
-            if (c->prefetch[i].var == s->u.loop.var) b = plan(c, s, c->prefetch[i].tensor);
-        if (!b) b = visit(c, s->u.loop.body);
-        if (b == s->u.loop.body) return s;
-        return weft_for_full(c->a, s->u.loop.var, s->u.loop.min, s->u.loop.extent, s->u.loop.kind, s->u.loop.thread_axis,
-                             s->u.loop.auto_unroll, b);
+    (void)env;
+    weft_lower_ctx *c = ud;
+    if (orig->kind != WEFT_STMT_FOR) return rebuilt;
+    for (int i = 0; i < c->n_prefetch; i++) {
+        if (c->prefetch[i].var != orig->u.loop.var) continue;
+        const weft_stmt *b = plan(c, rebuilt, c->prefetch[i].tensor);
+        if (!b) return NULL;
+        if (b == rebuilt->u.loop.body) return rebuilt;
+        return weft_for_full(c->a, rebuilt->u.loop.var, rebuilt->u.loop.min, rebuilt->u.loop.extent, rebuilt->u.loop.kind,
+                             rebuilt->u.loop.thread_axis, rebuilt->u.loop.auto_unroll, b);
     }
-    case WEFT_STMT_ALLOCATE: {
-        const weft_stmt *b = visit(c, s->u.alloc.body);
-        return b == s->u.alloc.body ? s : weft_allocate(c->a, s->u.alloc.buf, b);
-    }
-    case WEFT_STMT_IF: {
-        const weft_stmt *t = visit(c, s->u.cond.then_s), *e = visit(c, s->u.cond.else_s);
-        return t == s->u.cond.then_s && e == s->u.cond.else_s ? s : weft_if(c->a, s->u.cond.cond, t, e);
-    }
-    case WEFT_STMT_SEQ: {
-        const weft_stmt **items = weft_arena_alloc(c->a, sizeof *items * (size_t)(s->u.seq.n ? s->u.seq.n : 1));
-        if (!items) return NULL;
-        bool changed = false;
-        for (int i = 0; i < s->u.seq.n; i++) {
-            items[i] = visit(c, s->u.seq.items[i]);
-            changed = changed || items[i] != s->u.seq.items[i];
-        }
-        return changed ? weft_seq(c->a, s->u.seq.n, items) : s;
-    }
-    default: return s;
-    }
+    return rebuilt;
 }
 
 weft_status weft_lower_prefetch(weft_lower_ctx *c)
 {
     if (c->n_prefetch == 0 || !c->lf || (c->caps && c->caps->has_thread_binding)) return WEFT_OK;
-    const weft_stmt *body = visit(c, c->lf->body);
+    weft_rewriter r = {.a = c->a, .post = loop_post, .ud = c};
+    const weft_stmt *body = weft_rewrite_stmt(&r, c->lf->body);
     if (!body || weft_arena_failed(c->a)) return weft_lower_nomem(c);
     c->lf->body = body;
     return WEFT_OK;

@@ -311,9 +311,7 @@ weft_status weft_sched_apply_rows_kblock(weft_schedule *s, const char *out, cons
     } else if (rc == WEFT_OK && tiles[v] > 1) rc = weft_sched_stepf(s, "vectorize %s %s", local, name[v]);
     const weft_tensor *w = weft_sched_reused_input(s->func, op, v);
     long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
-    int64_t bytes = w ? (int64_t)weft_dtype_bytes(w->dtype) : 0;
-    for (int d = 0; w && d < w->ndim; d++) bytes *= w->shape[d];
-    if (rc == WEFT_OK && w && bytes > (int64_t)l2) rc = weft_sched_stepf(s, "pragma %s %s.0 prefetch %s", local, name[n], w->name);
+    if (rc == WEFT_OK && w && weft_te_numel(w) * (int64_t)weft_dtype_bytes(w->dtype) > (int64_t)l2) rc = weft_sched_stepf(s, "pragma %s %s.0 prefetch %s", local, name[n], w->name);
     return rc;
 }
 
