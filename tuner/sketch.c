@@ -11,7 +11,11 @@
  *                 axes in two (k.0 k.1), ordered k.0 a.0 k.1 a.1: a register tile a.1 (the
  *                 vector axis vectorized, the others unrolled) over an inner reduction;
  *   annotations   auto_unroll pragma on the outer reduction loop, T's inner tile vectorized,
- *                 the outer loops fused and parallel (or not: tiny kernels may run faster serial).
+ *                 the outer loops fused and parallel (or not: tiny kernels may run faster serial);
+ *   prefetch      when R reads an input larger than L2 (a weight streamed from memory), an
+ *                 unpacked candidate may prefetch its next reduction block from the outer
+ *                 reduction loop (`pragma R k.0 prefetch W`, lower/prefetch.c), as the few-row
+ *                 default rule does.
  * The register tile keeps accumulators + one operand row + a broadcast within the target's
  * vector registers (16 with AVX2, 32 with AVX-512: weft_sketch_fits_registers), and a packed
  * panel within half of its L2 (weft_sketch_fits_cache).
@@ -135,6 +139,16 @@ weft_status weft_sketch_make(const weft_te_func *f, const weft_target_caps *caps
             snprintf(out->pack, sizeof out->pack, "%s", pk->name);
             snprintf(out->pack_last, sizeof out->pack_last, "ax%d", pk->ndim - 1);
             out->pack_last_ext = pk->shape[pk->ndim - 1];
+        }
+        const weft_tensor *reads[16];
+        int nr = weft_te_reads(rs->op, reads, 16);
+        int64_t big = out->l2_bytes;
+        for (int i = 0; i < nr && i < 16; i++) {
+            int64_t bytes = weft_te_numel(reads[i]) * (int64_t)weft_dtype_bytes(reads[i]->dtype);
+            if (reads[i]->is_placeholder && bytes > big && strlen(reads[i]->name) < sizeof out->stream) {
+                big = bytes;
+                snprintf(out->stream, sizeof out->stream, "%s", reads[i]->name);
+            }
         }
     }
     free(prefix);
@@ -290,6 +304,9 @@ void weft_sketch_sample(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     c->n_par = (int)(weft_tuner_rand(rng) % (uint64_t)(sk->n_sp + 1));
     c->pack = sk->pack[0] && weft_tuner_rand(rng) % 2;
     if (!weft_sketch_fits_cache(sk, c)) c->pack = false;
+    /* drawn only for sketches that stream an input, so other sketches' draws stay as they were */
+    if (sk->stream[0]) c->prefetch = weft_tuner_rand(rng) % 2;
+    if (c->pack) c->prefetch = false;
 }
 
 void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
@@ -322,11 +339,13 @@ void weft_sketch_mutate(const weft_sketch *sk, uint64_t *rng, weft_cand *c)
     case 3:
         c->unroll = fresh.unroll;
         c->pack = fresh.pack;
+        c->prefetch = fresh.prefetch;
         break;
     default: c->n_par = fresh.n_par; break;
     }
     if (!weft_sketch_fits_registers(sk, c)) *c = fresh;
     if (!weft_sketch_fits_cache(sk, c)) c->pack = false;
+    if (c->pack) c->prefetch = false;
 }
 
 char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
@@ -370,6 +389,8 @@ char *weft_sketch_steps(const weft_sketch *sk, const weft_cand *c)
         else if (d != sk->vec && c->r_in[d] <= 16) weft_strbuf_printf(&sb, "unroll %s %s.1\n", R, sk->sp[d]);
     }
     if (c->unroll > 0 && sk->n_red) weft_strbuf_printf(&sb, "pragma %s %s.0 auto_unroll %d\n", R, sk->red[0], c->unroll);
+    if (c->prefetch && !c->pack && sk->stream[0] && sk->n_red)
+        weft_strbuf_printf(&sb, "pragma %s %s.0 prefetch %s\n", R, sk->red[0], sk->stream);
     if (c->pack) {
         /* the panel is computed once per iteration of the vector axis's outer loop (or of the
          * fused parallel loop that contains it) and read by every register tile inside */

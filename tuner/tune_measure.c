@@ -35,7 +35,6 @@ struct weft_tune_measurer {
     weft_task *tasks;
     int n;
     int threads;
-    size_t evict_bytes; /* written between timed runs: twice the target's L2 (measure.h) */
     naive_ref *naive;   /* one per task */
     weft_target_caps caps;
 };
@@ -109,7 +108,6 @@ weft_status weft_tune_measurer_create(weft_task *tasks, int n, int threads, weft
         return rc;
     }
     if (m->ops->caps) m->ops->caps(m->target, &m->caps);
-    m->evict_bytes = 2 * (size_t)(m->caps.l2_bytes > 0 ? m->caps.l2_bytes : 1024 * 1024);
     *out = m;
     return WEFT_OK;
 }
@@ -160,7 +158,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     weft_measure_opts mo = weft_measure_opts_default();
     mo.threads = m->threads;
     mo.min_time_s = 0.05;
-    mo.evict_bytes = m->evict_bytes;
+    mo.evict_bytes = weft_measure_evict_bytes(&m->caps, m->tasks[c->task].f); /* measure.h */
     mo.seed = c->seed;
     mo.fault = weft_tune_test_fault(c->steps, &mo);
     weft_arena *a = weft_arena_create();

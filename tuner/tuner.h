@@ -102,6 +102,8 @@ typedef struct weft_sketch {
     int lanes;             /* f32 vector lanes of the target */
     int regs;              /* vector registers of the target (register-tile budget) */
     long l2_bytes;         /* L2 cache of the target (packed-panel budget) */
+    char stream[64];       /* an input of R larger than L2, streamed from memory: unpacked
+                            * candidates may prefetch its next reduction block ("" when none) */
     /* Untiled kernels whose default rule has knobs (weft_schedule_knob_space: the blocked
      * convolution): candidates are knob values, scheduled by that rule. */
     bool knobbed;
@@ -117,6 +119,8 @@ typedef struct weft_cand {
     int unroll;                          /* auto_unroll depth on the outer reduction loop */
     int n_par;                           /* outer loops fused into the parallel loop */
     bool pack;                           /* pack sk->pack per panel of the vector axis */
+    bool prefetch;                       /* pragma prefetch of sk->stream on R's outer reduction
+                                          * loop (never with pack) */
     int64_t knob[WEFT_KNOBS_MAX];        /* knobbed sketches: one value per knob */
 } weft_cand;
 /* Whether a sketch has candidates beyond the default schedule. */

@@ -204,6 +204,64 @@ static void test_candidates_respect_register_and_cache_budgets(void **state)
     weft_arena_destroy(a);
 }
 
+/* A product whose weight exceeds L2 (B of 16x256x512: 512 KiB against a 64 KiB L2) streams it:
+ * unpacked candidates may prefetch B from the outer reduction loop, packed ones never do; the
+ * prefetching candidates lower to PREFETCH statements and compute what the naive schedule does.
+ * With the L2 above B's size no candidate prefetches. */
+static void test_streamed_weight_candidates_prefetch(void **state)
+{
+    (void)state;
+    targets tg;
+    targets_open(&tg);
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = weft_op_matmul(a, 16, 256, 512);
+    assert_non_null(f);
+    weft_target_caps caps = tg.caps;
+    caps.l2_bytes = 64 * 1024;
+    weft_sketch sk;
+    assert_int_equal(weft_sketch_make(f, &caps, &sk), WEFT_OK);
+    assert_true(sk.tiled);
+    assert_string_equal(sk.stream, f->inputs[1]->name);
+    uint64_t rng = 11;
+    int with = 0, lowered = 0;
+    weft_cand c;
+    for (int i = 0; i < 200; i++) {
+        if (i % 2 == 0) weft_sketch_sample(&sk, &rng, &c);
+        else weft_sketch_mutate(&sk, &rng, &c);
+        assert_false(c.prefetch && c.pack);
+        char *steps = weft_sketch_steps(&sk, &c);
+        assert_non_null(steps);
+        assert_int_equal(strstr(steps, " prefetch ") != NULL, c.prefetch);
+        if (c.prefetch && lowered < 20) {
+            weft_schedule *s = NULL;
+            assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+            assert_int_equal(weft_schedule_apply_text(s, steps), WEFT_OK);
+            weft_arena *la = weft_arena_create();
+            weft_loop_func *lf = NULL;
+            assert_int_equal(weft_lower(s, NULL, la, &lf), WEFT_OK);
+            char *ir = weft_ir_func_str(lf);
+            if (strstr(ir, "prefetch ")) lowered++;
+            free(ir);
+            weft_arena_destroy(la);
+            weft_schedule_destroy(s);
+        }
+        with += c.prefetch;
+        free(steps);
+    }
+    assert_true(with >= 20);
+    assert_true(lowered >= 5);
+    assert_true(check_candidates(&tg, f, &sk, "streamed matmul", 30) == 30);
+    caps.l2_bytes = 1024 * 1024;
+    assert_int_equal(weft_sketch_make(f, &caps, &sk), WEFT_OK);
+    assert_string_equal(sk.stream, "");
+    for (int i = 0; i < 100; i++) {
+        weft_sketch_sample(&sk, &rng, &c);
+        assert_false(c.prefetch);
+    }
+    weft_arena_destroy(a);
+    targets_close(&tg);
+}
+
 /* g's one task: its sketch must be knobbed by `rule`, and `trials` of its candidates valid and
  * correct (check_candidates). */
 static void knobbed_task(targets *tg, const weft_graph *g, const char *rule, int trials, weft_task **tasks, int *n,
@@ -302,6 +360,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_sampled_candidates_replay_and_match_naive),
                                        cmocka_unit_test(test_candidates_respect_register_and_cache_budgets),
+                                       cmocka_unit_test(test_streamed_weight_candidates_prefetch),
                                        cmocka_unit_test(test_blocked_conv_gets_knobbed_sketch),
                                        cmocka_unit_test(test_window_reduction_gets_knobbed_sketch)};
     return cmocka_run_group_tests_name("tuner_sketch", tests, NULL, NULL);
