@@ -4,6 +4,9 @@
  * Runtime (bench/ort_peer.py under bench/.venv, made by bench/setup_peers.sh). A peer that is
  * not installed is a note on stderr, not an error.
  *
+ * The default and tuned rows are timed together, their runs alternating, so load from other
+ * processes falls on both alike.
+ *
  * Inputs: the model's reference input NAME.input.bin next to NAME.onnx when the model has one
  * input of that size, else NAME.in.INPUT.bin for every input when each has its input's size
  * (scripts/gen_rnn.py's models), otherwise zeros (said on stderr).
@@ -169,20 +172,27 @@ int weft_cmd_bench_model(int argc, char **argv)
     if (dot) *dot = '\0';
     if (csv) printf("model,threads,schedule,median_ms\n");
     else printf("%-14s %7s %-11s %10s\n", "model", "threads", "schedule", "median_ms");
-    int rc = 0;
+    /* default and tuned are loaded together and their runs alternate */
+    weft_cli_model l[2];
+    weft_cli_model *lp[2] = {&l[0], &l[1]};
+    int loaded = 0, rc = 0;
     for (int pass = 0; pass < (db ? 2 : 1) && rc == 0; pass++) {
-        weft_cli_model l;
-        double med = 0;
-        rc = weft_cli_model_load(&weft_spec_bench_model, model, threads, target, pass ? db : NULL, &l);
-        if (rc == 0 && pass && l.n_tuned == 0) {
+        rc = weft_cli_model_load(&weft_spec_bench_model, model, threads, target, pass ? db : NULL, &l[pass]);
+        if (rc != 0) break;
+        loaded++;
+        if (pass && l[pass].n_tuned == 0) {
             fprintf(stderr, "# tuned: no row, no kernel got a schedule from %s\n", db);
-            weft_cli_model_free(&l);
+            weft_cli_model_free(&l[pass]);
+            loaded--;
             break;
         }
-        if (rc == 0) rc = reference_input(&l, model, pass > 0);
-        if (rc == 0) rc = weft_cli_time_runs(&l, repeat, &med);
-        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med * 1e3, csv);
-        weft_cli_model_free(&l);
+        rc = reference_input(&l[pass], model, pass > 0);
+    }
+    double med[2] = {0, 0};
+    if (rc == 0) rc = weft_cli_time_runs_alternating(lp, loaded, repeat, med);
+    for (int pass = 0; pass < loaded; pass++) {
+        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med[pass] * 1e3, csv);
+        weft_cli_model_free(&l[pass]);
     }
     if (rc == 0 && weft_target_is_host(ops)) bench_peers(model, name, threads, repeat, csv);
     else if (rc == 0) fprintf(stderr, "# peers: left out for --target %s (they run on the CPU)\n", target);

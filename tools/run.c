@@ -63,23 +63,32 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int weft_cli_time_runs(weft_cli_model *l, int n, double *median)
+int weft_cli_time_runs_alternating(weft_cli_model *const *l, int n_models, int n, double *median)
 {
-    double *ts = weft_malloc(sizeof *ts * (size_t)(n > 0 ? n : 1));
+    double *ts = weft_malloc(sizeof *ts * (size_t)(n > 0 ? n : 1) * (size_t)n_models);
     if (!ts) return 1;
-    for (int i = -3; i < n; i++) { /* three warm-up runs */
-        double t0 = weft_rt_now();
-        if (weft_model_run(l->m, (const void *const *)l->in, l->out) != WEFT_OK) {
-            fprintf(stderr, "weft: %s\n", weft_last_error());
-            free(ts);
-            return 1;
+    for (int i = -3; i < n; i++) /* three warm-up runs */
+        for (int m = 0; m < n_models; m++) {
+            double t0 = weft_rt_now();
+            if (weft_model_run(l[m]->m, (const void *const *)l[m]->in, l[m]->out) != WEFT_OK) {
+                fprintf(stderr, "weft: %s\n", weft_last_error());
+                free(ts);
+                return 1;
+            }
+            if (i >= 0) ts[(size_t)m * (size_t)n + (size_t)i] = weft_rt_now() - t0;
         }
-        if (i >= 0) ts[i] = weft_rt_now() - t0;
+    for (int m = 0; m < n_models; m++) {
+        double *t = ts + (size_t)m * (size_t)n;
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        median[m] = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
     }
-    qsort(ts, (size_t)n, sizeof *ts, cmp_double);
-    *median = n % 2 ? ts[n / 2] : 0.5 * (ts[n / 2 - 1] + ts[n / 2]);
     free(ts);
     return 0;
+}
+
+int weft_cli_time_runs(weft_cli_model *l, int n, double *median)
+{
+    return weft_cli_time_runs_alternating(&l, 1, n, median);
 }
 
 /* A classifier's answer: the argmax of each row of the model's only output, when that output

@@ -220,7 +220,7 @@ static bool faster_than_default(provider_ctx *pc, const weft_te_func *f, weft_ke
     mo.min_time_s = TIME_MIN_S;
     mo.min_repeat = TIME_MIN_REPEAT;
     mo.max_repeat = TIME_MAX_REPEAT;
-    mo.evict_bytes = weft_measure_evict_bytes(caps, f);
+    mo.evict_bytes = weft_measure_evict_bytes(caps);
     weft_measure_result r;
     memset(&r, 0, sizeof r);
     weft_status st = weft_measure_pair(pc->ops, k, lf, pc->default_k, pc->default_lf, &mo, &r);

@@ -63,7 +63,6 @@
 #include "ir/error.h"
 #include "runtime/runtime.h"
 #include "runtime/mem.h"
-#include "ir/tensor.h"
 
 enum {
     MAX_TIMED_RUNS = 100000, /* hard cap on max_repeat (the child keeps every time for the median) */
@@ -88,15 +87,9 @@ weft_measure_opts weft_measure_opts_default(void)
     return o;
 }
 
-size_t weft_measure_evict_bytes(const weft_target_caps *caps, const weft_te_func *f)
+size_t weft_measure_evict_bytes(const weft_target_caps *caps)
 {
-    size_t l2 = caps && caps->l2_bytes > 0 ? (size_t)caps->l2_bytes : 1024 * 1024;
-    size_t l3 = caps && caps->l3_bytes > 0 ? (size_t)caps->l3_bytes : 0;
-    double in_bytes = 0;
-    for (int i = 0; f && i < f->n_inputs; i++)
-        in_bytes += (double)weft_te_numel(f->inputs[i]) * (double)weft_dtype_bytes(f->inputs[i]->dtype);
-    if (l3 > 0 && in_bytes > (double)l3 / 2) return 2 * l3 < FLUSH_BYTES ? 2 * l3 : FLUSH_BYTES;
-    return 2 * l2;
+    return 2 * (size_t)(caps && caps->l2_bytes > 0 ? caps->l2_bytes : 1024 * 1024);
 }
 
 static void set_msg(weft_measure_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

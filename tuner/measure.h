@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir/tensor.h"
 #include "targets/target.h"
 
 typedef struct weft_measure_opts {
@@ -42,13 +41,9 @@ typedef enum weft_measure_fault {
 } weft_measure_fault;
 
 weft_measure_opts weft_measure_opts_default(void);
-/* What the tuner writes between timed runs of kernel f (NULL: unknown) on a target with these
- * caps (evict_bytes): twice its L2 (1 MiB when unknown), so each run starts with cold L1/L2 as
- * a kernel in a model does; twice its L3 (at most 64 MiB) when f's inputs add up to more than
- * half of L3, since a model streams such operands from memory on every run (a weight of 41 MB
- * against a 32 MB L3 kept a part cached between back-to-back runs with only L2 evicted, and
- * candidates tuned that way ran slower in the model than the default schedule). */
-size_t weft_measure_evict_bytes(const weft_target_caps *caps, const weft_te_func *f);
+/* What the tuner writes between timed runs on a target with these caps (evict_bytes): twice
+ * its L2 (1 MiB when unknown), so each run starts with cold L1/L2 as a kernel in a model does. */
+size_t weft_measure_evict_bytes(const weft_target_caps *caps);
 
 #define WEFT_MEASURE_MAX_TIMES 64
 typedef struct weft_measure_result {

@@ -7,6 +7,9 @@
  *         --when median < check_below (or check_below <= 0): weft_measure_check against the
  *           task's naive schedule, tolerance 1e-4 relative--> kept, or "rejected: ..."
  *
+ * A candidate that measured faster than its task's best so far is timed again against that best
+ * by the search (weft_tune_measurer_pair: both kernels in one worker, runs alternating).
+ *
  * Every failure is the candidate's error text, never the caller's: a measurer goes on with the
  * next candidate. The naive kernel of a task is built the first time one of its candidates
  * needs the check, and kept until the measurer is destroyed.
@@ -158,7 +161,7 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     weft_measure_opts mo = weft_measure_opts_default();
     mo.threads = m->threads;
     mo.min_time_s = 0.05;
-    mo.evict_bytes = weft_measure_evict_bytes(&m->caps, m->tasks[c->task].f); /* measure.h */
+    mo.evict_bytes = weft_measure_evict_bytes(&m->caps); /* twice L2 (measure.h) */
     mo.seed = c->seed;
     mo.fault = weft_tune_test_fault(c->steps, &mo);
     weft_arena *a = weft_arena_create();
@@ -186,4 +189,36 @@ void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c)
     if (k) m->ops->kernel_destroy(k);
     weft_arena_destroy(a);
     if (st == WEFT_ERR_NOMEM) c->fatal = st; /* this process ran out of memory */
+}
+
+weft_status weft_tune_measurer_pair(weft_tune_measurer *m, int task, const char *steps, const char *other, uint64_t seed,
+                                    weft_measure_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!m || task < 0 || task >= m->n || !steps || !other) {
+        snprintf(r->error, sizeof r->error, "measure: no task %d or no steps", task);
+        return r->status = WEFT_ERR_INVALID_ARG;
+    }
+    weft_measure_opts mo = weft_measure_opts_default();
+    mo.threads = m->threads;
+    mo.min_time_s = 0.1;
+    mo.evict_bytes = weft_measure_evict_bytes(&m->caps);
+    mo.seed = seed;
+    weft_arena *a = weft_arena_create();
+    weft_status st = a ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+    weft_loop_func *lf[2] = {NULL, NULL};
+    weft_kernel *k[2] = {NULL, NULL};
+    const char *text[2] = {steps, other};
+    for (int i = 0; i < 2 && st == WEFT_OK; i++) {
+        lf[i] = weft_tuner_lower_steps(m->tasks[task].f, text[i], &m->caps, a, &st);
+        if (!lf[i]) snprintf(r->error, sizeof r->error, "steps do not apply: %.200s", weft_last_error());
+        else if ((st = m->ops->compile(m->target, lf[i], &k[i])) != WEFT_OK)
+            snprintf(r->error, sizeof r->error, "compile: %.200s", weft_last_error());
+    }
+    if (st == WEFT_OK) st = weft_measure_pair(m->ops, k[0], lf[0], k[1], lf[1], &mo, r);
+    for (int i = 0; i < 2; i++)
+        if (k[i]) m->ops->kernel_destroy(k[i]);
+    weft_arena_destroy(a);
+    if (st != WEFT_OK && !r->error[0]) snprintf(r->error, sizeof r->error, "%.200s", weft_last_error());
+    return st;
 }

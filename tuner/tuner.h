@@ -189,6 +189,12 @@ struct weft_measure_opts;
 int weft_tune_test_fault(const char *steps, struct weft_measure_opts *mo);
 bool weft_tune_test_hooks(void);
 void weft_tune_measurer_run(weft_tune_measurer *m, weft_tune_cand *c);
+/* Times the kernels of two step texts of one task in one forked worker, their runs alternating
+ * (weft_measure_pair), so both see the same minute of the machine: r->median is steps',
+ * r->median_other other's. WEFT_OK, or another status with r->error set. Neither is checked
+ * against the naive schedule here (both were when first measured). */
+weft_status weft_tune_measurer_pair(weft_tune_measurer *m, int task, const char *steps, const char *other, uint64_t seed,
+                                    weft_measure_result *r);
 void weft_tune_measurer_destroy(weft_tune_measurer *m);
 /* Lowers step text for f into arena a for the target whose caps are given, as weft_target_build
  * lowers for it (GPU caps: barriers around shared-memory stages); NULL (message set) when the

@@ -197,36 +197,6 @@ static void test_default_opts(void **state)
     assert_int_equal(o.seed, 1);
 }
 
-/* Eviction between the tuner's timed runs: twice L2, or twice L3 (at most 64 MiB) for a kernel
- * whose inputs exceed half of L3 (a weight a model streams from memory on every run). */
-static void test_evict_bytes(void **state)
-{
-    (void)state;
-    weft_arena *a = weft_arena_create();
-    weft_te_func *small = weft_op_matmul(a, 64, 256, 256);  /* 0.3 MB of inputs */
-    weft_te_func *big = weft_op_matmul(a, 16, 8000, 1280);  /* 41 MB */
-    weft_te_func *mid = weft_op_matmul(a, 16, 3000, 1280);  /* 15.4 MB: under half of 32 MiB */
-    assert_non_null(small);
-    assert_non_null(big);
-    assert_non_null(mid);
-    weft_target_caps caps = weft_caps_cpu(512, 1);
-    caps.l2_bytes = 1 << 20;
-    caps.l3_bytes = 32 << 20;
-    assert_int_equal(weft_measure_evict_bytes(&caps, small), (size_t)2 << 20);
-    assert_int_equal(weft_measure_evict_bytes(&caps, mid), (size_t)2 << 20);
-    assert_int_equal(weft_measure_evict_bytes(&caps, big), (size_t)64 << 20);
-    assert_int_equal(weft_measure_evict_bytes(&caps, NULL), (size_t)2 << 20);
-    caps.l3_bytes = 16 << 20;
-    assert_int_equal(weft_measure_evict_bytes(&caps, mid), (size_t)32 << 20);
-    caps.l3_bytes = 256 << 20; /* capped */
-    weft_te_func *huge = weft_op_matmul(a, 16, 32000, 4096); /* 524 MB, never allocated here */
-    assert_int_equal(weft_measure_evict_bytes(&caps, huge), (size_t)64 << 20);
-    caps.l3_bytes = 0; /* unknown L3: L2 only */
-    assert_int_equal(weft_measure_evict_bytes(&caps, big), (size_t)2 << 20);
-    assert_int_equal(weft_measure_evict_bytes(NULL, big), (size_t)2 << 20);
-    weft_arena_destroy(a);
-}
-
 static void test_bad_args(void **state)
 {
     fx *f = *state;
@@ -581,7 +551,7 @@ static void test_no_zombies(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_opts), cmocka_unit_test(test_evict_bytes),
+        cmocka_unit_test(test_default_opts),
         cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_measures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pair_times_both, setup, teardown),
