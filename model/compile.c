@@ -234,7 +234,6 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
         rc = weft_model_matmul_weight_layout(g, nb);
     }
     if (rc == WEFT_OK) weft_model_dead_code(g);
-    if (rc == WEFT_OK) rc = weft_model_huge_constants(g);
     return rc;
 }
 

@@ -35,10 +35,6 @@ weft_status weft_model_pretranspose_weights(weft_graph *g);
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb);
 weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb);
 void weft_model_dead_code(weft_graph *g);
-/* Moves every constant of 2 MiB or more into a block of weft_rt_alloc_uninit (2 MiB aligned,
- * madvise'd for transparent huge pages), as the kernels' own large buffers are: a weight the
- * kernels stream from memory then costs one TLB entry per 2 MiB instead of 512. */
-weft_status weft_model_huge_constants(weft_graph *g);
 /* recur.c: each GRU / LSTM / RNN node becomes its input projection (a MatMul + bias) and a
  * step kernel the executor runs once per time step (see the top of ops/nn_rnn.c). */
 weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb);

@@ -438,17 +438,3 @@ void weft_model_dead_code(weft_graph *g)
             g->values[v].data = NULL;
         }
 }
-
-weft_status weft_model_huge_constants(weft_graph *g)
-{
-    for (int v = 0; v < g->n_values; v++) {
-        size_t b = weft_gvalue_bytes(&g->values[v]);
-        if (!g->values[v].data || b < ((size_t)2 << 20)) continue;
-        void *p = weft_rt_alloc_uninit(b);
-        if (!p) return weft_fail(WEFT_ERR_NOMEM, "out of memory moving constant %s (%zu bytes)", g->values[v].name, b);
-        memcpy(p, g->values[v].data, b);
-        free(g->values[v].data);
-        g->values[v].data = p;
-    }
-    return WEFT_OK;
-}
