@@ -203,7 +203,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
                           : v == n - 1 ? weft_sched_row_vector_tile(s->stages[r].op, v, lanes, caps)
                                        : 4 * lanes;
             if (u >= 0) {
-                tiles[u] = weft_sched_fit_tile(op->shape[u], weft_sched_tile_rows(caps), 1);
+                tiles[u] = weft_sched_fit_rows(op->shape[u], weft_sched_tile_rows(caps));
                 cap = small_rows_cap(tiles[u], caps) * lanes;
                 int64_t rows, vecs;
                 if (weft_sched_streamed_tile(s, r, u, v, caps, &rows, &vecs)) {

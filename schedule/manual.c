@@ -20,8 +20,9 @@
 
 /* The register tile: the most accumulators (rows x vecs vectors, vecs 2 or 3, at most 8 rows,
  * rows dividing M where a divisor is near) that fit the vector registers beside one row of B
- * (vecs vectors) and a broadcast of A; on a tie the narrower tile (more rows: less of B
- * streamed from L2 per FMA). Wider than WEFT_SCHED_TILE_VECS vectors only where such tiles
+ * (vecs vectors) and a broadcast of A, rows from weft_sched_fit_rows (a partial last row tile
+ * when no divisor of M is near the register budget); on a tie the narrower tile (more rows:
+ * less of B streamed from L2 per FMA). Wider than WEFT_SCHED_TILE_VECS vectors only where such tiles
  * divide N (no masked remainder) and two of their K-deep panels fit half of L2. Measured with
  * AVX-512: 128x3072x768 in 8x48 tiles (panels of 192 columns) ~10% faster than 8x32;
  * 128x768x3072 in 8x48 tiles ~5% slower than 8x32, its panels then one tile wide. */
@@ -30,10 +31,10 @@ static void register_tile(const weft_target_caps *caps, int64_t M, int64_t N, in
 {
     int regs = caps && caps->vector_regs > 0 ? caps->vector_regs : 16;
     long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
-    int64_t vecs = WEFT_SCHED_TILE_VECS, rows = weft_sched_fit_tile(M, weft_sched_tile_rows(caps), 1);
+    int64_t vecs = WEFT_SCHED_TILE_VECS, rows = weft_sched_fit_rows(M, weft_sched_tile_rows(caps));
     for (int64_t v = WEFT_SCHED_TILE_VECS + 1; v <= 3; v++) {
         int64_t r = (regs - v - 1) / v;
-        r = weft_sched_fit_tile(M, r > 8 ? 8 : r, 1);
+        r = weft_sched_fit_rows(M, r > 8 ? 8 : r);
         if (r >= 1 && r * v > rows * vecs && N % (v * lanes) == 0 && 2 * K * 4 * v * lanes <= l2 / 2) {
             vecs = v;
             rows = r;

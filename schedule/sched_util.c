@@ -31,6 +31,16 @@ int64_t weft_sched_fit_tile(int64_t extent, int64_t cap, int64_t lanes)
     return cap;
 }
 
+int64_t weft_sched_fit_rows(int64_t extent, int64_t cap)
+{
+    if (cap < 1) cap = 1;
+    if (extent <= cap) return extent;
+    for (int64_t t = cap; 4 * t > 3 * cap; t--)
+        if (extent % t == 0) return t;
+    if (extent >= 4 * cap) return cap;
+    return weft_sched_fit_tile(extent, cap, 1);
+}
+
 weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char *attach, char *par)
 {
     return weft_sched_tile_first(s, t, tiles, -1, true, attach, par);

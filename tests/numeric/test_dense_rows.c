@@ -195,13 +195,14 @@ static void test_matmul_odd_shapes(void **state)
 
 /* The packed schedule's register tile from the caps (schedule/manual.c): with 32 vector
  * registers of 16 lanes and N a multiple of 48 it is 8 x 48 (24 accumulators + 3 operand
- * vectors + a broadcast = 28 registers), with 16 registers of 8 lanes 12 accumulators (6 x 16 or,
- * where 6 rows would leave 4, 4 x 24); it always fits the register file, and the results match a double-precision reference on
+ * vectors + a broadcast = 28 registers), with 16 registers of 8 lanes 12 accumulators (6 x 16,
+ * also where 6 rows do not divide M: 32 rows are five 6-row tiles and a 2-row one, not eight
+ * 4-row tiles of 8 accumulators; weft_sched_fit_rows); it always fits the register file, and the results match a double-precision reference on
  * shapes whose rows leave a partial tile. The AVX2 caps' schedule runs on the host target. */
 static void test_matmul_register_tile_fits_caps(void **state)
 {
     fixture *fx = *state;
-    static const int64_t shapes[][3] = {{128, 96, 64}, {197, 144, 37}, {37, 48, 333}, {200, 480, 100}};
+    static const int64_t shapes[][3] = {{128, 96, 64}, {197, 144, 37}, {37, 48, 333}, {200, 480, 100}, {32, 64, 48}};
     const weft_target_caps host = fx->caps;
     weft_target_caps avx512 = host, avx2 = host;
     avx512.vector_regs = 32, avx512.vector_lanes_f32 = 16, avx512.vector_bits = 512;
@@ -226,7 +227,8 @@ static void test_matmul_register_tile_fits_caps(void **state)
             assert_int_equal(sscanf(js, "split C j %lld %lld", &panels, &nr), 2);
             assert_int_equal(sscanf(is, "split C i %lld", &mr), 1);
             long long lanes = caps[c]->vector_lanes_f32, vecs = (nr + lanes - 1) / lanes;
-            if (nr % lanes || mr * vecs != (c == 0 ? 24 : 12) || mr * vecs + vecs + 1 > caps[c]->vector_regs) {
+            long long want = c == 0 ? (N % 48 == 0 ? 24 : 16) : 12; /* AVX-512 without 3-vector tiles: 8 x 32 */
+            if (nr % lanes || mr * vecs != want || mr * vecs + vecs + 1 > caps[c]->vector_regs) {
                 print_error("matmul %lldx%lldx%lld, %d registers: tile %lld x %lld\n%s\n", (long long)M, (long long)N,
                             (long long)K, caps[c]->vector_regs, mr, nr, text);
                 failures++;
