@@ -8,6 +8,12 @@
  * (at least 5 runs, at least 3 for slow ones). Every weft schedule's output is compared with
  * the naive schedule's before it is reported; a mismatch is an error, not a row.
  *
+ * On the host every row but naive is built and checked first, then all are timed together, in
+ * turns of about 20 ms each (the first run of a turn untimed: it pays for the switch, a thread
+ * pool still spinning, caches the other row left), until each has its --min-time: a minute in
+ * which other processes take memory bandwidth or a core then slows every row alike, and the
+ * ratios between rows stay true on a shared machine.
+ *
  * --target: a host target runs every row; a device target (CUDA) runs the default and tuned
  * rows on the device (inputs uploaded once, a timed run is the kernel's launches and a
  * synchronize, the output downloaded afterwards and checked against the default CPU schedule on
@@ -73,6 +79,62 @@ static double time_median(run_fn fn, void *ud, double min_time, bool fastest)
     return med;
 }
 
+/* A row timed together with the others (time_rows). */
+typedef struct timed_row {
+    char name[16];
+    run_fn fn;
+    void *ud;
+    void (*cleanup)(void *ud);
+    double *ts;
+    int n, batch;
+    double total;
+} timed_row;
+
+enum { MAX_ROWS = 8, MAX_RUNS = 1000 };
+
+/* Times rows[0..nr-1] in turns of ~TURN_S each (the first run of a turn untimed) until every row
+ * has min_runs runs and min_time seconds of timed runs (or MAX_RUNS runs). */
+static void time_rows(timed_row *rows, int nr, double min_time)
+{
+    const double TURN_S = 0.02;
+    for (int i = 0; i < nr; i++) {
+        double t0 = weft_rt_now();
+        rows[i].fn(rows[i].ud);
+        double first = weft_rt_now() - t0;
+        rows[i].batch = first > 0 ? (int)(TURN_S / first) : 100;
+        if (rows[i].batch < 1) rows[i].batch = 1;
+        if (rows[i].batch > 200) rows[i].batch = 200;
+        rows[i].ts = malloc(sizeof(double) * MAX_RUNS);
+        rows[i].n = 0;
+        rows[i].total = 0;
+    }
+    for (bool more = true; more;) {
+        more = false;
+        for (int i = 0; i < nr; i++) {
+            timed_row *r = &rows[i];
+            int min_runs = r->n > 0 && r->total / r->n > 0.2 ? 3 : 5;
+            if (!r->ts || r->n >= MAX_RUNS || (r->n >= min_runs && r->total >= min_time)) continue;
+            more = true;
+            r->fn(r->ud); /* untimed */
+            for (int k = 0; k < r->batch && r->n < MAX_RUNS; k++) {
+                double a = weft_rt_now();
+                r->fn(r->ud);
+                double dt = weft_rt_now() - a;
+                r->ts[r->n++] = dt;
+                r->total += dt;
+            }
+        }
+    }
+}
+
+static double row_stat(timed_row *r, bool fastest)
+{
+    if (!r->ts || r->n == 0) return 0;
+    qsort(r->ts, (size_t)r->n, sizeof *r->ts, cmp_double);
+    int n = r->n;
+    return fastest ? r->ts[0] : n % 2 ? r->ts[n / 2] : 0.5 * (r->ts[n / 2 - 1] + r->ts[n / 2]);
+}
+
 static void row(const bench_ctx *b, const char *sched, double sec)
 {
     double gflops = b->flops / sec * 1e-9;
@@ -115,10 +177,27 @@ static double rel_error(const float *x, const float *ref, size_t n)
     return md / mr;
 }
 
+/* A weft row kept for time_rows: its kernel and what owns it. */
+typedef struct kept_kernel {
+    kernel_run r;
+    weft_schedule *s;
+    weft_arena *a;
+} kept_kernel;
+
+static void kept_kernel_free(void *ud)
+{
+    kept_kernel *kk = ud;
+    kk->r.ops->kernel_destroy(kk->r.k);
+    weft_schedule_destroy(kk->s);
+    weft_arena_destroy(kk->a);
+    free(kk);
+}
+
 /* One row: `name`'s schedule timed. "reference" (a device target's reference) is the default
- * CPU schedule run once: it is not timed and prints no row. */
+ * CPU schedule run once: it is not timed and prints no row. With `keep` (host rows), the
+ * schedule is run once, checked and kept there for time_rows instead of timed here. */
 static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops *ops, weft_target *t,
-                          weft_threadpool *pool)
+                          weft_threadpool *pool, timed_row *keep)
 {
     bool reference = !strcmp(name, "reference");
     weft_target_caps caps;
@@ -161,7 +240,7 @@ static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops 
     }
     if (device) r.t = t, r.args = dev;
     double sec = 0;
-    if (dr == WEFT_OK && reference) run_kernel(&r);
+    if (dr == WEFT_OK && (reference || keep)) run_kernel(&r);
     else if (dr == WEFT_OK) sec = time_median(run_kernel, &r, b->min_time, b->fastest);
     if (device && dr == WEFT_OK && r.rc == WEFT_OK) dr = ops->download(t, b->args[out], dev[out], b->bytes[out], NULL);
     if (device && dr == WEFT_OK && r.rc == WEFT_OK) dr = ops->synchronize(t, NULL);
@@ -180,6 +259,14 @@ static int bench_schedule(bench_ctx *b, const char *name, const weft_target_ops 
                     b->ref_name, err);
             goto done;
         }
+    }
+    if (keep) {
+        kept_kernel *kk = malloc(sizeof *kk);
+        if (!kk) goto done;
+        *kk = (kept_kernel){.r = r, .s = s, .a = a};
+        *keep = (timed_row){.fn = run_kernel, .ud = &kk->r, .cleanup = kept_kernel_free};
+        snprintf(keep->name, sizeof keep->name, "%s", name);
+        return 0;
     }
     if (!reference) row(b, name, sec);
     status = 0;
@@ -202,10 +289,18 @@ static void run_peer(void *ud)
     bench_peer_run(r->p, r->A, r->C);
 }
 
-static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
+static void peer_free(void *ud)
+{
+    peer_run *r = ud;
+    bench_peer_destroy(r->p);
+    free(r);
+}
+
+/* The peers, each run once, checked, and added to rows (time_rows times them). */
+static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K, timed_row *rows, int *nr)
 {
     static const char *const names[] = {"openblas", "onednn"};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && *nr < MAX_ROWS; i++) {
         bench_peer *p = NULL;
         if (bench_peer_create(names[i], (int)M, (int)N, (int)K, b->threads, b->args[1], &p) != WEFT_OK) {
             fprintf(stderr, "# %s: %s\n", names[i], weft_last_error());
@@ -214,12 +309,22 @@ static void bench_peers(bench_ctx *b, int64_t M, int64_t N, int64_t K)
         fprintf(stderr, "# %s: %s\n", names[i], bench_peer_info(names[i]));
         float *C = b->args[2];
         memset(C, 0, b->bytes[2]);
-        peer_run r = {p, b->args[0], C};
-        double sec = time_median(run_peer, &r, b->min_time, b->fastest);
+        peer_run *r = malloc(sizeof *r);
+        if (!r) {
+            bench_peer_destroy(p);
+            continue;
+        }
+        *r = (peer_run){p, b->args[0], C};
+        run_peer(r);
         double err = b->reference ? rel_error(C, b->reference, b->bytes[2] / sizeof(float)) : 0;
-        if (!(err <= 1e-4)) fprintf(stderr, "weft bench: %s disagrees with naive (relative error %.3g)\n", names[i], err);
-        else row(b, names[i], sec);
-        bench_peer_destroy(p);
+        if (!(err <= 1e-4)) {
+            fprintf(stderr, "weft bench: %s disagrees with naive (relative error %.3g)\n", names[i], err);
+            peer_free(r);
+            continue;
+        }
+        rows[*nr] = (timed_row){.fn = run_peer, .ud = r, .cleanup = peer_free};
+        snprintf(rows[*nr].name, sizeof rows[*nr].name, "%s", names[i]);
+        (*nr)++;
     }
 }
 
@@ -288,12 +393,29 @@ int weft_cmd_bench(int argc, char **argv)
     /* a device target's reference is the default CPU schedule on llvm, run once (checked against
      * the naive schedule by the test suite; the naive schedule takes minutes at 4096^3) */
     b.ref_name = host ? "naive schedule" : "CPU reference (default schedule, llvm)";
-    status = host ? bench_schedule(&b, "naive", dops, dt, pool) : bench_schedule(&b, "reference", ops, t, pool);
-    if (status == 0) status = bench_schedule(&b, "default", dops, dt, pool);
+    status = host ? bench_schedule(&b, "naive", dops, dt, pool, NULL) : bench_schedule(&b, "reference", ops, t, pool, NULL);
+    /* host rows: built and checked here, timed together below */
+    timed_row rows[MAX_ROWS];
+    int nr = 0;
+    const char *names[3] = {"default", NULL, NULL};
     bool matmul = !strcmp(op, "matmul") || !strcmp(op, "dense_bias_relu");
-    if (status == 0 && matmul && host) status = bench_schedule(&b, "manual", dops, dt, pool);
-    if (status == 0 && b.db) status = bench_schedule(&b, "tuned", dops, dt, pool);
-    if (status == 0 && !strcmp(op, "matmul") && host) bench_peers(&b, shape[0], shape[1], shape[2]);
+    int nn = 1;
+    if (matmul && host) names[nn++] = "manual";
+    if (b.db) names[nn++] = "tuned";
+    for (int i = 0; i < nn && status == 0; i++) {
+        rows[nr].fn = NULL;
+        status = bench_schedule(&b, names[i], dops, dt, pool, host ? &rows[nr] : NULL);
+        if (status == 0 && host && rows[nr].fn) nr++;
+    }
+    if (status == 0 && !strcmp(op, "matmul") && host) bench_peers(&b, shape[0], shape[1], shape[2], rows, &nr);
+    if (status == 0 && nr > 0) {
+        time_rows(rows, nr, b.min_time);
+        for (int i = 0; i < nr; i++) row(&b, rows[i].name, row_stat(&rows[i], b.fastest));
+    }
+    for (int i = 0; i < nr; i++) {
+        rows[i].cleanup(rows[i].ud);
+        free(rows[i].ts);
+    }
 done:
     for (int i = 0; i < b.n_params; i++) weft_rt_free(b.args[i]);
     free(b.reference);
