@@ -7,7 +7,8 @@
  * is recorded (tune.c, confirm_claim): resuming from a database whose only record (the default
  * schedule) was made to look slow (1 s), the first candidate measured is such a claim, so the
  * default gets a fresh record (its paired time) right before the candidate's, and every later
- * new best is likewise preceded by a record of the best before it. */
+ * new best is likewise preceded by a record of the best before it (while the trial budget has
+ * room for that extra record: every record before the last batch). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -126,7 +127,7 @@ static void test_claims_are_timed_against_the_best(void **state)
     assert_int_equal(sqlite3_exec(raw, "UPDATE measurements SET median = 1.0", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_changes(raw), 1);
     sqlite3_close(raw);
-    o.trials = 12;
+    o.trials = 16;
     assert_int_equal(weft_tune_tasks(tasks, n, &o), WEFT_OK);
 
     weft_db *db = NULL;
@@ -147,8 +148,10 @@ static void test_claims_are_timed_against_the_best(void **state)
             if (r.v[i].median < best) best = r.v[i].median;
             continue;
         }
+        /* within a trial budget a claim is confirmed only while the budget has room for the
+         * extra record: certain for records before the last batch */
         if (r.v[i].median < best) {
-            if (strcmp(r.v[i - 1].steps, best_steps))
+            if (i < o.trials - o.batch && strcmp(r.v[i - 1].steps, best_steps))
                 fail_msg("record %d (%g s) beat the best (%g s) without a paired time of it before it", i, r.v[i].median, best);
             claims++;
             best = r.v[i].median;
