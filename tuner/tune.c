@@ -231,10 +231,7 @@ static void confirm_claim(tuner *tu, task_state *ts, const char *steps, weft_mea
     ts->trials_run++;
     tu->total_trials++;
     tu->n_confirmed++;
-    char *best = weft_strdup(ts->best_steps);
-    if (!best) return halt(tu, weft_fail(WEFT_ERR_NOMEM, "tune: out of memory"));
-    note_time(tu, ts, best, t);
-    free(best);
+    note_time(tu, ts, ts->best_steps, t); /* the same text: note_time keeps the string */
     *r = pr;
 }
 

@@ -48,6 +48,18 @@ static bool each(void *ud, const char *steps, double median, const char *error)
     return true;
 }
 
+/* Removes the database at path (and its WAL files) and its directory. */
+static void remove_db(const char *dir, const char *path)
+{
+    unlink(path);
+    char wal[80];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(wal);
+    snprintf(wal, sizeof wal, "%s-shm", path);
+    unlink(wal);
+    rmdir(dir);
+}
+
 static void test_tuning_measures_the_default_schedule(void **state)
 {
     (void)state;
@@ -85,13 +97,7 @@ static void test_tuning_measures_the_default_schedule(void **state)
     weft_schedule_destroy(s);
     L->destroy(t);
     weft_tasks_free(tasks, n);
-    unlink(path);
-    char wal[80];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
-    rmdir(dir);
+    remove_db(dir, path);
 }
 
 typedef struct row {
@@ -177,13 +183,7 @@ static void test_claims_are_timed_against_the_best(void **state)
     for (int i = 0; i < r.n; i++) free(r.v[i].steps);
     weft_db_close(db);
     weft_tasks_free(tasks, n);
-    unlink(path);
-    char wal[80];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
-    rmdir(dir);
+    remove_db(dir, path);
 }
 
 int main(void)
