@@ -17,7 +17,9 @@
  *   (schedule/default_conv.c) vectorizes over it whatever the image size: NCHW nets with small
  *   spatial extents (a ResNet's late layers are 7x7 to 1x1) have no other wide vector axis.
  *   Pointwise convs whose output planes are whole vectors (or hold several vectors, with few
- *   input channels) keep [F, C, 1, 1] and reduce over fused pixels (pointwise_rows).
+ *   input channels) keep [F, C, 1, 1] and reduce over fused pixels (pointwise_rows); convs
+ *   with a window over few input channels (stems) keep [F, C, KH, KW] and are vectorized along
+ *   output columns (columns_form).
  * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
  *   [ceil(N/nb), K, nb] (nb = the register tile's width; a last partial block is zero-padded),
  *   so the panel a register tile streams is contiguous: no 4 KiB-strided rows fighting over L1
@@ -329,12 +331,37 @@ static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, 
     return p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
 }
 
+/* A conv over few input channels with a window (a network's stem: 3 -> 32 channels, 3x3 or
+ * 7x7, stride 2 at 224x224) keeps its weights [F, C, KH, KW] and is marked "weft_conv_columns":
+ * its reduction runs over [N, F, OH, OW] (ops/nn_conv.c; a column stride splits the padding by
+ * phase) and its default schedule vectorizes along output columns with broadcast weights
+ * (schedule/default_conv.c, "convolution over output columns"), storing whole vectors of
+ * columns. The blocked form writes each filter vector back across F planes (a scatter per
+ * output) after only C*KH*KW/fb FMAs per output vector: with 3 input channels the write-back
+ * and its epilogue cost as much as the reduction. Output rows must hold a vector. One input
+ * channel is left blocked (its reduction would have two axes, the depthwise pattern's). */
+enum { COLUMNS_MAX_CHANNELS = 4 };
+static bool columns_form(const weft_graph *g, const weft_gnode *n, int64_t C, int64_t fb)
+{
+    const weft_gvalue *w = &g->values[n->inputs[1]];
+    if (n->n_outputs < 1 || C < 2 || C > COLUMNS_MAX_CHANNELS || w->shape[2] * w->shape[3] < 2 ||
+        weft_gnode_attr_int(n, "group", 1) != 1)
+        return false;
+    const int64_t *v;
+    int cnt = weft_gnode_attr_ints(n, "dilations", &v);
+    for (int i = 0; i < cnt; i++)
+        if (v[i] != 1) return false;
+    const weft_gvalue *y = &g->values[n->outputs[0]];
+    return y->ndim == 4 && y->shape[3] >= fb;
+}
+
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)
 {
     for (int i = 0; i < g->n_nodes && fb > 1; i++) {
         weft_gnode *n = &g->nodes[i];
         if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 ||
-            weft_gnode_attr_string(n, "weft_weight_layout", NULL) || weft_gnode_attr_int(n, "weft_conv_pixels", 0))
+            weft_gnode_attr_string(n, "weft_weight_layout", NULL) || weft_gnode_attr_int(n, "weft_conv_pixels", 0) ||
+            weft_gnode_attr_int(n, "weft_conv_columns", 0))
             continue;
         int w = n->inputs[1];
         const weft_gvalue *wv = &g->values[w];
@@ -346,6 +373,10 @@ weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb)
         if (group < 1 || F % group || (group > 1 && (C < 2 || (F / group) % fb))) continue;
         if (pointwise_rows(g, n, C, fb)) {
             if (set_int_attr(n, "weft_conv_pixels", 1) != WEFT_OK) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            continue;
+        }
+        if (columns_form(g, n, C, fb)) {
+            if (set_int_attr(n, "weft_conv_columns", 1) != WEFT_OK) return weft_fail(WEFT_ERR_NOMEM, "out of memory");
             continue;
         }
         int64_t FO = (F + fb - 1) / fb, per = C * KH * KW;

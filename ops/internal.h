@@ -47,6 +47,9 @@ typedef struct weft_conv2d_spec {
     int64_t group, fb, F;
     bool flat; /* unblocked pointwise conv (1x1, stride 1, no padding, one group): the reduction
                 * runs over [N, F, OH*OW] (pixels fused, one contiguous run per plane) */
+    bool columns; /* unblocked conv over output columns (model/passes.c columns_form): the
+                   * reduction is its own stage [N, F, OH, OW] and a column stride splits the
+                   * padding by phase */
 } weft_conv2d_spec;
 
 /* The output tensor [N, F, OH, OW]; NULL when the arena failed (the error is set). */

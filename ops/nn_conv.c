@@ -224,7 +224,8 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not hold %" PRId64 " filters in %" PRId64
                             " groups", weft_nn_shape_str(5, Wt->shape).s, F, group);
     bool flat = !fb && weft_gnode_attr_int(n, "weft_conv_pixels", 0) == 1;
-    bool own_out = has_b || fb || flat;
+    bool columns = !fb && !flat && weft_gnode_attr_int(n, "weft_conv_columns", 0) == 1;
+    bool own_out = has_b || fb || flat || columns;
     weft_conv2d_spec spec = {.pad_name = weft_nn_stage(a, name, ".pad"),
                              .red_name = own_out ? weft_nn_stage(a, name, ".red") : name,
                              .out_name = name,
@@ -232,7 +233,8 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
                              .group = group,
                              .fb = fb,
                              .F = F,
-                             .flat = flat};
+                             .flat = flat,
+                             .columns = columns};
     outs[0] = weft_conv2d_stages(a, &spec, X, Wt, has_b ? ins[2] : NULL);
     return weft_nn_done(a, n);
 }
@@ -260,8 +262,9 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
         pw.pb[i] = w.pb[i] - lo;
         pw.pe[i] = end > 0 ? end : 0;
     }
-    /* depthwise: columns in vectors, so a column stride splits the padded input by phase */
-    bool dw = !fb && cpg == 1 && group > 1 && w.d[1] == 1;
+    /* depthwise, or a conv over output columns: columns in vectors, so a column stride splits
+     * the padded input by phase */
+    bool dw = !fb && ((cpg == 1 && group > 1) || spec->columns) && w.d[1] == 1;
     const weft_tensor *P = pad_stage(a, spec->pad_name, X, &pw, weft_f32(a, 0.0), dw ? w.s[1] : 1);
 
     /* Blocked: the reduction runs over [N, F/fb, OH, OW, fb] (filters innermost, as the weights)
@@ -272,7 +275,7 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
                 P == X && w.out[0] == X->shape[2] && w.out[1] == X->shape[3];
     int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
     if (flat) rshape[2] = w.out[0] * w.out[1];
-    bool own_out = has_b || fb || flat;
+    bool own_out = has_b || fb || flat || spec->columns;
     weft_tensor *R = weft_te_compute(a, own_out ? spec->red_name : spec->out_name, fb ? 5 : flat ? 3 : 4, rshape,
                                      (const char *const[]){"n", fb ? "fo" : "f", flat ? "p" : "y", "x", "fi"});
     if (R) {

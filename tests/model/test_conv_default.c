@@ -14,14 +14,16 @@
  *   max |weft - ref| <= 1e-4 * max |ref|
  *
  * Pointwise convs whose planes are whole vectors, or not but with few input channels (weights
- * left unblocked; a partial last pixel tile), and squeeze-excite's channel gate
- * (x * sigmoid(FC(s))) are cases too.
+ * left unblocked; a partial last pixel tile), convs with a window over few input channels
+ * (vectorized along output columns), and squeeze-excite's channel gate (x * sigmoid(FC(s)))
+ * are cases too.
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
  * compute their padding per channel, a global pool reduces channel vectors (a plane smaller
  * than a vector) or partial sums along its plane, a pointwise conv
- * vectorizes along its fused pixels, and a channel gate computes the gate once per channel. */
+ * vectorizes along its fused pixels, a stem-like conv along output columns, and a channel gate
+ * computes the gate once per channel. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +97,16 @@ static const conv_case cases[] = {
     {K_CONV, 2, 24, 9, 9, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, 81 pixels */
     {K_CONV, 1, 96, 9, 9, 24, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 36: 96 channels: blocked */
     {K_GAP, 2, 20, 2, 3, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* 37: plane of 6 < a vector */
+    /* convs with a window over 2-4 input channels (stems): weights left [F, C, KH, KW], the
+     * reduction over output columns in vectors (a partial last vector: 23, 36 and 17 columns) */
+    {K_CONV, 1, 3, 45, 45, 12, 3, 3, 2, 1, 1, EPI_SILU, true},   /* 38: stride 2, SiLU */
+    {K_CONV, 2, 4, 20, 36, 8, 5, 5, 1, 2, 1, EPI_ADD, true},     /* batch, 5x5, residual */
+    {K_CONV, 1, 2, 34, 34, 16, 7, 7, 2, 3, 1, EPI_RELU, false},  /* 7x7 stride 2, no bias */
+    {K_CONV, 1, 3, 32, 32, 6, 3, 3, 1, 1, 1, EPI_CLIP, true},    /* 41: whole vectors of columns */
+    /* depthwise over planes narrower than a vector: rows in 8-lane vectors (7 and 14 columns,
+     * the last lanes masked), rows in balanced tiles */
+    {K_CONV, 1, 24, 7, 7, 24, 5, 5, 1, 2, 24, EPI_SILU, true},   /* 42 */
+    {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
 };
 
 static uint64_t rng_state;
@@ -312,9 +324,11 @@ typedef struct sched_probe {
     char text[8192];
     int kernels;
     weft_knob_space ks;     /* the kernel's knob space */
-    char knob_text[8192];   /* the schedule for knobs (tf, tx) = (2, one vector), if the rule has them */
+    char knob_text[8192];   /* the schedule for knobs (tf, tx) = (2, one vector) (conv_pixels) or
+                             * (tf, ty) = (2, 1) (conv_columns) */
     weft_status knob_rc;    /* of applying those knobs */
-    weft_status bad_rc;     /* of knobs (tf, tx) = (2, 3): tx not a multiple of the vector width */
+    weft_status bad_rc;     /* of knobs (tf, tx) = (2, 3): tx not a multiple of the vector width;
+                             * (tf, ty) = (5, 1): 5 does not divide F */
 } sched_probe;
 
 static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const char *name)
@@ -331,8 +345,10 @@ static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const 
     weft_schedule_destroy(s);
     s = NULL;
     if (rc == WEFT_OK) rc = weft_schedule_knob_space(f, p->caps, &p->ks);
-    if (rc == WEFT_OK && !strcmp(p->ks.rule, "conv_pixels")) {
-        int64_t good[2] = {2, p->caps->vector_lanes_f32}, bad[2] = {2, 3};
+    bool pixels = rc == WEFT_OK && !strcmp(p->ks.rule, "conv_pixels");
+    if (pixels || (rc == WEFT_OK && !strcmp(p->ks.rule, "conv_columns"))) {
+        /* conv_pixels (tf, tx), conv_columns (tf, ty): 5 filters divide none of the cases' */
+        int64_t good[2] = {2, pixels ? p->caps->vector_lanes_f32 : 1}, bad[2] = {pixels ? 2 : 5, pixels ? 3 : 1};
         assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
         p->knob_rc = weft_schedule_default_knobs(s, p->caps, 2, good);
         text = p->knob_rc == WEFT_OK ? weft_schedule_text(s) : NULL;
@@ -370,7 +386,7 @@ static void test_default_schedule_shapes(void **state)
         weft_target_caps caps = weft_caps_cpu(bits[k], 2);
         sched_probe p;
         /* blocked conv: the reduction vectorized over the filter block, the padding at root */
-        schedule_of(&cases[0], &caps, &p);
+        schedule_of(&cases[1], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
         assert_non_null(strstr(p.text, "parallel conv0.pad"));
         assert_null(strstr(p.text, "compute_inline conv0.pad"));
@@ -418,6 +434,23 @@ static void test_default_schedule_shapes(void **state)
         assert_int_equal(p.knob_rc, WEFT_OK);
         schedule_of(&cases[36], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        /* depthwise over a 7x7 plane: 8-lane rows, not <7 x float> */
+        schedule_of(&cases[42], &caps, &p);
+        assert_non_null(strstr(p.text, "split mul2 w 8"));
+        /* a window over 3 input channels: over output columns (filters and rows unrolled, the
+         * padding at root, split by phase for stride 2); its knobs tf x ty, within the registers */
+        for (int ci = 38; ci <= 41; ci += 3) {
+            schedule_of(&cases[ci], &caps, &p);
+            assert_non_null(strstr(p.text, "vectorize conv0.red x"));
+            assert_non_null(strstr(p.text, "parallel conv0.pad"));
+            assert_non_null(strstr(p.text, "unroll conv0.red f"));
+            assert_null(strstr(p.text, " fi"));
+            assert_string_equal(p.ks.rule, "conv_columns");
+            assert_int_equal(p.ks.n, 2);
+            assert_int_equal(p.knob_rc, WEFT_OK);
+            assert_non_null(strstr(p.knob_text, " c 2")); /* the filters split by tf */
+            assert_int_equal(p.bad_rc, WEFT_ERR_INVALID_ARG);
+        }
         /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
          * fused pixels of each channel */
         schedule_of(&cases[23], &caps, &p);
