@@ -500,10 +500,12 @@ static int64_t vector_regs(const weft_target_caps *caps);
 
 /* The tile: tf filters x ty rows of one column vector: the most accumulators (tf * ty, up to
  * 2 x weft_sched_tile_rows, with the ty input vectors and a broadcast in the register file),
- * ties to the fewest loads per tap (ty input vectors + tf broadcast weights); tf divides F and
- * ty divides OH. Measured on Zen 4 (AVX-512, 1 thread), a 7x7 stride-2 stem 3 -> 64 channels
- * at 224x224: 4 x 4 2.39 ms, 8 x 2 2.26, 16 x 1 2.37, 8 x 1 2.40, 1 x 16 4.14; a 3x3 one,
- * 3 -> 32: 4 x 4 0.41 ms, 8 x 2 0.45, 16 x 1 0.40. */
+ * ties to the fewest loads per tap (ty input vectors + tf broadcast weights), then to more
+ * filters; tf divides F and ty divides OH. Measured on Zen 4 (1 thread; noisy, one run each),
+ * a 7x7 stride-2 stem 3 -> 64 channels at 224x224, AVX-512: 4 x 4 2.39 ms, 8 x 2 2.26, 16 x 1
+ * 2.37, 8 x 1 2.40, 1 x 16 4.14 (the blocked form: 2.73); AVX2 (8 accumulators: no divisor of
+ * 112 rows gives 12): 4 x 2 2.62, 2 x 4 2.91, 8 x 1 3.04, 2 x 6 4.02 (blocked: 3.22). A 3x3
+ * one, 3 -> 32 with SiLU, AVX-512: 4 x 4 0.41 ms, 8 x 2 0.45, 16 x 1 0.40 (blocked: 0.82). */
 static conv_tile choose_column_tile(int64_t F, int64_t OH, const weft_target_caps *caps)
 {
     int64_t max_acc = WEFT_SCHED_TILE_VECS * weft_sched_tile_rows(caps);
@@ -513,7 +515,9 @@ static conv_tile choose_column_tile(int64_t F, int64_t OH, const weft_target_cap
         for (int64_t ty = 1; ty <= OH && tf * ty <= max_acc; ty++) {
             if (OH % ty || tf * ty + ty + 1 > vector_regs(caps)) continue;
             int64_t acc = tf * ty, bacc = best.tf * best.ty;
-            if (acc > bacc || (acc == bacc && tf + ty < best.tf + best.ty)) best = (conv_tile){tf, 1, ty, 1};
+            int64_t loads = tf + ty, bloads = best.tf + best.ty;
+            if (acc > bacc || (acc == bacc && (loads < bloads || (loads == bloads && tf > best.tf))))
+                best = (conv_tile){tf, 1, ty, 1};
         }
     }
     return best;
