@@ -16,6 +16,11 @@ MODEL.output.bin sits next to the model, the first output is compared with it an
 
   median_ms=<float>
 
+With --profile K, ONNX Runtime's profiler records every run and the K nodes with the
+largest median time per run go to stderr ("ort_peer: profile ... us  NODE  (OP)", then their
+sum over all nodes), to set beside `weft run MODEL --profile` kernel by kernel. The profiler
+adds its own overhead: take median_ms from a run without it.
+
 Nothing else goes to stdout. Exit status: 0 ok, 2 usage or missing/bad files, 3 onnxruntime
 (or numpy) not importable, with a one-line note on stderr. Run it with OPENBLAS_CORETYPE unset
 like the other peers (onnxruntime does not use OpenBLAS, but keep the environments alike).
@@ -41,6 +46,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
     ap.add_argument("--input", metavar="X.bin", help="input (default: MODEL.input.bin next to the model, else zeros)")
+    ap.add_argument("--profile", type=int, default=0, metavar="K",
+                    help="print the K slowest nodes (median us per run) to stderr")
     args = ap.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         fail(EXIT_USAGE, "--threads and --repeat must be >= 1")
@@ -58,6 +65,9 @@ def main(argv=None):
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
+    if args.profile > 0:
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ort_peer_profile")
     try:
         sess = ort.InferenceSession(args.onnx, sess_options=so, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own exception types
@@ -106,7 +116,33 @@ def main(argv=None):
         sess.run(None, feeds)
         times.append(time.perf_counter() - t0)
     print("median_ms=%.3f" % (statistics.median(times) * 1e3))
+    if args.profile > 0:
+        print_profile(sess.end_profiling(), args.profile)
     return 0
+
+
+def print_profile(path, k):
+    """The k nodes with the largest median kernel time per run, from ONNX Runtime's trace."""
+    import json
+
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    per_node = {}
+    for e in events:
+        name = e.get("name", "")
+        if e.get("cat") == "Node" and name.endswith("_kernel_time"):
+            key = (name[: -len("_kernel_time")], e.get("args", {}).get("op_name", "?"))
+            per_node.setdefault(key, []).append(e.get("dur", 0))
+    rows = sorted(((statistics.median(v), n, op) for (n, op), v in per_node.items()), reverse=True)
+    for us, n, op in rows[:k]:
+        print("ort_peer: profile %10.1f us  %s  (%s)" % (us, n, op), file=sys.stderr)
+    print("ort_peer: profile %10.1f us  all %d nodes" % (sum(r[0] for r in rows), len(rows)), file=sys.stderr)
 
 
 if __name__ == "__main__":
