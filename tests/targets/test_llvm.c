@@ -546,6 +546,48 @@ static void test_intrinsics_match_libm(void **state)
     check_intrinsics(*state, WEFT_FOR_VECTORIZED);
 }
 
+/* exp, sigmoid, tanh and erf over their whole float32 range, against double-precision libm:
+ * the vectorizing polynomials of targets/llvm/expr.c (FMAs, exp's rounding by 1.5 * 2^23, the
+ * reciprocal estimate + Newton step of their divisions) keep a relative error of a few ulp
+ * (4e-7 = about 3.4 ulp; erf's absolute error 1e-7 near 0 allowed as well), and NaN stays NaN. */
+enum { NR = 4096 };
+
+static void check_intrinsics_range(fx *f, weft_for_kind kind)
+{
+    weft_arena *a = f->a;
+    const weft_buffer *X = buf(f, "X", WEFT_F32, NR, 0), *O = buf(f, "O", WEFT_F32, NR * 4, 1);
+    const weft_expr *i0 = V("i0"), *ii = V("ii");
+    const weft_expr *i = weft_add(a, weft_mul(a, i0, I(16)), ii);
+    const weft_expr *x = LD(X, i);
+    const weft_intrin fn[4] = {WEFT_INTRIN_EXP, WEFT_INTRIN_SIGMOID, WEFT_INTRIN_TANH, WEFT_INTRIN_ERF};
+    const weft_stmt *st[4];
+    for (int s = 0; s < 4; s++) st[s] = weft_store(a, O, weft_add(a, I(s * NR), i), weft_call1(a, fn[s], x));
+    const weft_stmt *body = weft_for(a, i0, I(0), I(NR / 16), WEFT_FOR_SERIAL,
+                                     weft_for(a, ii, I(0), I(16), kind, weft_seq(a, 4, st)));
+    const weft_buffer *ps[] = {X, O};
+    weft_kernel *k = compile(f, func(f, "intrin_range", 2, ps, body));
+    float *xv = mem(f, 4 * NR), *ov = mem(f, 4 * NR * 4);
+    for (int n = 0; n < NR - 1; n++) xv[n] = -87.0f + 175.0f * (float)n / (NR - 2); /* [-87, 88] */
+    xv[NR - 1] = NAN;
+    void *args[] = {xv, ov};
+    run(k, args, NULL);
+    for (int n = 0; n < NR - 1; n++) {
+        double xx = xv[n], want[4] = {exp(xx), 1.0 / (1.0 + exp(-xx)), tanh(xx), erf(xx)};
+        for (int s = 0; s < 4; s++) {
+            double got = ov[s * NR + n], err = fabs(got - want[s]);
+            double tol = 4e-7 * fabs(want[s]) + (s == 3 ? 1e-7 : s == 1 ? 1e-38 : 0);
+            if (!(err <= tol)) fail_msg("fn %d at x = %.9g: got %.9g, want %.9g", s, xx, got, want[s]);
+        }
+    }
+    for (int s = 0; s < 4; s++) assert_true(isnan(ov[s * NR + NR - 1]));
+}
+
+static void test_intrinsics_accurate_over_range(void **state)
+{
+    check_intrinsics_range(*state, WEFT_FOR_SERIAL);
+    check_intrinsics_range(*state, WEFT_FOR_VECTORIZED);
+}
+
 /* ---- gather / scatter ---- */
 
 /* j VECTORIZED 16: G[j] = A[3*j + 1] (gather), S[2*j] = A[j] (scatter), R[15 - j] = A[j]
@@ -761,6 +803,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_floordiv_floormod_negative_operands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_select_and_casts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics_match_libm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_intrinsics_accurate_over_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_scatter_non_unit_stride, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_reduction_from_neg_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_allocate_on_heap, setup, teardown),
