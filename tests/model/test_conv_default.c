@@ -434,6 +434,10 @@ static void test_default_schedule_shapes(void **state)
         assert_int_equal(p.knob_rc, WEFT_OK);
         schedule_of(&cases[36], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        /* depthwise over 20 columns: with AVX2's 16 registers two vectors of columns (a
+         * masked tail) by 4 rows, 8 accumulators; with AVX-512 the divisor rule (20 columns) */
+        schedule_of(&cases[11], &caps, &p);
+        assert_true((strstr(p.text, "split clip1 w 16") != NULL) == (bits[k] == 256));
         /* depthwise over a 7x7 plane: 8-lane rows, not <7 x float> */
         schedule_of(&cases[42], &caps, &p);
         assert_non_null(strstr(p.text, "split mul2 w 8"));
