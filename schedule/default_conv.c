@@ -51,6 +51,22 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static int64_t vector_regs(const weft_target_caps *caps);
 
+/* compute_inline every stage of s but r, y and p (p < 0: none). */
+static weft_status inline_others(weft_schedule *s, int r, int y, int p)
+{
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    return rc;
+}
+
+/* Whether a register tile of acc accumulators, inputs loaded vectors and one broadcast fits the
+ * vector register file. */
+static bool tile_fits(int64_t acc, int64_t inputs, const weft_target_caps *caps)
+{
+    return acc + inputs + 1 <= vector_regs(caps);
+}
+
 /* The register tile for R [N, FO, OH, OW, fb]: at most 2 x weft_sched_tile_rows accumulators
  * (16 with AVX-512, 12 with AVX2), like the matmul tile; ties go to more filter vectors (fewer
  * broadcasts per FMA). Measured with AVX-512 (3x3 convs with 64 channels at 56x56 and 512 at
@@ -195,9 +211,7 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
     if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
-    weft_status rc = WEFT_OK;
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    weft_status rc = inline_others(s, r, y, p);
     if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, false);
     if (rc != WEFT_OK) return rc;
     if (r == y) { /* the reduction is the output: accumulate in a local copy */
@@ -347,12 +361,11 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     return true;
 }
 
-/* ---- pointwise convolution over pixels (weights left [F, C, 1, 1]) --------------------------- */
-
-/* A pointwise conv the layout pass left unblocked because its planes fill whole vectors
- * (model/passes.c; ops/nn_conv.c "flat"): one 3-D reduction R [N, F, OH*OW] over (rc, ry, rx)
- * read by the 4-D output Y [N, F, OH, OW] through elementwise/injective stages; -1 otherwise. */
-static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
+/* The stage of a kernel's one reduction R (pattern out-reduction-with-reuse, over three axes:
+ * rc, ry, rx) and, in *out, its one output Y (4-D, no reduction, a stage of its own that reads
+ * R through elementwise/injective stages, as every other stage is); -1 otherwise. The pointwise
+ * pixel rule and the column rule add their shapes of R. */
+static int reduction_into_output(const weft_schedule *s, int *out)
 {
     int y = -1, r = -1;
     for (int i = 0; i < s->n_stages; i++) {
@@ -368,14 +381,28 @@ static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
     }
     if (y < 0 || r < 0 || r == y) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 3 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !weft_sched_reads_through(s, y, r)) return -1;
-    if (R->shape[0] != Y->shape[0] || R->shape[1] != Y->shape[1] || R->shape[2] != Y->shape[2] * Y->shape[3] ||
-        R->shape[2] < lanes)
-        return -1;
+    if (Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !weft_sched_reads_through(s, y, r)) return -1;
     for (int i = 0; i < s->n_stages; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
         if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
     }
+    *out = y;
+    return r;
+}
+
+/* ---- pointwise convolution over pixels (weights left [F, C, 1, 1]) --------------------------- */
+
+/* A pointwise conv the layout pass left unblocked because its planes fill whole vectors
+ * (model/passes.c; ops/nn_conv.c "flat"): one 3-D reduction R [N, F, OH*OW] over (rc, ry, rx)
+ * read by the 4-D output Y [N, F, OH, OW] through elementwise/injective stages; -1 otherwise. */
+static int pixel_reduction(const weft_schedule *s, int *out, int64_t lanes)
+{
+    int y, r = reduction_into_output(s, &y);
+    if (r < 0) return -1;
+    const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
+    if (R->ndim != 3 || R->shape[0] != Y->shape[0] || R->shape[1] != Y->shape[1] ||
+        R->shape[2] != Y->shape[2] * Y->shape[3] || R->shape[2] < lanes)
+        return -1;
     *out = y;
     return r;
 }
@@ -401,7 +428,7 @@ static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const we
     for (int64_t nv = 1; nv <= max_acc && nv * lanes <= P; nv++) {
         if (!pixel_tile_fits(nv * lanes, P, lanes)) continue;
         int64_t tf = 1;
-        for (int64_t t = 1; t * nv <= max_acc && t <= F && t * nv + nv + 1 <= vector_regs(caps); t++)
+        for (int64_t t = 1; t * nv <= max_acc && t <= F && tile_fits(t * nv, nv, caps); t++)
             if (F % t == 0) tf = t;
         double acc = (double)(tf * nv), ratio = acc / (double)(tf + nv);
         if (acc > best_acc || (acc == best_acc && ratio > best_ratio)) {
@@ -424,9 +451,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME];
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
-    weft_status rc = WEFT_OK;
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (i != r && i != y) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    weft_status rc = inline_others(s, r, y, -1);
     if (rc != WEFT_OK) return rc;
     y = weft_sched_find_stage(s, yname);
     const weft_tensor *Y = s->stages[y].op;
@@ -487,29 +512,12 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
  * vector; -1 otherwise. */
 static int column_reduction(const weft_schedule *s, int *out, int64_t lanes)
 {
-    int y = -1, r = -1;
-    for (int i = 0; i < s->n_stages; i++) {
-        const weft_stage *st = &s->stages[i];
-        if (st->op->n_reduce) {
-            if (r >= 0 || weft_tensor_pattern(st->op) != WEFT_PATTERN_OUT_REDUCTION_REUSE) return -1;
-            r = i;
-        }
-        if (st->is_output) {
-            if (y >= 0) return -1;
-            y = i;
-        }
-    }
-    if (y < 0 || r < 0 || r == y) return -1;
+    int y, r = reduction_into_output(s, &y);
+    if (r < 0) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 4 || Y->ndim != 4 || R->n_reduce != 3 || Y->n_reduce || !weft_sched_reads_through(s, y, r) ||
-        R->shape[3] < lanes)
-        return -1;
+    if (R->ndim != 4 || R->shape[3] < lanes) return -1;
     for (int d = 0; d < 4; d++)
         if (R->shape[d] != Y->shape[d]) return -1;
-    for (int i = 0; i < s->n_stages; i++) {
-        weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
-        if (i != r && p != WEFT_PATTERN_ELEMWISE && p != WEFT_PATTERN_INJECTIVE) return -1;
-    }
     *out = y;
     return r;
 }
@@ -529,7 +537,7 @@ static conv_tile choose_column_tile(int64_t F, int64_t OH, const weft_target_cap
     for (int64_t tf = 1; tf <= F && tf <= max_acc; tf++) {
         if (F % tf) continue;
         for (int64_t ty = 1; ty <= OH && tf * ty <= max_acc; ty++) {
-            if (OH % ty || tf * ty + ty + 1 > vector_regs(caps)) continue;
+            if (OH % ty || !tile_fits(tf * ty, ty, caps)) continue;
             int64_t acc = tf * ty, bacc = best.tf * best.ty;
             int64_t loads = tf + ty, bloads = best.tf + best.ty;
             if (acc > bacc || (acc == bacc && (loads < bloads || (loads == bloads && tf > best.tf))))
@@ -553,9 +561,7 @@ static weft_status schedule_columns(weft_schedule *s, int r, int y, const weft_t
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
     if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
-    weft_status rc = WEFT_OK;
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    weft_status rc = inline_others(s, r, y, p);
     if (rc == WEFT_OK && p >= 0) rc = schedule_pad(s, pname, caps, true);
     if (rc != WEFT_OK) return rc;
     y = weft_sched_find_stage(s, yname);
@@ -618,9 +624,7 @@ static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_t
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
     if (p >= 0) snprintf(pname, sizeof pname, "%s", s->stages[p].name);
-    weft_status rc = WEFT_OK;
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (i != r && i != y && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    weft_status rc = inline_others(s, r, y, p);
     if (rc != WEFT_OK) return rc;
 
     if (p >= 0 && (rc = schedule_pad(s, pname, caps, true)) != WEFT_OK) return rc;
@@ -837,8 +841,8 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
     if (src != WEFT_OK) return src;
     if (sp.n == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
     int y, r = blocked_reduction(s, &y);
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     if (!strcmp(sp.rule, "conv_pixels")) {
-        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
         r = pixel_reduction(s, &y, lanes);
         if (n != N_PIXEL_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_pixels takes %d knobs, got %d", N_PIXEL_KNOBS, n);
         const int64_t *sh = s->stages[y].op->shape;
@@ -849,20 +853,19 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tx = %lld is not a multiple of %lld that tiles %lld pixels",
                              (long long)v[1], (long long)lanes, (long long)P);
         conv_tile t = {v[0], 1, 1, v[1]};
-        if (v[0] * (v[1] / lanes) + v[1] / lanes + 1 > vector_regs(caps)) /* accumulators, inputs, a broadcast */
+        if (!tile_fits(v[0] * (v[1] / lanes), v[1] / lanes, caps))
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",
                              (long long)v[0], (long long)v[1], (long long)vector_regs(caps));
         return schedule_pixels(s, r, y, caps, lanes, &t);
     }
     if (!strcmp(sp.rule, "conv_columns")) {
-        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
         r = column_reduction(s, &y, lanes);
         if (n != N_COLUMN_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_columns takes %d knobs, got %d", N_COLUMN_KNOBS, n);
         const int64_t *sh = s->stages[y].op->shape;
         if (v[0] < 1 || v[0] > sh[1] || sh[1] % v[0] || v[1] < 1 || v[1] > sh[2] || sh[2] % v[1])
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tile %lld filters x %lld rows does not divide %lld x %lld",
                              (long long)v[0], (long long)v[1], (long long)sh[1], (long long)sh[2]);
-        if (v[0] * v[1] + v[1] + 1 > vector_regs(caps)) /* accumulators, inputs, a broadcast */
+        if (!tile_fits(v[0] * v[1], v[1], caps))
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",
                              (long long)v[0], (long long)v[1], (long long)vector_regs(caps));
         conv_tile t = {v[0], 1, v[1], 1};
@@ -872,7 +875,6 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         r = window_reduction(s, &y);
         if (n != N_WINDOW_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: window takes %d knobs, got %d", N_WINDOW_KNOBS, n);
         const int64_t *sh = s->stages[y].op->shape;
-        int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
         if (v[0] < 1 || v[0] > sh[3] || v[1] < 1 || v[1] > sh[2])
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tile %lld x %lld is outside the %lld x %lld output", (long long)v[1],
                              (long long)v[0], (long long)sh[2], (long long)sh[3]);
