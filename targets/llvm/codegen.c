@@ -36,7 +36,7 @@ weft_status weft_llvm_bind(weft_llvm_cg *cg, const weft_expr *var, LLVMValueRef 
         cg->vars = nv;
         cg->cap_vars = cap;
     }
-    cg->vars[cg->n_vars++] = (weft_llvm_binding){var, v, 1, 0};
+    cg->vars[cg->n_vars++] = (weft_llvm_binding){var, v, 1, 0, 1};
     return WEFT_OK;
 }
 
@@ -60,7 +60,7 @@ static void loop_bounds(const weft_stmt *s, int64_t *lo, int64_t *hi)
     }
 }
 
-static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef ptr)
+static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef ptr, int64_t slack)
 {
     if (cg->n_locals == cg->cap_locals) {
         int cap = cg->cap_locals ? cg->cap_locals * 2 : 16;
@@ -69,7 +69,7 @@ static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValu
         cg->locals = nl;
         cg->cap_locals = cap;
     }
-    cg->locals[cg->n_locals++] = (weft_llvm_local){buf, ptr};
+    cg->locals[cg->n_locals++] = (weft_llvm_local){buf, ptr, slack, cg->n_vars};
     return WEFT_OK;
 }
 
@@ -180,6 +180,7 @@ static weft_status emit_unrolled(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMValueRef v = LLVMBuildAdd(cg->b, min, LLVMConstInt(cg->t_i64, (unsigned long long)i, 1), "");
         st = bind_counter(cg, s->u.loop.var, v);
         if (st == WEFT_OK && s->u.loop.min->kind == WEFT_EXPR_INT) weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int + i, s->u.loop.min->u.imm_int + i);
+        if (st == WEFT_OK) cg->vars[cg->n_vars - 1].copies = n;
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.loop.body);
         cg->n_vars = depth;
     }
@@ -237,7 +238,7 @@ static weft_status emit_parallel(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMValueRef inner_min = loaded[k++];
     for (int i = 0; i < n_params; i++) inner_params[i] = loaded[k++];
     cg->params = inner_params;
-    for (int i = 0; i < n_locals && st == WEFT_OK; i++) st = push_local(cg, cg->locals[i].buf, loaded[k++]);
+    for (int i = 0; i < n_locals && st == WEFT_OK; i++) st = push_local(cg, cg->locals[i].buf, loaded[k++], cg->locals[i].slack);
     for (int i = 0; i < n_vars && st == WEFT_OK; i++) {
         st = weft_llvm_bind(cg, cg->vars[i].var, loaded[k++]);
         if (st == WEFT_OK) weft_llvm_bound_last(cg, cg->vars[i].lo, cg->vars[i].hi);
@@ -422,10 +423,13 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
     int depth = cg->n_locals;
     weft_status st;
     if (bytes <= MAX_STACK_BYTES) {
-        LLVMValueRef p = weft_llvm_entry_alloca(cg, LLVMArrayType2(mty, (uint64_t)buf->size), 64);
+        /* one 64-byte line of slack past the end: vector.c may read a row of an odd width
+         * (<7 x float>) as the next power of two and drop the extra lanes */
+        int64_t slack = 64 / weft_dtype_bytes(buf->dtype);
+        LLVMValueRef p = weft_llvm_entry_alloca(cg, LLVMArrayType2(mty, (uint64_t)(buf->size + slack)), 64);
         if (guarded_vector_loop(s->u.alloc.body, false))
             LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
-        st = push_local(cg, buf, p);
+        st = push_local(cg, buf, p, slack);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
     } else {
         LLVMTypeRef a_ty = LLVMFunctionType(cg->t_ptr, &cg->t_i64, 1, 0);
@@ -440,7 +444,7 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMBuildCondBr(cg->b, LLVMBuildIsNotNull(cg->b, p, ""), use_b, done_b);
         LLVMPositionBuilderAtEnd(cg->b, use_b);
         if (guarded_vector_loop(s->u.alloc.body, false)) LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), n, 64);
-        st = push_local(cg, buf, p);
+        st = push_local(cg, buf, p, 0);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
         if (st == WEFT_OK) {
             LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");

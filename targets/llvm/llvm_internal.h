@@ -57,12 +57,15 @@ typedef struct weft_llvm_binding {
     const weft_expr *var;
     LLVMValueRef v;
     int64_t lo, hi; /* the values var takes, when known at compile time (lo <= hi); else lo > hi */
+    int64_t copies; /* an UNROLLED loop's extent (its body is emitted that many times), else 1 */
 } weft_llvm_binding;
 
 /* A buffer allocated by ALLOCATE and in scope. */
 typedef struct weft_llvm_local {
     const weft_buffer *buf;
     LLVMValueRef ptr;
+    int64_t slack; /* elements allocated past buf->size (never written): a widened read may touch them */
+    int vars_at;   /* cg->n_vars when it was allocated: the loops inside it are bound after */
 } weft_llvm_local;
 
 typedef struct weft_llvm_cg {
@@ -92,6 +95,7 @@ typedef struct weft_llvm_cg {
     LLVMValueRef vmin; /* scalar i64 value of vvar in lane 0 */
     int64_t vmin_mult; /* a known divisor of vvar's lane-0 value (0: it is 0; 1: nothing known) */
     LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
+    const weft_stmt *vbody; /* the VECTORIZED loop's body */
     bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
     bool slow_gather;   /* t->slow_gather: stride-2 padding reads use a wide masked load */
 } weft_llvm_cg;

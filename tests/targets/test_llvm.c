@@ -374,6 +374,52 @@ static void test_parallel_outlined_with_local_buffer(void **state)
     }
 }
 
+/* Rows of an odd width (7) in a local buffer: a row read where the loop does not store to the
+ * buffer, in loops of more than 100 trips, loads 8 lanes (the allocation's slack covers the
+ * last row's extra lane) and drops one; the accumulator row the loop stores stays a
+ * <7 x float> access (LLVM keeps it in registers).
+ * for c < 3: alloc P[49] { y, x vec 7: P[y*7+x] = A[c*49+y*7+x]*2;
+ *                          y, x vec 7: P[y*7+x] = P[y*7+x] + 0.5;
+ *                          r < 16, y, x vec 7: C[c*49+y*7+x] = P[y*7+x] + 1 } */
+static void test_odd_rows_of_local_buffer_read_as_power_of_two(void **state)
+{
+    fx *f = *state;
+    weft_arena *a = f->a;
+    enum { NC = 3, W = 7, NP = W * W };
+    const weft_buffer *A = buf(f, "A", WEFT_F32, NC * NP, 0), *C = buf(f, "C", WEFT_F32, NC * NP, 1);
+    const weft_buffer *P = buf(f, "P", WEFT_F32, NP, -1);
+    const weft_expr *c = V("c");
+    const weft_stmt *nest[3];
+    for (int k = 0; k < 3; k++) {
+        const weft_expr *y = V("y"), *x = V("x");
+        const weft_expr *px = weft_add(a, weft_mul(a, y, I(W)), x), *gx = weft_add(a, weft_mul(a, c, I(NP)), px);
+        const weft_stmt *st = k == 0   ? weft_store(a, P, px, weft_mul(a, LD(A, gx), weft_f32(a, 2)))
+                              : k == 1 ? weft_store(a, P, px, weft_add(a, LD(P, px), weft_f32(a, 0.5)))
+                                       : weft_store(a, C, gx, weft_add(a, LD(P, px), weft_f32(a, 1)));
+        nest[k] = weft_for(a, y, I(0), I(W), WEFT_FOR_SERIAL, weft_for(a, x, I(0), I(W), WEFT_FOR_VECTORIZED, st));
+        if (k == 2) nest[k] = weft_for(a, V("r"), I(0), I(16), WEFT_FOR_SERIAL, nest[k]);
+    }
+    const weft_stmt *body = weft_for(a, c, I(0), I(NC), WEFT_FOR_SERIAL, weft_allocate(a, P, weft_seq(a, 3, nest)));
+    const weft_buffer *ps[] = {A, C};
+    const weft_loop_func *lf = func(f, "odd_rows", 2, ps, body);
+    assert_int_equal(L->dump(T, lf, WEFT_DUMP_IR, &f->text), WEFT_OK);
+    if (getenv("WEFT_TEST_SHOW_IR")) fputs(f->text, stderr);
+    assert_non_null(strstr(f->text, "load <8 x float>"));
+    assert_non_null(strstr(f->text, "load <7 x float>"));
+    free(f->text);
+    f->text = NULL;
+    weft_kernel *k = compile(f, lf);
+    float *av = mem(f, sizeof(float) * NC * NP), *cv = mem(f, sizeof(float) * NC * NP);
+    float *want = mem(f, sizeof(float) * NC * NP);
+    for (int n = 0; n < NC * NP; n++) {
+        av[n] = (float)n * 0.25f - 3;
+        want[n] = av[n] * 2 + 1.5f;
+    }
+    void *args[] = {av, cv};
+    run(k, args, NULL);
+    assert_close(cv, want, NC * NP, 0, "C");
+}
+
 /* ---- integer floor division ---- */
 
 static int64_t ref_floordiv(int64_t x, int64_t y)
@@ -795,6 +841,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_caps_report_host_vector_width, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_vectorized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_tail_guard_is_masked_vector_code, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_odd_rows_of_local_buffer_read_as_power_of_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_selection_from_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_parallel_two_threads, setup, teardown),
