@@ -103,10 +103,13 @@ static const conv_case cases[] = {
     {K_CONV, 2, 4, 20, 36, 8, 5, 5, 1, 2, 1, EPI_ADD, true},     /* batch, 5x5, residual */
     {K_CONV, 1, 2, 34, 34, 16, 7, 7, 2, 3, 1, EPI_RELU, false},  /* 7x7 stride 2, no bias */
     {K_CONV, 1, 3, 32, 32, 6, 3, 3, 1, 1, 1, EPI_CLIP, true},    /* 41: whole vectors of columns */
-    /* depthwise over planes narrower than a vector: rows in 8-lane vectors (7 and 14 columns,
-     * the last lanes masked), rows in balanced tiles */
+    /* depthwise over planes narrower than a vector: the whole plane one tile (rows of 7 and
+     * 14 columns), the epilogue over the flat plane; with a column stride rows in 8-lane
+     * vectors (the last lanes masked), rows in balanced tiles */
     {K_CONV, 1, 24, 7, 7, 24, 5, 5, 1, 2, 24, EPI_SILU, true},   /* 42 */
     {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
+    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* 44: 7x7 out, stride 2 */
+    {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
 };
 
 static uint64_t rng_state;
@@ -438,9 +441,15 @@ static void test_default_schedule_shapes(void **state)
          * masked tail) by 4 rows, 8 accumulators; with AVX-512 the divisor rule (20 columns) */
         schedule_of(&cases[11], &caps, &p);
         assert_true((strstr(p.text, "split clip1 w 16") != NULL) == (bits[k] == 256));
-        /* depthwise over a 7x7 plane: 8-lane rows, not <7 x float> */
+        /* depthwise over a 7x7 plane: one tile, the epilogue over the flat plane in whole
+         * vectors; with stride 2, 8-lane rows, not <7 x float> */
         schedule_of(&cases[42], &caps, &p);
+        assert_non_null(strstr(p.text, "fuse mul2 h w"));
+        snprintf(want, sizeof want, "split mul2 h@w %d", bits[k] / 32);
+        assert_non_null(strstr(p.text, want));
+        schedule_of(&cases[44], &caps, &p);
         assert_non_null(strstr(p.text, "split mul2 w 8"));
+        assert_null(strstr(p.text, "fuse mul2 h w"));
         /* a window over 3 input channels: over output columns (filters and rows unrolled, the
          * padding at root, split by phase for stride 2); its knobs tf x ty, within the registers */
         for (int ci = 38; ci <= 41; ci += 3) {
