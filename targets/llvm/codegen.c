@@ -508,6 +508,7 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
     cg.f = f;
     cg.sym = sym;
     cg.slow_gather = t->slow_gather;
+    cg.scalar_scatter = t->slow_gather || !t->features || !strstr(t->features, "+avx512f");
     cg.mod = LLVMModuleCreateWithNameInContext(sym, ctx);
     cg.b = LLVMCreateBuilderInContext(ctx);
     LLVMSetTarget(cg.mod, t->triple);

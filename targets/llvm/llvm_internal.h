@@ -98,6 +98,12 @@ typedef struct weft_llvm_cg {
     const weft_stmt *vbody; /* the VECTORIZED loop's body */
     bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
     bool slow_gather;   /* t->slow_gather: stride-2 padding reads use a wide masked load */
+    /* a store of a constant stride other than 1 is one scalar store per lane, not a scatter:
+     * AMD Zen (slow_gather) or a CPU without AVX-512's scatter instruction. Zen 4, 1 thread,
+     * 1x1 convs writing 16-filter vectors across planes: 112 -> 672 at 14x14 + SiLU 0.43 ->
+     * 0.39 ms, 192 -> 1152 at 7x7 + SiLU 0.285 -> 0.265 (the scatter, microcoded, also kept
+     * the epilogue's SiLU of the next vector from overlapping) */
+    bool scalar_scatter;
 } weft_llvm_cg;
 
 /* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp

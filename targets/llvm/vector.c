@@ -583,6 +583,20 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMSetAlignment(store, align);
         return WEFT_OK;
     }
+    if (cg->scalar_scatter && !cg->vmask && stride_of(idx, &vl, &stride)) {
+        /* a constant stride: one scalar store per lane at base + k * stride (blocked convs
+         * write each vector of filters back across as many planes) */
+        st = index_at_min(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        for (int k = 0; k < cg->lanes; k++) {
+            LLVMValueRef off = LLVMBuildAdd(cg->b, i, LLVMConstInt(cg->t_i64, (unsigned long long)(stride * k), 1), "");
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &off, 1, "");
+            LLVMValueRef e = LLVMBuildExtractElement(cg->b, val, LLVMConstInt(cg->t_i32, (unsigned long long)k, 0), "");
+            LLVMValueRef store = LLVMBuildStore(cg->b, e, p);
+            LLVMSetAlignment(store, align);
+        }
+        return WEFT_OK;
+    }
     st = index_vector(cg, idx, &i);
     if (st != WEFT_OK) return st;
     LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");

@@ -19,6 +19,7 @@
 #include "ir/tensor.h"
 #include "runtime/runtime.h"
 #include "targets/target.h"
+#include "targets/llvm/llvm_test.h" /* slow_gather, set both ways on a target of its own */
 
 static const weft_target_ops *L = &weft_target_llvm_ops;
 static weft_target *T;
@@ -651,7 +652,23 @@ static void test_gather_scatter_non_unit_stride(void **state)
         weft_store(a, R, weft_sub(a, I(15), j), LD(A, j)),
     };
     const weft_buffer *ps[] = {A, G, S, R};
-    weft_kernel *k = compile(f, func(f, "gather", 4, ps, weft_for(a, j, I(0), I(16), WEFT_FOR_VECTORIZED, weft_seq(a, 3, st))));
+    const weft_loop_func *lf = func(f, "gather", 4, ps, weft_for(a, j, I(0), I(16), WEFT_FOR_VECTORIZED, weft_seq(a, 3, st)));
+    /* constant-stride stores: one scalar store per lane on AMD Zen (and without AVX-512), a
+     * scatter instruction on other AVX-512 CPUs */
+    weft_target_caps c;
+    L->caps(T, &c);
+    weft_target *t2 = NULL;
+    assert_int_equal(L->create(&t2), WEFT_OK);
+    for (int slow = 0; slow < 2; slow++) {
+        weft_llvm_test_set_slow_gather(t2, slow);
+        assert_int_equal(L->dump(t2, lf, WEFT_DUMP_IR, &f->text), WEFT_OK);
+        bool scatter = strstr(f->text, "llvm.masked.scatter") != NULL;
+        assert_true(scatter == (!slow && c.vector_bits == 512));
+        free(f->text);
+        f->text = NULL;
+    }
+    L->destroy(t2);
+    weft_kernel *k = compile(f, lf);
     float *av = mem(f, 4 * 64), *gv = mem(f, 4 * 16), *sv = mem(f, 4 * 32), *rv = mem(f, 4 * 16);
     for (int n = 0; n < 64; n++) av[n] = (float)n * 1.5f;
     for (int n = 0; n < 32; n++) sv[n] = -1;
