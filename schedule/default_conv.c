@@ -856,10 +856,14 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         sp->n = N_WINDOW_KNOBS;
         snprintf(sp->name[0], sizeof sp->name[0], "tx");
         snprintf(sp->name[1], sizeof sp->name[1], "ty");
+        int64_t pow2 = 1; /* the default's rows of a narrow plane: a power of two, at most 8 */
+        while (pow2 < sh[3] && pow2 < 8) pow2 *= 2;
         for (int64_t v = 1; v <= sh[3] && v <= 2 * lanes; v++)
             if (sh[3] % v == 0 || v == lanes) knob_add(sp, 0, v);
+        if (sh[3] < lanes && pow2 > sh[3]) knob_add(sp, 0, pow2);
         for (int64_t v = 1; v <= sh[2] && v <= 8; v++)
             if (sh[2] % v == 0) knob_add(sp, 1, v);
+        if (sh[3] < lanes && sh[2] > 8 && sh[2] + 2 <= vector_regs(caps)) knob_add(sp, 1, sh[2]); /* the whole plane */
     } else if (r >= 0 && s->stages[r].op->ndim == 5) {
         const int64_t *sh = s->stages[r].op->shape; /* [N, FO, OH, OW, fb] */
         int64_t regs = vector_regs(caps);
@@ -923,7 +927,10 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         r = window_reduction(s, &y);
         if (n != N_WINDOW_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: window takes %d knobs, got %d", N_WINDOW_KNOBS, n);
         const int64_t *sh = s->stages[y].op->shape;
-        if (v[0] < 1 || v[0] > sh[3] || v[1] < 1 || v[1] > sh[2])
+        int64_t pow2 = 1; /* a narrow plane's rows may be a wider power of two (masked) */
+        while (pow2 < sh[3] && pow2 < 8) pow2 *= 2;
+        bool wide_rows = sh[3] < lanes && v[0] == pow2;
+        if (v[0] < 1 || (v[0] > sh[3] && !wide_rows) || v[1] < 1 || v[1] > sh[2])
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tile %lld x %lld is outside the %lld x %lld output", (long long)v[1],
                              (long long)v[0], (long long)sh[2], (long long)sh[3]);
         if (v[1] * ceil_div(v[0], lanes) + 2 > vector_regs(caps))

@@ -112,6 +112,13 @@ static const conv_case cases[] = {
     {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
 };
 
+static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
+{
+    for (int j = 0; j < ks->n_values[i]; j++)
+        if (ks->values[i][j] == v) return true;
+    return false;
+}
+
 static uint64_t rng_state;
 static float frand(void)
 {
@@ -447,9 +454,14 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.text, "fuse mul2 h w"));
         snprintf(want, sizeof want, "split mul2 h@w %d", bits[k] / 32);
         assert_non_null(strstr(p.text, want));
+        assert_string_equal(p.ks.rule, "window"); /* both defaults are knob values */
+        assert_true(has_knob_value(&p.ks, 0, 7) && has_knob_value(&p.ks, 0, 8) && has_knob_value(&p.ks, 1, 7));
         schedule_of(&cases[44], &caps, &p);
         assert_non_null(strstr(p.text, "split mul2 w 8"));
         assert_null(strstr(p.text, "fuse mul2 h w"));
+        schedule_of(&cases[43], &caps, &p); /* 14x14: the whole plane with AVX-512's 32 registers */
+        assert_true(has_knob_value(&p.ks, 1, 14) == (bits[k] == 512));
+        assert_true((strstr(p.text, "fuse relu1 h w") != NULL) == (bits[k] == 512));
         /* a window over 3 input channels: over output columns (filters and rows unrolled, the
          * padding at root, split by phase for stride 2); its knobs tf x ty, within the registers */
         for (int ci = 38; ci <= 41; ci += 3) {
