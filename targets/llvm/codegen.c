@@ -392,7 +392,11 @@ static weft_status emit_if(weft_llvm_cg *cg, const weft_stmt *s)
 /* A guard (IF) inside a vectorized loop of s: vector.c may then access a local buffer's
  * disabled lanes without a mask (in range, blended), so the buffer starts zeroed: lanes that
  * are never written hold 0, not stale bits that may be denormals or NaNs, whose arithmetic in
- * disabled lanes costs microcode assists where no AVX-512 masking suppresses it. */
+ * disabled lanes costs microcode assists where no AVX-512 masking suppresses it. A stack
+ * buffer is zeroed once in the function's entry block (later iterations of the loops around
+ * the ALLOCATE find what the previous ones wrote: values of the computation, not stack
+ * garbage); zeroing it at the ALLOCATE, per channel of a depthwise conv, cost a memset call
+ * per plane: Zen 4, 1 thread, 672 channels of 14x14, 5x5 + SiLU 0.20-0.23 -> 0.19 ms. */
 static bool guarded_vector_loop(const weft_stmt *s, bool in_vector)
 {
     if (!s) return false;
@@ -427,8 +431,12 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
          * (<7 x float>) as the next power of two and drop the extra lanes */
         int64_t slack = 64 / weft_dtype_bytes(buf->dtype);
         LLVMValueRef p = weft_llvm_entry_alloca(cg, LLVMArrayType2(mty, (uint64_t)(buf->size + slack)), 64);
-        if (guarded_vector_loop(s->u.alloc.body, false))
+        if (guarded_vector_loop(s->u.alloc.body, false)) {
+            LLVMBasicBlockRef here = LLVMGetInsertBlock(cg->b);
+            LLVMPositionBuilderAtEnd(cg->b, cg->entry); /* once per call, not per iteration */
             LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
+            LLVMPositionBuilderAtEnd(cg->b, here);
+        }
         st = push_local(cg, buf, p, slack);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
     } else {
