@@ -196,13 +196,21 @@ static int window_reduction(const weft_schedule *s, int *out)
     return r;
 }
 
+/* The lanes of a row of a plane narrower than a vector in the window rule: the power of two
+ * at least ow, at most 8 (an odd width such as <7 x float> becomes 4 + 2 + 1-lane accesses). */
+static int64_t narrow_row_lanes(int64_t ow)
+{
+    int64_t t = 1;
+    while (t < ow && t < 8) t *= 2;
+    return t;
+}
+
 /* schedule_window's tile of a whole plane narrower than a vector: the output parallel over
  * (n, c), its plane one flat axis in vectors; R (rows unrolled, columns vectorized) and the
  * padding computed per channel. */
 static weft_status schedule_window_plane(weft_schedule *s, const char *rname, const char *yname, const char *pname,
-                                         const weft_target_caps *caps)
+                                         int64_t lanes)
 {
-    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     int y = weft_sched_find_stage(s, yname);
     char ax[4][WEFT_SCHED_NAME], fused[WEFT_SCHED_NAME * 2], plane[WEFT_SCHED_NAME * 2];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
@@ -273,7 +281,7 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
          * (AVX-512, 1 thread), depthwise + SiLU, tx x ty before -> after: 1152 channels of 7x7,
          * 5x5 taps, 7 x 1 308 us -> 8 x 7 155; 672 of 14x14, 5x5, 14 x 2 255-302 -> 8 x 7 222;
          * 480 of 14x14, 3x3, 14 x 2 104 -> 8 x 7 105 (16-lane tiles: 141-184). */
-        for (tx = 1; tx < OW && tx < 8;) tx *= 2;
+        tx = narrow_row_lanes(OW);
         int64_t cap = weft_sched_tile_rows(caps), n = ceil_div(OH, cap);
         ty = ceil_div(OH, n);
         /* The whole plane in one tile when its rows fit the registers as accumulators (one
@@ -289,7 +297,7 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
         const weft_tensor *R = s->stages[weft_sched_find_stage(s, rname)].op;
         int ps = pname[0] ? weft_sched_find_stage(s, pname) : -1;
         bool unit = ps >= 0 && s->stages[ps].op->ndim == 4 && s->stages[ps].op->shape[3] == OW + R->reduce_axis[1].extent - 1;
-        if (unit && OH + 2 <= vector_regs(caps)) {
+        if (unit && tile_fits(OH, 1, caps)) {
             tx = OW;
             ty = OH;
         }
@@ -309,7 +317,7 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
     }
     if (tile_x > 0) tx = tile_x;
     if (tile_y > 0) ty = tile_y;
-    if (tx == OW && ty == OH && OW < lanes && OH * OW > lanes) return schedule_window_plane(s, rname, yname, pname, caps);
+    if (tx == OW && ty == OH && OW < lanes && OH * OW > lanes) return schedule_window_plane(s, rname, yname, pname, lanes);
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", s->stages[y].iters[d].name);
     char yo[WEFT_SCHED_NAME + 4], yi[WEFT_SCHED_NAME + 4], xo[WEFT_SCHED_NAME + 4], xi[WEFT_SCHED_NAME + 4];
@@ -856,14 +864,13 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         sp->n = N_WINDOW_KNOBS;
         snprintf(sp->name[0], sizeof sp->name[0], "tx");
         snprintf(sp->name[1], sizeof sp->name[1], "ty");
-        int64_t pow2 = 1; /* the default's rows of a narrow plane: a power of two, at most 8 */
-        while (pow2 < sh[3] && pow2 < 8) pow2 *= 2;
+        int64_t pow2 = narrow_row_lanes(sh[3]); /* the default's rows of a narrow plane */
         for (int64_t v = 1; v <= sh[3] && v <= 2 * lanes; v++)
             if (sh[3] % v == 0 || v == lanes) knob_add(sp, 0, v);
         if (sh[3] < lanes && pow2 > sh[3]) knob_add(sp, 0, pow2);
         for (int64_t v = 1; v <= sh[2] && v <= 8; v++)
             if (sh[2] % v == 0) knob_add(sp, 1, v);
-        if (sh[3] < lanes && sh[2] > 8 && sh[2] + 2 <= vector_regs(caps)) knob_add(sp, 1, sh[2]); /* the whole plane */
+        if (sh[3] < lanes && sh[2] > 8 && tile_fits(sh[2], 1, caps)) knob_add(sp, 1, sh[2]); /* the whole plane */
     } else if (r >= 0 && s->stages[r].op->ndim == 5) {
         const int64_t *sh = s->stages[r].op->shape; /* [N, FO, OH, OW, fb] */
         int64_t regs = vector_regs(caps);
@@ -927,13 +934,11 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         r = window_reduction(s, &y);
         if (n != N_WINDOW_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: window takes %d knobs, got %d", N_WINDOW_KNOBS, n);
         const int64_t *sh = s->stages[y].op->shape;
-        int64_t pow2 = 1; /* a narrow plane's rows may be a wider power of two (masked) */
-        while (pow2 < sh[3] && pow2 < 8) pow2 *= 2;
-        bool wide_rows = sh[3] < lanes && v[0] == pow2;
+        bool wide_rows = sh[3] < lanes && v[0] == narrow_row_lanes(sh[3]); /* masked past the row */
         if (v[0] < 1 || (v[0] > sh[3] && !wide_rows) || v[1] < 1 || v[1] > sh[2])
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tile %lld x %lld is outside the %lld x %lld output", (long long)v[1],
                              (long long)v[0], (long long)sh[2], (long long)sh[3]);
-        if (v[1] * ceil_div(v[0], lanes) + 2 > vector_regs(caps))
+        if (!tile_fits(v[1] * ceil_div(v[0], lanes), 1, caps))
             return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lld x %lld tile needs more than the %lld vector registers",
                              (long long)v[1], (long long)v[0], (long long)vector_regs(caps));
         return schedule_window(s, r, y, caps, v[0], v[1]);

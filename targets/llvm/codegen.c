@@ -60,7 +60,7 @@ static void loop_bounds(const weft_stmt *s, int64_t *lo, int64_t *hi)
     }
 }
 
-static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef ptr, int64_t slack)
+static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef ptr, int64_t slack, int vars_at)
 {
     if (cg->n_locals == cg->cap_locals) {
         int cap = cg->cap_locals ? cg->cap_locals * 2 : 16;
@@ -69,7 +69,7 @@ static weft_status push_local(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValu
         cg->locals = nl;
         cg->cap_locals = cap;
     }
-    cg->locals[cg->n_locals++] = (weft_llvm_local){buf, ptr, slack, cg->n_vars};
+    cg->locals[cg->n_locals++] = (weft_llvm_local){buf, ptr, slack, vars_at};
     return WEFT_OK;
 }
 
@@ -238,10 +238,14 @@ static weft_status emit_parallel(weft_llvm_cg *cg, const weft_stmt *s)
     LLVMValueRef inner_min = loaded[k++];
     for (int i = 0; i < n_params; i++) inner_params[i] = loaded[k++];
     cg->params = inner_params;
-    for (int i = 0; i < n_locals && st == WEFT_OK; i++) st = push_local(cg, cg->locals[i].buf, loaded[k++], cg->locals[i].slack);
+    /* the outer variables are bound again below, after the n_vars bindings in scope: variable
+     * j's new binding is n_vars + j */
+    for (int i = 0; i < n_locals && st == WEFT_OK; i++)
+        st = push_local(cg, cg->locals[i].buf, loaded[k++], cg->locals[i].slack, cg->locals[i].vars_at + n_vars);
     for (int i = 0; i < n_vars && st == WEFT_OK; i++) {
         st = weft_llvm_bind(cg, cg->vars[i].var, loaded[k++]);
         if (st == WEFT_OK) weft_llvm_bound_last(cg, cg->vars[i].lo, cg->vars[i].hi);
+        if (st == WEFT_OK) cg->vars[cg->n_vars - 1].copies = cg->vars[i].copies;
     }
     LLVMPositionBuilderAtEnd(cg->b, body_bb);
     cg->in_parallel = true;
@@ -437,7 +441,7 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
             LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
             LLVMPositionBuilderAtEnd(cg->b, here);
         }
-        st = push_local(cg, buf, p, slack);
+        st = push_local(cg, buf, p, slack, cg->n_vars);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
     } else {
         LLVMTypeRef a_ty = LLVMFunctionType(cg->t_ptr, &cg->t_i64, 1, 0);
@@ -452,7 +456,7 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMBuildCondBr(cg->b, LLVMBuildIsNotNull(cg->b, p, ""), use_b, done_b);
         LLVMPositionBuilderAtEnd(cg->b, use_b);
         if (guarded_vector_loop(s->u.alloc.body, false)) LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), n, 64);
-        st = push_local(cg, buf, p, 0);
+        st = push_local(cg, buf, p, 0, cg->n_vars);
         if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.alloc.body);
         if (st == WEFT_OK) {
             LLVMBuildCall2(cg->b, f_ty, get_function(cg, "weft_rt_free", f_ty), &p, 1, "");

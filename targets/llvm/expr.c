@@ -447,6 +447,13 @@ static weft_status lookup_var(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef
                      weft_expr_var_name(e));
 }
 
+const weft_llvm_local *weft_llvm_local_of(const weft_llvm_cg *cg, const weft_buffer *buf)
+{
+    for (int i = cg->n_locals - 1; i >= 0; i--)
+        if (cg->locals[i].buf == buf) return &cg->locals[i];
+    return NULL;
+}
+
 weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef *out)
 {
     if (buf->param_index >= 0) {
@@ -456,11 +463,11 @@ weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMV
         *out = cg->params[buf->param_index];
         return WEFT_OK;
     }
-    for (int i = cg->n_locals - 1; i >= 0; i--)
-        if (cg->locals[i].buf == buf) {
-            *out = cg->locals[i].ptr;
-            return WEFT_OK;
-        }
+    const weft_llvm_local *l = weft_llvm_local_of(cg, buf);
+    if (l) {
+        *out = l->ptr;
+        return WEFT_OK;
+    }
     return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: buffer %s is used outside its ALLOCATE", buf->name);
 }
 

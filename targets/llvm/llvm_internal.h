@@ -136,6 +136,8 @@ weft_status weft_llvm_index(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *
 LLVMTypeRef weft_llvm_type(weft_llvm_cg *cg, weft_dtype t);
 LLVMTypeRef weft_llvm_mem_type(weft_llvm_cg *cg, weft_dtype t);
 /* Base pointer of buf in the current function. */
+/* The innermost ALLOCATE in scope of buf, or NULL (a parameter, or out of scope). */
+const weft_llvm_local *weft_llvm_local_of(const weft_llvm_cg *cg, const weft_buffer *buf);
 weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef *out);
 /* Broadcast scalar v to `lanes` lanes. */
 LLVMValueRef weft_llvm_splat(weft_llvm_cg *cg, LLVMValueRef v, int lanes);

@@ -331,20 +331,14 @@ static int widened_lanes(const weft_llvm_cg *cg, const weft_buffer *buf, const w
     int n = cg->lanes, w = 1;
     while (w < n) w *= 2;
     if (w == n || w > 16 || buf->param_index >= 0 || stores_to(cg->vbody, buf)) return n;
-    int64_t slack = -1, lo, hi, trips = 1;
-    int at = cg->n_vars;
-    for (int i = cg->n_locals - 1; i >= 0; i--)
-        if (cg->locals[i].buf == buf) {
-            slack = cg->locals[i].slack;
-            at = cg->locals[i].vars_at;
-            break;
-        }
-    for (int i = at; i < cg->n_vars && trips <= WIDEN_MIN_TRIPS; i++)
+    const weft_llvm_local *l = weft_llvm_local_of(cg, buf);
+    if (!l || l->slack < w - n) return n;
+    int64_t lo, hi, trips = 1;
+    for (int i = l->vars_at; i < cg->n_vars && trips <= WIDEN_MIN_TRIPS; i++)
         if (cg->vars[i].var != cg->vvar)
             trips = cg->vars[i].lo <= cg->vars[i].hi ? trips * (cg->vars[i].hi - cg->vars[i].lo + 1) * cg->vars[i].copies
                                                      : WIDEN_MIN_TRIPS + 1;
-    if (slack < w - n || trips <= WIDEN_MIN_TRIPS || !range_of(cg, idx, &lo, &hi) || lo < 0 ||
-        hi + (w - n) >= buf->size + slack)
+    if (trips <= WIDEN_MIN_TRIPS || !range_of(cg, idx, &lo, &hi) || lo < 0 || hi + (w - n) >= buf->size + l->slack)
         return n;
     return w;
 }
@@ -565,7 +559,8 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     val = weft_llvm_to_mem(cg, buf->dtype, val);
     int64_t stride;
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
-    if (stride_of(idx, &vl, &stride) && stride == 1) {
+    bool known = stride_of(idx, &vl, &stride);
+    if (known && stride == 1) {
         bool blend = cg->vmask && local_in_range(cg, buf, idx);
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
@@ -583,7 +578,7 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
         LLVMSetAlignment(store, align);
         return WEFT_OK;
     }
-    if (cg->scalar_scatter && !cg->vmask && stride_of(idx, &vl, &stride)) {
+    if (cg->scalar_scatter && !cg->vmask && known) {
         /* a constant stride: one scalar store per lane at base + k * stride (blocked convs
          * write each vector of filters back across as many planes) */
         st = index_at_min(cg, idx, &i);
