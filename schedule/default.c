@@ -209,7 +209,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
                 if (weft_sched_streamed_tile(s, r, u, v, caps, &rows, &vecs)) {
                     tiles[u] = weft_sched_fit_tile(op->shape[u], rows, 1);
                     cap = vecs * lanes;
-                }
+                } else if ((rows = weft_sched_row_streams(s, r, u, v, cap, caps)) > 0 && tiles[u] > rows)
+                    tiles[u] = weft_sched_fit_tile(op->shape[u], rows, 1);
             }
             tiles[v] = weft_sched_fit_vector_tile(op->shape[v], cap, lanes);
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);

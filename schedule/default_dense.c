@@ -329,3 +329,38 @@ bool weft_sched_streamed_tile(const weft_schedule *s, int r, int u, int v, const
     *vecs = 2 * WEFT_SCHED_TILE_VECS;
     return m > *rows && m <= SMALL_M_ROW_TILES * full && bytes > 4 * (int64_t)l2 && *rows * *vecs + *vecs + 1 <= regs;
 }
+
+typedef struct stream_scan {
+    const weft_te_func *f;
+    const weft_tensor *op;
+    int u, v;
+    const weft_tensor *found;
+} stream_scan;
+
+static void find_row_stream(void *ud, const weft_expr *e)
+{
+    stream_scan *sc = ud;
+    if (sc->found) return;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_uses_var(e, sc->op->axis[sc->u].var) &&
+        weft_expr_uses_var(e, sc->op->axis[sc->v].var)) {
+        const weft_tensor *t = weft_expr_tload_tensor(e);
+        for (int i = 0; i < sc->f->n_inputs; i++)
+            if (sc->f->inputs[i] == t) sc->found = t;
+        if (sc->found) return;
+    }
+    weft_expr_each_child(e, find_row_stream, ud);
+}
+
+int64_t weft_sched_row_streams(const weft_schedule *s, int r, int u, int v, int64_t row_lanes, const weft_target_caps *caps)
+{
+    const weft_tensor *op = s->stages[r].op;
+    if (u < 0 || v < 0 || op->n_reduce != 1 || !op->body) return 0;
+    stream_scan sc = {s->func, op, u, v, NULL};
+    find_row_stream(&sc, op->body);
+    if (!sc.found) return 0;
+    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
+    int64_t bytes = weft_te_numel(sc.found) * (int64_t)weft_dtype_bytes(sc.found->dtype);
+    int64_t row_bytes = (row_lanes < op->shape[v] ? row_lanes : op->shape[v]) * (int64_t)weft_dtype_bytes(sc.found->dtype);
+    if (bytes <= (int64_t)l2 || row_bytes < 1) return 0;
+    return STREAM_BYTES / row_bytes > 1 ? STREAM_BYTES / row_bytes : 1;
+}

@@ -235,6 +235,63 @@ static void test_streamed_weight_tile(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* C[nb, b, j] = sum_k h[b, k] * W[nb, k, j]: the recurrent step's product at batch 1 over its
+ * weight in column blocks of c (model/recur.c), the tile's rows being the blocks. */
+static weft_te_func *block_rows_product(weft_arena *a, int64_t NB, int64_t K, int64_t c)
+{
+    weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){1, K});
+    weft_tensor *W = weft_te_placeholder(a, "W", WEFT_F32, 3, (int64_t[]){NB, K, c});
+    weft_tensor *C = weft_te_compute(a, "C", 3, (int64_t[]){NB, 1, c}, (const char *const[]){"n0", "b", "n1"});
+    const weft_expr *k = weft_te_reduce_axis(a, C, "k", K);
+    const weft_expr *w = weft_te_at(a, W, weft_te_axis(C, 0), k, weft_te_axis(C, 2));
+    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, A, weft_te_axis(C, 1), k), w));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "block_rows", 2, (const weft_tensor *const[]){A, W}, 1,
+                                         (const weft_tensor *const[]){C}, &f),
+                     WEFT_OK);
+    return f;
+}
+
+/* weft_sched_row_streams: rows that each stream a block of a weight larger than L2 are capped
+ * at STREAM_BYTES per step of k (AVX-512, blocks of 32: 4 rows instead of the full tile's 8),
+ * and not when the weight fits L2; with AVX2's blocks of 16 (64 B per row) the full tile's 6
+ * rows stay under the cap. The outputs are C = h . W in the layout the reference reads as
+ * [N / c, K, c] of a 1 x N product. */
+static void test_row_streams(void **state)
+{
+    fixture *fx = *state;
+    static const struct {
+        int bits, regs;
+        long l2;
+        int64_t c;
+        const char *rows;
+    } cases[] = {
+        {512, 32, 64 * 1024, 32, "split C n0 4\n"},  /* 48 x 200 x 32 floats = 1.2 MB > L2 */
+        {512, 32, 4096 * 1024, 32, "split C n0 8\n"}, /* fits L2: the full tile */
+        {256, 16, 64 * 1024, 16, "split C n0 6\n"},  /* 6 x 64 B: under the cap */
+    };
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_target_caps caps = fx->caps;
+        caps.vector_bits = cases[i].bits;
+        caps.vector_lanes_f32 = cases[i].bits / 32;
+        caps.vector_regs = cases[i].regs;
+        caps.max_threads = 2;
+        caps.l2_bytes = cases[i].l2;
+        int64_t c = cases[i].c, NB = 48, K = 200;
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = block_rows_product(a, NB, K, c);
+        double *ref = reference(f, 1, NB * c, K, c);
+        char what[96];
+        snprintf(what, sizeof what, "block rows %lldx%lldx%lld, %d-bit, L2 %ld", (long long)NB, (long long)K, (long long)c,
+                 cases[i].bits, cases[i].l2);
+        failures += check(fx, f, &caps, cases[i].rows, true, ref, i == 0, what);
+        free(ref);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* Lowers s for caps; true when its loop IR has a prefetch of `buf`. */
 static bool has_prefetch(const weft_schedule *s, const weft_target_caps *caps, const char *buf)
 {
@@ -307,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kblock_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streamed_weight_tile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_row_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prefetch_schedules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
