@@ -438,7 +438,8 @@ static weft_status emit_allocate(weft_llvm_cg *cg, const weft_stmt *s)
         if (guarded_vector_loop(s->u.alloc.body, false)) {
             LLVMBasicBlockRef here = LLVMGetInsertBlock(cg->b);
             LLVMPositionBuilderAtEnd(cg->b, cg->entry); /* once per call, not per iteration */
-            LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0), LLVMConstInt(cg->t_i64, (unsigned long long)bytes, 0), 64);
+            LLVMBuildMemSet(cg->b, p, LLVMConstInt(cg->t_i8, 0, 0),
+                            LLVMConstInt(cg->t_i64, (unsigned long long)(bytes + slack * weft_dtype_bytes(buf->dtype)), 0), 64);
             LLVMPositionBuilderAtEnd(cg->b, here);
         }
         st = push_local(cg, buf, p, slack, cg->n_vars);

@@ -64,7 +64,8 @@ typedef struct weft_llvm_binding {
 typedef struct weft_llvm_local {
     const weft_buffer *buf;
     LLVMValueRef ptr;
-    int64_t slack; /* elements allocated past buf->size (never written): a widened read may touch them */
+    int64_t slack; /* elements allocated past buf->size (never written): a widened or guarded read may
+                    * touch them (zeroed with the buffer where guarded loops read it) */
     int vars_at;   /* cg->n_vars when it was allocated: the loops inside it are bound after */
 } weft_llvm_local;
 

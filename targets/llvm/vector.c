@@ -21,8 +21,9 @@
  * llvm.masked.load / masked.store (or carry the mask into gather/scatter), so the last partial
  * vector of an extent runs as one masked vector operation. A contiguous access to a local
  * buffer (ALLOCATE) whose whole lane range is provably inside the buffer (index interval from
- * constant loop bounds) is not masked: the load is plain and the store becomes
- * load-blend-store, so the tile accumulator of a partial tile stays promotable to registers.
+ * constant loop bounds; for a load, inside the buffer and its zeroed slack) is not masked: the
+ * load is plain and the store becomes load-blend-store, so the tile accumulator of a partial
+ * tile stays promotable to registers and its window reads are plain loads.
  * Stores run statement by statement over all lanes; this equals serial execution when a lane
  * never reads what another lane of the same loop writes, which is what VECTORIZED promises
  * (and why a store whose index ignores the variable, a reduction into one cell, is not widened).
@@ -293,12 +294,15 @@ bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo
 }
 
 /* True when buf is a local buffer and every lane of the contiguous access at idx lies inside it
- * (the vectorized variable's binding covers all lanes). */
-static bool local_in_range(const weft_llvm_cg *cg, const weft_buffer *buf, const weft_expr *idx)
+ * (the vectorized variable's binding covers all lanes); a load may also reach into the
+ * buffer's slack (zeroed with the buffer when guarded loops read it, codegen.c), so a partial
+ * tile's shifted window rows past the buffer's end read plainly instead of masked. */
+static bool local_in_range(const weft_llvm_cg *cg, const weft_buffer *buf, const weft_expr *idx, bool load)
 {
     if (buf->param_index >= 0) return false;
-    int64_t lo, hi;
-    return range_of(cg, idx, &lo, &hi) && lo >= 0 && hi < buf->size;
+    const weft_llvm_local *l = load ? weft_llvm_local_of(cg, buf) : NULL;
+    int64_t lo, hi, end = buf->size + (l ? l->slack : 0);
+    return range_of(cg, idx, &lo, &hi) && lo >= 0 && hi < end;
 }
 
 /* True when a statement of the vectorized body s stores to buf. */
@@ -518,7 +522,7 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
         if (st != WEFT_OK) return st;
         LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
-        if (cg->vmask && !local_in_range(cg, buf, idx)) {
+        if (cg->vmask && !local_in_range(cg, buf, idx, true)) {
             LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), cg->vmask, LLVMConstNull(vty)};
             ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);
         } else {
@@ -561,7 +565,7 @@ weft_status weft_llvm_vector_store(weft_llvm_cg *cg, const weft_stmt *s)
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
     bool known = stride_of(idx, &vl, &stride);
     if (known && stride == 1) {
-        bool blend = cg->vmask && local_in_range(cg, buf, idx);
+        bool blend = cg->vmask && local_in_range(cg, buf, idx, false);
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");

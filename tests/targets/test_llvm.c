@@ -421,6 +421,48 @@ static void test_odd_rows_of_local_buffer_read_as_power_of_two(void **state)
     assert_close(cv, want, NC * NP, 0, "C");
 }
 
+/* A guarded vector loop (tiles of tl over 322 outputs: the last has 2 live lanes) reading a
+ * local buffer P of 324 floats at x and x + 2: with tl = 8 the last tile's lanes reach index
+ * 329, past P's end but inside its 64-byte slack (16 floats, zeroed with P), so the reads are
+ * plain vector loads, not masked; with tl = 32 they reach 353, past the slack, and stay
+ * masked. The values are exact either way (C[i] = A[i] + A[i + 2]). */
+static void check_guarded_slack_read(fx *f, int64_t tl, bool want_masked)
+{
+    weft_arena *a = f->a;
+    enum { NP = 324, NO = 322, OFF = 2 };
+    const weft_buffer *A = buf(f, "A", WEFT_F32, NP, 0), *C = buf(f, "C", WEFT_F32, NO, 1);
+    const weft_buffer *P = buf(f, "P", WEFT_F32, NP, -1);
+    const weft_expr *i = V("i"), *t = V("t"), *x = V("x");
+    const weft_expr *o = weft_add(a, weft_mul(a, t, I(tl)), x);
+    const weft_stmt *fill = weft_for(a, i, I(0), I(NP), WEFT_FOR_SERIAL, weft_store(a, P, i, LD(A, i)));
+    const weft_expr *val = weft_add(a, LD(P, o), LD(P, weft_add(a, o, I(OFF))));
+    const weft_stmt *use = weft_for(a, t, I(0), I((NO + tl - 1) / tl), WEFT_FOR_SERIAL,
+                                    weft_for(a, x, I(0), I(tl), WEFT_FOR_VECTORIZED,
+                                             weft_if(a, weft_cmp(a, WEFT_EXPR_LT, o, I(NO)), weft_store(a, C, o, val), NULL)));
+    const weft_stmt *body = weft_allocate(a, P, weft_seq(a, 2, (const weft_stmt *[]){fill, use}));
+    const weft_buffer *ps[] = {A, C};
+    const weft_loop_func *lf = func(f, want_masked ? "slack_far" : "slack_near", 2, ps, body);
+    assert_int_equal(L->dump(T, lf, WEFT_DUMP_IR, &f->text), WEFT_OK);
+    if (getenv("WEFT_TEST_SHOW_IR")) fputs(f->text, stderr);
+    if ((strstr(f->text, "llvm.masked.load") != NULL) != want_masked)
+        fail_msg("tiles of %lld: masked load %s", (long long)tl, want_masked ? "missing" : "present");
+    free(f->text);
+    f->text = NULL;
+    weft_kernel *k = compile(f, lf);
+    float *av = mem(f, sizeof(float) * NP), *cv = mem(f, sizeof(float) * NO), *want = mem(f, sizeof(float) * NO);
+    for (int n = 0; n < NP; n++) av[n] = (float)(n % 37) * 0.5f - 4;
+    for (int n = 0; n < NO; n++) want[n] = av[n] + av[n + OFF];
+    void *args[] = {av, cv};
+    run(k, args, NULL);
+    assert_close(cv, want, NO, 0, "C");
+}
+
+static void test_guarded_reads_into_local_slack(void **state)
+{
+    check_guarded_slack_read(*state, 8, false);
+    check_guarded_slack_read(*state, 32, true);
+}
+
 /* ---- integer floor division ---- */
 
 static int64_t ref_floordiv(int64_t x, int64_t y)
@@ -859,6 +901,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_vectorized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_tail_guard_is_masked_vector_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_odd_rows_of_local_buffer_read_as_power_of_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_guarded_reads_into_local_slack, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_selection_from_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_parallel_two_threads, setup, teardown),
