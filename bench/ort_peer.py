@@ -16,6 +16,11 @@ MODEL.output.bin sits next to the model, the first output is compared with it an
 
   median_ms=<float>
 
+With --serve (used by `weft bench model`, which times its own runs and the peers' by turns so
+that load from other processes falls on all rows alike) it prints "ready" after the warm-up
+instead, then answers each line "run N" on stdin with one untimed run and N timed ones:
+"times_ms=T1,T2,...". End of input or "quit" ends it.
+
 With --profile K, ONNX Runtime's profiler records every run and the K nodes with the
 largest median time per run go to stderr ("ort_peer: profile ... us  NODE  (OP)", then their
 sum over all nodes), to set beside `weft run MODEL --profile` kernel by kernel. The profiler
@@ -46,6 +51,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
     ap.add_argument("--input", metavar="X.bin", help="input (default: MODEL.input.bin next to the model, else zeros)")
+    ap.add_argument("--serve", action="store_true", help="after the warm-up, time turns asked for on stdin")
     ap.add_argument("--profile", type=int, default=0, metavar="K",
                     help="print the K slowest nodes (median us per run) to stderr")
     args = ap.parse_args(argv)
@@ -110,12 +116,27 @@ def main(argv=None):
     warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
     for _ in range(warmup):
         sess.run(None, feeds)
-    times = []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        times.append(time.perf_counter() - t0)
-    print("median_ms=%.3f" % (statistics.median(times) * 1e3))
+
+    def timed(n):
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            sess.run(None, feeds)
+            times.append(time.perf_counter() - t0)
+        return times
+
+    if args.serve:
+        print("ready", flush=True)
+        for line in sys.stdin:
+            words = line.split()
+            if not words or words[0] == "quit":
+                break
+            if words[0] != "run" or len(words) != 2 or not words[1].isdigit() or int(words[1]) < 1:
+                fail(EXIT_USAGE, "--serve: expected 'run N' or 'quit', got %r" % line.strip())
+            sess.run(None, feeds)  # untimed: the other side's threads may still hold the cores
+            print("times_ms=" + ",".join("%.6f" % (t * 1e3) for t in timed(int(words[1]))), flush=True)
+        return 0
+    print("median_ms=%.3f" % (statistics.median(timed(args.repeat)) * 1e3))
     if args.profile > 0:
         print_profile(sess.end_profiling(), args.profile)
     return 0

@@ -17,6 +17,11 @@ and each timed run ends with torch.cuda.synchronize():
 
   median_ms=<float>
 
+With --serve (used by `weft bench model`, which times its own runs and the peers' by turns so
+that load from other processes falls on all rows alike) it prints "ready" after the warm-up
+instead, then answers each line "run N" on stdin with one untimed run and N timed ones:
+"times_ms=T1,T2,...". End of input or "quit" ends it.
+
 Nothing else goes to stdout; messages go to stderr. Exit status: 0 ok, 2 usage or missing/bad
 files, 3 output mismatch, 4 PyTorch not importable (apt-get install python3-torch).
 OpenBLAS matters: run it with OPENBLAS_CORETYPE unset (a forced Haswell core type halves
@@ -37,17 +42,41 @@ def fail(code, msg):
     sys.exit(code)
 
 
-def time_runs(run, repeat, warmup, sync=lambda: None):
-    for _ in range(warmup):
-        run()
-    sync()
+def timed(run, n, sync=lambda: None):
+    """n runs' times in seconds."""
     times = []
-    for _ in range(repeat):
+    for _ in range(n):
         t0 = time.perf_counter()
         run()
         sync()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
+
+
+def serve(run, sync=lambda: None):
+    """--serve: the protocol of `weft bench model`'s turns (see the top of this file)."""
+    print("ready", flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] == "quit":
+            break
+        if words[0] != "run" or len(words) != 2 or not words[1].isdigit() or int(words[1]) < 1:
+            fail(EXIT_USAGE, "--serve: expected 'run N' or 'quit', got %r" % line.strip())
+        run()  # the turn's first run is untimed: the other side's threads may still hold the cores
+        sync()
+        print("times_ms=" + ",".join("%.6f" % (t * 1e3) for t in timed(run, int(words[1]), sync)), flush=True)
+    return 0
+
+
+def time_runs(run, args, warmup, sync=lambda: None):
+    """Prints median_ms of args.repeat runs after warmup, or serves turns (--serve)."""
+    for _ in range(warmup):
+        run()
+    sync()
+    if args.serve:
+        return serve(run, sync)
+    print("median_ms=%.6f" % (statistics.median(timed(run, args.repeat, sync)) * 1e3))
+    return 0
 
 
 def run_recurrent(gen_rnn, name, stem, args, np, torch):
@@ -81,9 +110,7 @@ def run_recurrent(gen_rnn, name, stem, args, np, torch):
             if not diff <= tol:
                 fail(EXIT_MISMATCH, "%s: output %s differs from %s: max |diff| %.3g > %.3g" % (name, n, f, diff, tol))
         warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
-        t = time_runs(lambda: model(*xs), args.repeat, warmup)
-    print("median_ms=%.6f" % (t * 1e3))
-    return 0
+        return time_runs(lambda: model(*xs), args, warmup)
 
 
 def main(argv=None):
@@ -93,6 +120,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     ap.add_argument("--warmup", type=int, default=-1, help="untimed runs first (default: max(3, repeat/10))")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where PyTorch runs (default cpu)")
+    ap.add_argument("--serve", action="store_true", help="after the warm-up, time turns asked for on stdin")
     args = ap.parse_args(argv)
     if args.threads < 1 or args.repeat < 1:
         fail(EXIT_USAGE, "--threads and --repeat must be >= 1")
@@ -149,10 +177,7 @@ def main(argv=None):
             fail(EXIT_MISMATCH, "%s: output differs from %s.output.bin: max |diff| %.3g > %.3g" % (name, stem, diff, tol))
 
         warmup = args.warmup if args.warmup >= 0 else max(3, args.repeat // 10)
-        t = time_runs(lambda: model(x), args.repeat, warmup, sync)
-
-    print("median_ms=%.6f" % (t * 1e3))
-    return 0
+        return time_runs(lambda: model(x), args, warmup, sync)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,16 @@
  * Runtime (bench/ort_peer.py under bench/.venv, made by bench/setup_peers.sh). A peer that is
  * not installed is a note on stderr, not an error.
  *
- * The default and tuned rows are timed together, their runs alternating, so load from other
- * processes falls on both alike.
+ * Every row is timed by turns: a few runs of the default and tuned models (alternating run by
+ * run), then as many of each peer (in its --serve mode, started once), ten turns in all, so
+ * load from other processes falls on all rows alike.
  *
  * Inputs: the model's reference input NAME.input.bin next to NAME.onnx when the model has one
  * input of that size, else NAME.in.INPUT.bin for every input when each has its input's size
  * (scripts/gen_rnn.py's models), otherwise zeros (said on stderr).
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/mem.h"
 #include "runtime/runtime.h"
 #include "tools/cli.h"
 
@@ -47,42 +51,6 @@ const weft_cmd_spec weft_spec_bench_model = {
     "unset.\n",
 };
 
-/* 'text' quoted for sh. */
-static void sh_quote(char *buf, size_t n, const char *s)
-{
-    size_t len = 0;
-    if (n < 3) return;
-    buf[len++] = '\'';
-    for (; *s && len + 6 < n; s++) {
-        if (*s == '\'') {
-            memcpy(buf + len, "'\\''", 4);
-            len += 4;
-        } else buf[len++] = *s;
-    }
-    buf[len++] = '\'';
-    buf[len] = '\0';
-}
-
-/* Runs a peer's command line and reads its "median_ms=X" line. Returns the exit status (-1
- * when it could not run); *found says whether the line came; last holds its last other line. */
-static int run_peer(const char *cmd, double *ms, bool *found, char *last, size_t n)
-{
-    *found = false;
-    last[0] = '\0';
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    char line[512];
-    while (fgets(line, sizeof line, p)) {
-        if (sscanf(line, "median_ms=%lf", ms) == 1) *found = true;
-        else if (line[0] != '\n') {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(last, n, "%s", line);
-        }
-    }
-    int st = pclose(p);
-    return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 static void peer_row(const char *name, const char *model_name, int threads, double ms, bool csv)
 {
     if (csv) printf("%s,%d,%s,%.4f\n", model_name, threads, name, ms);
@@ -90,34 +58,183 @@ static void peer_row(const char *name, const char *model_name, int threads, doub
     fflush(stdout);
 }
 
-static void bench_peers(const char *model, const char *model_name, int threads, int repeat, bool csv)
+/* A peer in its --serve mode: it loads and checks the model, warms up, says "ready", then
+ * answers "run N" on its stdin with "times_ms=T1,...,TN" (after one untimed run). */
+typedef struct peer {
+    const char *name, *missing; /* row name; the note when it cannot run */
+    int no_pkg;                 /* its exit status for "not installed" */
+    pid_t pid;
+    FILE *to, *from;
+    double *ts; /* its timed runs, ms */
+    int n, cap;
+    bool live;
+    char last[512]; /* its last line that was not part of the protocol */
+} peer;
+
+/* Reads p's lines up to one starting with `want` (its rest in rest); false at end of file. */
+static bool peer_line(peer *p, const char *want, char *rest, size_t n)
 {
-    char qmodel[2048], qdir[1024], cmd[8192], last[512];
-    sh_quote(qmodel, sizeof qmodel, model);
-    sh_quote(qdir, sizeof qdir, WEFT_SOURCE_DIR);
-    double ms = 0;
-    bool found;
+    char line[65536];
+    while (fgets(line, sizeof line, p->from)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strncmp(line, want, strlen(want))) {
+            snprintf(rest, n, "%s", line + strlen(want));
+            return true;
+        }
+        if (line[0]) snprintf(p->last, sizeof p->last, "%.500s", line);
+    }
+    return false;
+}
 
-    snprintf(cmd, sizeof cmd,
-             "env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=1 /usr/bin/python3 %s/bench/pytorch_peer.py %s --threads %d "
-             "--repeat %d 2>/dev/null",
-             qdir, qmodel, threads, repeat);
-    if (run_peer(cmd, &ms, &found, last, sizeof last) == 0 && found) peer_row("pytorch", model_name, threads, ms, csv);
-    else fprintf(stderr, "# pytorch: not available (needs /usr/bin/python3 with torch)\n");
+/* Ends p (closing its stdin ends its loop) and returns its exit status (128: killed). */
+static int peer_stop(peer *p)
+{
+    if (p->to) fclose(p->to);
+    if (p->from) fclose(p->from);
+    p->to = p->from = NULL;
+    int st = 0;
+    if (p->pid > 0 && waitpid(p->pid, &st, 0) < 0) st = -1;
+    p->pid = 0;
+    p->live = false;
+    return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
 
-    char python[1024];
-    snprintf(python, sizeof python, "%s/bench/.venv/bin/python3", WEFT_SOURCE_DIR);
-    if (access(python, X_OK) != 0) {
-        fprintf(stderr, "# onnxruntime: not installed, run bench/setup_peers.sh\n");
+/* Starts `python script MODEL --threads T --serve` with OPENBLAS_CORETYPE unset (and
+ * OPENBLAS_NUM_THREADS=1 for PyTorch), its stdout and stderr on one pipe, and waits for its
+ * "ready"; a peer that cannot run gets its note on stderr and stays out of the turns. */
+static void peer_start(peer *p, const char *python, const char *script, const char *model, int threads, int repeat)
+{
+    char th[16], rep[16], rest[64];
+    snprintf(th, sizeof th, "%d", threads);
+    snprintf(rep, sizeof rep, "%d", repeat);
+    p->ts = weft_malloc(sizeof *p->ts * (size_t)(repeat > 0 ? repeat : 1));
+    p->cap = repeat;
+    int in[2], out[2];
+    if (access(python, X_OK) != 0 || !p->ts || pipe(in) != 0) {
+        fprintf(stderr, "# %s: %s\n", p->name, p->missing);
         return;
     }
-    snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE %s/bench/.venv/bin/python3 %s/bench/ort_peer.py %s --threads %d "
-                              "--repeat %d 2>&1",
-             qdir, qdir, qmodel, threads, repeat);
-    int st = run_peer(cmd, &ms, &found, last, sizeof last);
-    if (st == 0 && found) peer_row("onnxruntime", model_name, threads, ms, csv);
-    else if (st == 3) fprintf(stderr, "# onnxruntime: not installed, run bench/setup_peers.sh\n");
-    else fprintf(stderr, "# onnxruntime: failed (exit %d)%s%s\n", st, last[0] ? ": " : "", last);
+    if (pipe(out) != 0) {
+        close(in[0]), close(in[1]);
+        fprintf(stderr, "# %s: no pipe\n", p->name);
+        return;
+    }
+    /* the child's environment, made here: between fork and exec only async-signal-safe calls */
+    extern char **environ;
+    size_t n_env = 0;
+    while (environ[n_env]) n_env++;
+    char **envp = weft_malloc(sizeof *envp * (n_env + 2));
+    if (!envp) {
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        fprintf(stderr, "# %s: out of memory\n", p->name);
+        return;
+    }
+    bool pytorch = strstr(script, "pytorch") != NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++)
+        if (strncmp(environ[i], "OPENBLAS_CORETYPE=", 18) && (!pytorch || strncmp(environ[i], "OPENBLAS_NUM_THREADS=", 21)))
+            envp[k++] = environ[i];
+    if (pytorch) envp[k++] = "OPENBLAS_NUM_THREADS=1";
+    envp[k] = NULL;
+    char *argv[] = {(char *)python, (char *)script, (char *)model, "--threads", th, "--repeat", rep, "--serve", NULL};
+    /* no other peer started later may hold these ends open (its stdin would never close) */
+    for (int i = 0; i < 2; i++) fcntl(in[i], F_SETFD, FD_CLOEXEC), fcntl(out[i], F_SETFD, FD_CLOEXEC);
+    fflush(stdout);
+    fflush(stderr);
+    p->pid = fork();
+    if (p->pid == 0) {
+        dup2(in[0], 0), dup2(out[1], 1), dup2(out[1], 2);
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        execve(python, argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    close(in[0]), close(out[1]);
+    if (p->pid < 0) {
+        close(in[1]), close(out[0]);
+        fprintf(stderr, "# %s: cannot start it\n", p->name);
+        return;
+    }
+    p->to = fdopen(in[1], "w");
+    p->from = fdopen(out[0], "r");
+    if (!p->to || !p->from) {
+        if (!p->to) close(in[1]);
+        if (!p->from) close(out[0]);
+        peer_stop(p);
+        fprintf(stderr, "# %s: cannot start it\n", p->name);
+        return;
+    }
+    if (peer_line(p, "ready", rest, sizeof rest)) {
+        p->live = true;
+        return;
+    }
+    int st = peer_stop(p);
+    if (st == p->no_pkg || st == 127) fprintf(stderr, "# %s: %s\n", p->name, p->missing);
+    else fprintf(stderr, "# %s: failed (exit %d)%s%s\n", p->name, st, p->last[0] ? ": " : "", p->last);
+}
+
+/* One turn of p: k timed runs appended to p->ts; a peer that stops answering leaves the turns. */
+static void peer_turn(peer *p, int k)
+{
+    char rest[65536];
+    if (!p->live) return;
+    if (fprintf(p->to, "run %d\n", k) < 0 || fflush(p->to) != 0 || !peer_line(p, "times_ms=", rest, sizeof rest)) {
+        int st = peer_stop(p);
+        fprintf(stderr, "# %s: stopped answering (exit %d)%s%s\n", p->name, st, p->last[0] ? ": " : "", p->last);
+        return;
+    }
+    char *c = rest;
+    for (int i = 0; i < k; i++) {
+        char *end;
+        double v = strtod(c, &end);
+        if (end == c || !(v >= 0) || p->n >= p->cap) break;
+        p->ts[p->n++] = v;
+        c = *end == ',' ? end + 1 : end;
+    }
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_ms);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* The rows timed by turns: `rounds` turns each (at most 10), a turn being k runs of every
+ * loaded model (alternating run by run, after one untimed run) and then k runs of each live
+ * peer, so that load from other processes falls on every row alike. */
+static int time_by_turns(weft_cli_model *const *l, int n_models, peer *peers, int n_peers, int repeat, double *med)
+{
+    double *ts = weft_malloc(sizeof *ts * (size_t)repeat * (size_t)n_models);
+    if (!ts) {
+        fprintf(stderr, "weft: out of memory\n");
+        return 1;
+    }
+    int rounds = repeat < 10 ? repeat : 10, done = 0;
+    for (int r = -1; r < rounds; r++) {
+        int k = r < 0 ? 3 : (int)((int64_t)repeat * (r + 1) / rounds - (int64_t)repeat * r / rounds);
+        for (int i = r < 0 ? 0 : -1; i < k; i++) /* r = -1: three warm-up runs; -1: a turn's untimed run */
+            for (int m = 0; m < n_models; m++) {
+                double t0 = weft_rt_now();
+                if (weft_model_run(l[m]->m, (const void *const *)l[m]->in, l[m]->out) != WEFT_OK) {
+                    fprintf(stderr, "weft: %s\n", weft_last_error());
+                    free(ts);
+                    return 1;
+                }
+                if (r >= 0 && i >= 0) ts[(size_t)m * (size_t)repeat + (size_t)(done + i)] = (weft_rt_now() - t0) * 1e3;
+            }
+        if (r < 0) continue;
+        done += k;
+        for (int p = 0; p < n_peers; p++) peer_turn(&peers[p], k);
+    }
+    for (int m = 0; m < n_models; m++) med[m] = median_of(ts + (size_t)m * (size_t)repeat, repeat);
+    free(ts);
+    return 0;
 }
 
 /* The reference input NAME.input.bin next to NAME.onnx, for a model with one input of its size,
@@ -188,13 +305,32 @@ int weft_cmd_bench_model(int argc, char **argv)
         }
         rc = reference_input(&l[pass], model, pass > 0);
     }
+    /* the peers load and warm up first, then every row is timed by turns */
+    peer peers[2] = {{.name = "pytorch", .missing = "not available (needs /usr/bin/python3 with torch)", .no_pkg = 4},
+                     {.name = "onnxruntime", .missing = "not installed, run bench/setup_peers.sh", .no_pkg = 3}};
+    int n_peers = 0;
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN); /* a peer that dies must not end weft */
+    if (rc == 0 && weft_target_is_host(ops)) {
+        char script[1024], python[1024];
+        snprintf(script, sizeof script, "%s/bench/pytorch_peer.py", WEFT_SOURCE_DIR);
+        peer_start(&peers[0], "/usr/bin/python3", script, model, threads, repeat);
+        snprintf(python, sizeof python, "%s/bench/.venv/bin/python3", WEFT_SOURCE_DIR);
+        snprintf(script, sizeof script, "%s/bench/ort_peer.py", WEFT_SOURCE_DIR);
+        peer_start(&peers[1], python, script, model, threads, repeat);
+        n_peers = 2;
+    } else if (rc == 0) fprintf(stderr, "# peers: left out for --target %s (they run on the CPU)\n", target);
     double med[2] = {0, 0};
-    if (rc == 0) rc = weft_cli_time_runs_alternating(lp, loaded, repeat, med);
+    if (rc == 0) rc = time_by_turns(lp, loaded, peers, n_peers, repeat, med);
     for (int pass = 0; pass < loaded; pass++) {
-        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med[pass] * 1e3, csv);
+        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med[pass], csv);
         weft_cli_model_free(&l[pass]);
     }
-    if (rc == 0 && weft_target_is_host(ops)) bench_peers(model, name, threads, repeat, csv);
-    else if (rc == 0) fprintf(stderr, "# peers: left out for --target %s (they run on the CPU)\n", target);
+    for (int p = 0; p < n_peers; p++) {
+        bool timed = peers[p].live && peers[p].n == repeat;
+        peer_stop(&peers[p]);
+        if (rc == 0 && timed) peer_row(peers[p].name, name, threads, median_of(peers[p].ts, peers[p].n), csv);
+        free(peers[p].ts);
+    }
+    signal(SIGPIPE, old_pipe);
     return rc;
 }

@@ -68,5 +68,12 @@ expect 0 "predicted class: 5" -- run tests/data/models/resnet9.onnx --input test
 expect 0 "conv" -- run tests/data/models/resnet9.onnx --input tests/data/models/resnet9.input.bin --repeat 2 --profile
 expect 0 "Conv" -- show tests/data/models/resnet9.onnx
 expect 0 "model,threads,schedule,median_ms" -- bench model tests/data/models/mlp.onnx --threads 1 --csv --repeat 3
+# the peers answer turns (--serve) where they are installed: their rows come after weft's
+if /usr/bin/python3 -c "import torch, numpy" >/dev/null 2>&1; then
+    expect 0 "mlp,1,pytorch," -- bench model tests/data/models/mlp.onnx --threads 1 --csv --repeat 12
+    expect 0 "pytorch: failed (exit 2): pytorch_peer: no PyTorch model for 'tiny_relu.onnx'" -- bench model $bad/tiny_relu.onnx --threads 1 --repeat 2
+else
+    echo "skip: bench model's PyTorch row (no /usr/bin/python3 with torch)"
+fi
 echo "cli: $fails failure(s)"
 exit $((fails > 0))
