@@ -327,6 +327,8 @@ int weft_cmd_bench_model(int argc, char **argv)
     }
     for (int p = 0; p < n_peers; p++) {
         bool timed = peers[p].live && peers[p].n == repeat;
+        if (peers[p].live && !timed)
+            fprintf(stderr, "# %s: answered %d of %d runs, no row\n", peers[p].name, peers[p].n, repeat);
         peer_stop(&peers[p]);
         if (rc == 0 && timed) peer_row(peers[p].name, name, threads, median_of(peers[p].ts, peers[p].n), csv);
         free(peers[p].ts);
