@@ -4,13 +4,16 @@
  * Generated CPU code outlines the body of a parallel loop into
  *     void body(void *closure, int64_t begin, int64_t end)
  * and calls weft_rt_parallel_for(pool, body, closure, extent): the iterations [0, extent) are
- * split into at most n_threads contiguous chunks, one per thread, the calling thread taking the
- * first. A NULL pool, a pool of one thread, or a call made from inside a running parallel-for
- * runs body(closure, 0, extent) inline. These symbols are looked up by the JIT by name.
+ * split into min(n_threads, extent) balanced chunks (sizes differ by at most one), one per
+ * thread, the calling thread owning the first, and each chunk into up to WEFT_RT_PIECES
+ * balanced pieces: body is called once per piece. A thread runs its own chunk's pieces in
+ * order, then the pieces of other chunks that no thread has started (a thread slowed by
+ * another process, or done early, shifts work to the others). A NULL pool, a pool of one
+ * thread, or a call made from inside a running parallel-for runs body(closure, 0, extent)
+ * inline. These symbols are looked up by the JIT by name.
  *
  * A pool runs one parallel-for at a time: a call made while another thread's parallel-for is
  * running on the same pool does not wait, it runs its whole range inline on its own thread.
- * Chunks are balanced (sizes differ by at most one) and min(n_threads, extent) in number.
  *
  * Cost: a fork-join takes about 0.3-0.5 us while the workers are awake. Idle workers spin
  * (with a pause instruction, yielding the core after a few us) for up to 80 us after a job,
@@ -24,6 +27,9 @@
 #include <stdint.h>
 
 #include "weft/weft.h"
+
+/* Pieces per chunk of a parallel-for (fewer when a chunk has fewer iterations). */
+#define WEFT_RT_PIECES 4
 
 typedef struct weft_threadpool weft_threadpool;
 typedef void (*weft_rt_body)(void *closure, int64_t begin, int64_t end);

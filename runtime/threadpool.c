@@ -1,18 +1,23 @@
 /* Persistent thread pool and the cheap fork-join parallel-for called by generated code.
  *
- * A pool of n threads is n-1 workers plus the submitting thread, which runs chunk 0; worker i
- * runs chunk i when the job has more than i chunks, unless the submitter took it first.
+ * A pool of n threads is n-1 workers plus the submitting thread. A job over [0, extent) has
+ * one chunk per thread (fewer when the extent is smaller), chunk 0 the submitter's and chunk i
+ * worker i's, and each chunk is cut into up to PIECES pieces. A thread runs the pieces of its
+ * own chunk in order, then takes the pieces nobody has taken yet of the other chunks: a
+ * thread whose core another process takes mid-chunk (these VMs share their cores) holds up
+ * the job by at most the piece it runs, not by the rest of its chunk, and a thread that
+ * finishes early helps the others. Without such load every thread runs its own chunk, one
+ * contiguous range as before.
  *
- * Publishing a job: the submitter writes the job fields (body, closure, extent), then one
- * seq_cst store of `state`, which packs the job generation (high 32 bits) and the number of
- * chunks. Each worker owns a claim word on a cache line of its own: generation << 2 | CLAIMED,
- * DONE or STOLEN. A worker that sees a new generation claims its chunk by compare-and-swap on
- * its own word (cheap: the line is usually already its own), runs it, and stores DONE. The
- * submitter, after chunk 0, reads each worker's word: DONE is finished; CLAIMED is waited for;
- * a word still of an older generation means the worker has not started (asleep, or its core
- * taken by another process), so the submitter swaps in STOLEN and runs that chunk itself. The
- * hot path is two cache-line transfers (the job line to the worker, its claim line back), and
- * a late worker costs at most its chunk's time, never a wake-up. No mutex on this path.
+ * Publishing a job: the submitter writes the job fields (body, closure, extent) and, for each
+ * chunk, its taken and done words (generation << 16 | 0, each on a cache line of its own),
+ * then one seq_cst store of `state`, which packs the job generation and the number of chunks.
+ * A thread takes piece k of a chunk by compare-and-swap of its taken word from
+ * generation << 16 | k to k + 1 (a word of another generation: the job has ended), runs it,
+ * and adds one to the chunk's done word. The submitter returns when every chunk's done word
+ * counts all its pieces. In the common case each chunk's words stay in its owner's cache until
+ * the submitter reads them at the end: the hot path is the job line to the worker and its done
+ * line back. No mutex on this path.
  *
  * Waiting is bounded spinning, then sleeping on a futex (Linux; a mutex + condition variable
  * elsewhere):
@@ -22,7 +27,8 @@
  *    VMs a sleeping thread takes 15-30 us to wake, more than most kernels of a small model.
  *    After the window it sleeps on `wake_seq`, so an idle pool costs a concurrent process at
  *    most 80 us of one core per job;
- *  - the submitter waiting for a CLAIMED chunk spins the same way, then sleeps on `done_seq`;
+ *  - the submitter waiting for a piece another thread runs spins the same way, then sleeps on
+ *    `done_seq`;
  *  - a waiting thread yields at once when the thread it waits for may be queued behind it
  *    on the same CPU (the scheduler often wakes a thread on its waker's CPU).
  * Sleepers are found with a Dekker-style handshake on seq_cst atomics: a sleeper increments
@@ -31,11 +37,11 @@
  * other, and the futex wait itself re-checks the word, so no wake-up is lost.
  *
  * Invariants:
- *  - The job fields are written only while no other thread can read them: a worker reads them
- *    only after claiming its chunk of the current generation, and the submitter does not
- *    return (so cannot publish the next job) until every claimed chunk is DONE (release; the
- *    submitter reads the claim words with acquire). A claim names its generation, so a late
- *    worker can never claim a chunk of a job that has ended or been taken.
+ *  - The job fields and chunk words are written only while no other thread can use them: a
+ *    thread reads the job fields only after taking a piece of the current generation, the
+ *    submitter does not return (so cannot publish the next job) until every piece is done
+ *    (release; the submitter reads the done words with acquire), and a taken word names its
+ *    generation, so a late thread can never take a piece of a job that has ended.
  *  - One submission at a time: a second thread that calls parallel_for on a pool already
  *    running a job (or any call from inside a running body) runs the whole range inline.
  *  - A job of one chunk (extent 1, a pool of one thread) is never published: it runs inline.
@@ -76,28 +82,29 @@ enum {
     SPIN_NS = 80000,                  /* spin this long for work (or completion), then sleep */
     SPIN_PURE_NS = 5000,              /* ... the first part without yielding the core */
     SPIN_CHECK = 32,                  /* pause instructions between clock reads */
-    GRACE_NS = 500,                   /* the submitter waits this long for DONE before it
-                                       * looks whether a worker has started at all */
+    PIECES = WEFT_RT_PIECES,          /* pieces per chunk, the unit other threads may take */
 };
 
-enum { CLAIMED = 1, STOLEN = 2 }; /* low 2 bits of a claim word */
+/* A chunk's words, each on a line of its own: pieces taken and pieces done, generation << 16 |
+ * count. The owner's taking stays in its cache; the submitter reads `done` at the end. */
+typedef struct chunk_words {
+    _Alignas(64) _Atomic uint64_t taken;
+    _Alignas(64) _Atomic uint64_t done;
+} chunk_words;
 
-/* A worker's claim and done words sit on lines of their own: in the common case the submitter
- * polls only `done`, so `claim` stays in the worker's cache and claiming costs no transfer. */
 typedef struct worker_arg {
-    weft_threadpool *pool;
-    int index;                        /* 1 .. n_threads-1: the chunk it runs */
-    _Alignas(64) _Atomic uint64_t claim; /* generation << 2 | CLAIMED or STOLEN */
-    atomic_int cpu;                   /* the CPU it last ran a chunk on (a hint) */
+    _Alignas(64) weft_threadpool *pool; /* a line per worker: `cpu` is written per job */
+    int index;                        /* 1 .. n_threads-1: the chunk it owns */
+    atomic_int cpu;                   /* the CPU it last ran a piece on (a hint) */
     int pin_cpu;                      /* the CPU it starts pinned to, -1: none (see choose_worker_cpus) */
     bool pinned;                      /* still pinned: until it first sleeps (worker's own) */
-    _Alignas(64) _Atomic uint64_t done;  /* generation of the last chunk it finished */
 } worker_arg;
 
 struct weft_threadpool {
     int n_threads;                    /* workers + the submitting thread */
     pthread_t *threads;               /* n_threads-1 entries */
     worker_arg *args;                 /* n_threads-1 entries */
+    chunk_words *chunks;              /* n_threads entries: chunk 0 is the submitter's */
     int n_started;                    /* workers successfully created */
     cpu_set_t cpus;                   /* this process's CPUs when the pool was made */
 
@@ -223,27 +230,52 @@ static void chunk_range(int64_t extent, int n, int i, int64_t *begin, int64_t *e
 static uint64_t state_gen(uint64_t s) { return s >> 16; }
 static int state_chunks(uint64_t s) { return (int)(s & 0xffff); }
 
-/* Worker w runs its chunk of job generation gen unless the submitter took it. */
-static void run_own_chunk(weft_threadpool *p, worker_arg *w, uint64_t gen, int n_chunks)
+/* Pieces of chunk c of n (its length split in at most PIECES). */
+static int chunk_pieces(int64_t extent, int n, int c)
 {
-    uint64_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
-    /* A claim of this generation or a later one: the chunk was taken, or this worker saw the
-     * job so late that it has ended (its chunk then was taken: ended jobs have no unclaimed
-     * chunk). Claims only grow, so an older claim means job gen is still running. */
-    if (c >> 2 >= gen) return;
-    if (!atomic_compare_exchange_strong_explicit(&w->claim, &c, gen << 2 | CLAIMED, memory_order_acquire,
-                                                 memory_order_relaxed))
-        return; /* the submitter swapped in STOLEN first */
-    atomic_store_explicit(&w->cpu, this_cpu(), memory_order_relaxed);
     int64_t begin, end;
-    chunk_range(p->extent, n_chunks, w->index, &begin, &end);
-    p->body(p->closure, begin, end);
-    /* seq_cst: done (a release of the chunk's writes) is ordered before reading the flag */
-    atomic_store(&w->done, gen);
-    if (atomic_load(&p->submitter_waiting)) {
-        atomic_fetch_add(&p->done_seq, 1);
-        word_wake(p, &p->done_seq);
+    chunk_range(extent, n, c, &begin, &end);
+    return end - begin < PIECES ? (int)(end - begin) : PIECES;
+}
+
+/* A taken word: generation << 16 | pieces << 8 | pieces taken; a done word: generation << 16
+ * | pieces done (so a thread decides from the word alone, before it may read the job). */
+static uint64_t taken_word(uint64_t gen, int pieces) { return gen << 16 | (uint64_t)pieces << 8; }
+
+/* Takes and runs pieces of chunk c of job generation gen until none is left untaken; returns
+ * how many it ran. A taken word of another generation means the job has ended. */
+static int run_pieces(weft_threadpool *p, int c, uint64_t gen, int n_chunks, bool wake_submitter)
+{
+    chunk_words *cw = &p->chunks[c];
+    int ran = 0;
+    for (;;) {
+        uint64_t t = atomic_load_explicit(&cw->taken, memory_order_acquire);
+        int k = (int)(t & 0xff), np = (int)(t >> 8 & 0xff);
+        if (t >> 16 != gen || k >= np) return ran;
+        if (!atomic_compare_exchange_weak_explicit(&cw->taken, &t, t + 1, memory_order_acquire, memory_order_relaxed))
+            continue;
+        /* the job's fields are stable now: it cannot end before this piece is done */
+        int64_t begin, end, pb, pe;
+        chunk_range(p->extent, n_chunks, c, &begin, &end);
+        chunk_range(end - begin, np, k, &pb, &pe);
+        p->body(p->closure, begin + pb, begin + pe);
+        ran++;
+        /* seq_cst: the piece's writes (release) before reading the flag */
+        atomic_fetch_add(&cw->done, 1);
+        if (wake_submitter && atomic_load(&p->submitter_waiting)) {
+            atomic_fetch_add(&p->done_seq, 1);
+            word_wake(p, &p->done_seq);
+        }
     }
+}
+
+/* Worker w's share of job generation gen: its own chunk, then untaken pieces of the others. */
+static void run_job(weft_threadpool *p, worker_arg *w, uint64_t gen, int n_chunks)
+{
+    atomic_store_explicit(&w->cpu, this_cpu(), memory_order_relaxed);
+    if (w->index < n_chunks) run_pieces(p, w->index, gen, n_chunks, true);
+    for (int c = 0; c < n_chunks; c++)
+        if (c != w->index) run_pieces(p, c, gen, n_chunks, true);
 }
 
 static bool has_work(weft_threadpool *p, uint64_t seen)
@@ -295,8 +327,7 @@ static void *worker_main(void *argp)
         uint64_t s = wait_for_work(p, arg, seen);
         if (atomic_load_explicit(&p->shutdown, memory_order_acquire)) break;
         seen = state_gen(s);
-        int n_chunks = state_chunks(s);
-        if (arg->index < n_chunks) run_own_chunk(p, arg, seen, n_chunks);
+        run_job(p, arg, seen, state_chunks(s));
     }
     return NULL;
 }
@@ -363,6 +394,12 @@ weft_status weft_threadpool_create(int n_threads, weft_threadpool **out)
     CPU_ZERO(&p->cpus);
     if (sched_getaffinity(0, sizeof p->cpus, &p->cpus) != 0) CPU_ZERO(&p->cpus);
     int n_workers = n_threads - 1;
+    p->chunks = aligned_alloc(64, sizeof *p->chunks * (size_t)n_threads);
+    if (!p->chunks) {
+        weft_threadpool_destroy(p);
+        return weft_fail(WEFT_ERR_NOMEM, "weft_threadpool_create: out of memory");
+    }
+    for (int i = 0; i < n_threads; i++) atomic_init(&p->chunks[i].taken, 0), atomic_init(&p->chunks[i].done, 0);
     if (n_workers > 0) {
         p->threads = weft_calloc((size_t)n_workers, sizeof *p->threads);
         p->args = aligned_alloc(64, sizeof *p->args * (size_t)n_workers);
@@ -376,8 +413,6 @@ weft_status weft_threadpool_create(int n_threads, weft_threadpool **out)
     for (int i = 0; i < n_workers; i++) {
         p->args[i].pool = p;
         p->args[i].index = i + 1;
-        atomic_init(&p->args[i].claim, 0);
-        atomic_init(&p->args[i].done, 0);
         atomic_init(&p->args[i].cpu, -1);
         p->args[i].pinned = false;
         int rc = pthread_create(&p->threads[i], NULL, worker_main, &p->args[i]);
@@ -401,6 +436,7 @@ void weft_threadpool_destroy(weft_threadpool *p)
     pthread_mutex_destroy(&p->mu);
 #endif
     free(p->args);
+    free(p->chunks);
     free(p->threads);
     free(p);
 }
@@ -409,46 +445,35 @@ int weft_threadpool_size(const weft_threadpool *p) { return p ? p->n_threads : 1
 
 /* ---- parallel-for ----------------------------------------------------------------------- */
 
-/* The argument of the submitter's spin: generation << 16 | woke << 15 | worker index. */
-static uint64_t wait_arg(uint64_t gen, bool woke, int worker) { return gen << 16 | (uint64_t)woke << 15 | (uint64_t)worker; }
-static worker_arg *wait_worker(weft_threadpool *p, uint64_t arg) { return &p->args[(arg & 0x7fff) - 1]; }
+/* The argument of the submitter's spin: generation << 16 | woke << 15 | chunk. */
+static uint64_t wait_arg(uint64_t gen, bool woke, int chunk) { return gen << 16 | (uint64_t)woke << 15 | (uint64_t)chunk; }
+static int wait_chunk(uint64_t arg) { return (int)(arg & 0x7fff); }
 
-/* The worker's chunk of job generation gen is done (arg: wait_arg). */
+/* Every piece of the chunk is done (arg: wait_arg). */
 static bool chunk_done(weft_threadpool *p, uint64_t arg)
 {
-    return atomic_load_explicit(&wait_worker(p, arg)->done, memory_order_acquire) == arg >> 16;
+    chunk_words *cw = &p->chunks[wait_chunk(arg)];
+    uint64_t t = atomic_load_explicit(&cw->taken, memory_order_relaxed);
+    return atomic_load_explicit(&cw->done, memory_order_acquire) == (arg >> 16 << 16 | (t >> 8 & 0xff));
 }
 
-/* The submitter waiting for a chunk may hold the CPU its worker needs: it woke sleeping
- * workers for this job, or the worker last ran on this CPU (arg: wait_arg). */
+/* The submitter waiting for a piece may hold the CPU the thread running it needs: it woke
+ * sleeping workers for this job, or the chunk's owner last ran on this CPU (arg: wait_arg). */
 static bool submitter_crowded(weft_threadpool *p, uint64_t arg)
 {
     if (arg & (1u << 15)) return true;
-    int cpu = this_cpu();
-    return cpu >= 0 && atomic_load_explicit(&wait_worker(p, arg)->cpu, memory_order_relaxed) == cpu;
+    int cpu = this_cpu(), c = wait_chunk(arg);
+    return cpu >= 0 && c > 0 && atomic_load_explicit(&p->args[c - 1].cpu, memory_order_relaxed) == cpu;
 }
 
-/* After chunk 0: waits briefly for the workers' chunks, runs those no worker has claimed,
- * then waits for the claimed ones (spin, then sleep on done_seq). */
+/* After its own chunk: takes the untaken pieces of the others, then waits for the pieces
+ * other threads run (spin, then sleep on done_seq). */
 static void finish_job(weft_threadpool *p, uint64_t gen, int n_chunks, bool woke)
 {
-    int64_t grace_end = now_ns() + GRACE_NS;
-    for (int i = 1; i < n_chunks; i++) {
-        worker_arg *w = &p->args[i - 1];
-        while (atomic_load_explicit(&w->done, memory_order_acquire) != gen && now_ns() < grace_end) cpu_relax();
-        if (atomic_load_explicit(&w->done, memory_order_acquire) == gen) continue;
-        uint64_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
-        if (c >> 2 < gen && atomic_compare_exchange_strong(&w->claim, &c, gen << 2 | STOLEN)) {
-            int64_t begin, end;
-            chunk_range(p->extent, n_chunks, i, &begin, &end);
-            p->body(p->closure, begin, end);
-        }
-    }
-    for (int i = 1; i < n_chunks; i++) {
-        worker_arg *w = &p->args[i - 1];
-        if (atomic_load_explicit(&w->done, memory_order_acquire) == gen) continue; /* (claim stays unread) */
-        if (atomic_load_explicit(&w->claim, memory_order_relaxed) != (gen << 2 | CLAIMED)) continue; /* run here */
-        uint64_t arg = wait_arg(gen, woke, i);
+    for (int c = 1; c < n_chunks; c++) run_pieces(p, c, gen, n_chunks, false);
+    for (int c = 0; c < n_chunks; c++) {
+        uint64_t arg = wait_arg(gen, woke, c);
+        if (chunk_done(p, arg)) continue;
         if (spin_until(p, chunk_done, arg, submitter_crowded)) continue;
         atomic_store(&p->submitter_waiting, 1); /* seq_cst: before the re-check below */
         for (;;) {
@@ -473,6 +498,10 @@ void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, 
     p->closure = closure;
     p->extent = extent;
     uint64_t gen = state_gen(atomic_load_explicit(&p->state, memory_order_relaxed)) + 1; /* from 1 */
+    for (int c = 0; c < n_chunks; c++) { /* released by the store of state below */
+        atomic_store_explicit(&p->chunks[c].taken, taken_word(gen, chunk_pieces(extent, n_chunks, c)), memory_order_relaxed);
+        atomic_store_explicit(&p->chunks[c].done, gen << 16, memory_order_relaxed);
+    }
     atomic_store_explicit(&p->submit_cpu, this_cpu(), memory_order_relaxed);
     /* seq_cst: publishes the job fields (release) and is ordered before reading n_sleeping */
     atomic_store(&p->state, gen << 16 | (uint64_t)n_chunks);
@@ -482,9 +511,7 @@ void weft_rt_parallel_for(weft_threadpool *p, weft_rt_body body, void *closure, 
         word_wake(p, &p->wake_seq);
     }
     in_parallel = true;
-    int64_t begin, end;
-    chunk_range(extent, n_chunks, 0, &begin, &end);
-    body(closure, begin, end);
+    run_pieces(p, 0, gen, n_chunks, false);
     finish_job(p, gen, n_chunks, woke);
     in_parallel = false;
     atomic_flag_clear_explicit(&p->busy, memory_order_release);

@@ -1,5 +1,5 @@
-/* Thread pool and parallel-for: every iteration runs exactly once, chunks are contiguous and
- * balanced, nested calls run inline, and many small back-to-back jobs never lose a wakeup.
+/* Thread pool and parallel-for: every iteration runs exactly once, in the balanced pieces of
+ * balanced chunks, nested calls run inline, and many small back-to-back jobs never lose a wakeup.
  * Also the aligned allocator and the clock. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,16 +38,28 @@ static void check_visits(weft_threadpool *pool, int64_t extent)
     assert_non_null(log);
     weft_rt_parallel_for(pool, visit_body, log, extent);
     for (int64_t i = 0; i < extent; i++) assert_int_equal(atomic_load(&log->counts[i]), 1);
+    /* min(threads, extent) balanced chunks, each in min(WEFT_RT_PIECES, its size) balanced
+     * pieces: as many calls, and their sizes are those of the pieces (in any order) */
     int n = atomic_load(&log->n_chunks);
     int threads = weft_threadpool_size(pool);
-    int64_t want = extent <= 0 ? 0 : (extent < threads ? extent : threads);
-    assert_int_equal(n, want);
-    int64_t lo = INT64_MAX, hi = 0;
-    for (int c = 0; c < n; c++) {
-        if (log->chunk_sizes[c] < lo) lo = log->chunk_sizes[c];
-        if (log->chunk_sizes[c] > hi) hi = log->chunk_sizes[c];
+    int64_t chunks = extent <= 0 ? 0 : (extent < threads ? extent : threads), want = 0;
+    if (chunks == 1) chunks = 0, want = 1; /* inline: one call over the whole range */
+    int64_t sizes[MAX_CHUNKS] = {0}; /* how many pieces of each size */
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t len = extent / chunks + (c < extent % chunks ? 1 : 0);
+        int64_t np = len < WEFT_RT_PIECES ? len : WEFT_RT_PIECES;
+        for (int64_t k = 0; k < np; k++) {
+            int64_t sz = len / np + (k < len % np ? 1 : 0);
+            if (sz < MAX_CHUNKS) sizes[sz]++;
+            want++;
+        }
     }
-    if (n > 0) assert_true(hi - lo <= 1);
+    assert_int_equal(n, want);
+    if (want == 1 && chunks == 0) assert_int_equal(log->chunk_sizes[0], extent);
+    else
+        for (int c = 0; c < n && c < MAX_CHUNKS; c++)
+            if (log->chunk_sizes[c] < MAX_CHUNKS) sizes[log->chunk_sizes[c]]--;
+    for (int sz = 0; sz < MAX_CHUNKS; sz++) assert_int_equal(sizes[sz], 0);
     free(log);
 }
 
