@@ -10,11 +10,11 @@
  * contiguous range as before.
  *
  * Publishing a job: the submitter writes the job fields (body, closure, extent) and, for each
- * chunk, its taken and done words (generation << 16 | 0, each on a cache line of its own),
- * then one seq_cst store of `state`, which packs the job generation and the number of chunks.
- * A thread takes piece k of a chunk by compare-and-swap of its taken word from
- * generation << 16 | k to k + 1 (a word of another generation: the job has ended), runs it,
- * and adds one to the chunk's done word. The submitter returns when every chunk's done word
+ * chunk, its taken word (generation << 16 | pieces << 8 | 0) and done word (generation << 16),
+ * each on a cache line of its own, then one seq_cst store of `state`, which packs the job
+ * generation and the number of chunks. A thread takes piece k of a chunk by compare-and-swap
+ * of its taken word from ... | k to ... | k + 1 (a word of another generation: the job has
+ * ended), runs it, and adds one to the chunk's done word. The submitter returns when every chunk's done word
  * counts all its pieces. In the common case each chunk's words stay in its owner's cache until
  * the submitter reads them at the end: the hot path is the job line to the worker and its done
  * line back. No mutex on this path.
