@@ -125,6 +125,8 @@ int64_t weft_sched_rows_kblock(const weft_schedule *s, int r, int u, int v, cons
  * once; measured on the 16 x 8000 x 1280 Linear (41 MB), interleaved runs in one process:
  * 5.0-5.1 ms against 6.3-6.9 ms for 8 x 2 under load (M = 8: 4.0 vs 5.4; M = 32: 7.4 vs 8.8,
  * CPU time), while with the weight in L2 both ran alike. false: the full tile's rule. */
+bool weft_sched_streamed_tile(const weft_schedule *s, int r, int u, int v, const weft_target_caps *caps, int64_t *rows,
+                              int64_t *vecs);
 /* The most rows of a register tile whose rows each stream a slice of their own of a weight
  * larger than L2 (the weight's index uses the row axis u and the vector axis v: a
  * matrix-vector product's weight laid out [N/c, K, c], the tile's rows being its column
@@ -135,8 +137,6 @@ int64_t weft_sched_rows_kblock(const weft_schedule *s, int r, int u, int v, cons
  * rows 86; blocks of 16 with 8-lane vectors: 4, 6 and 8 rows (256-512 B) 74-77. */
 #define STREAM_BYTES 512
 int64_t weft_sched_row_streams(const weft_schedule *s, int r, int u, int v, int64_t row_lanes, const weft_target_caps *caps);
-bool weft_sched_streamed_tile(const weft_schedule *s, int r, int u, int v, const weft_target_caps *caps, int64_t *rows,
-                              int64_t *vecs);
 /* The reduction stage `local` (computed at the column-block loop) as k.0, u.0, k.1, u.1
  * (unrolled, mr rows), the other axes, v (vectorized; native vectors, unrolled, when wider,
  * and the output's vector loop then split the same way). When the weight is larger than L2
