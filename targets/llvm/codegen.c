@@ -298,9 +298,12 @@ static weft_status emit_for(weft_llvm_cg *cg, const weft_stmt *s)
         if (weft_llvm_vector_ok(s)) return weft_llvm_vector_loop(cg, s);
         return emit_serial(cg, s);
     case WEFT_FOR_UNROLLED:
+        if (weft_llvm_transposed_store_ok(cg, s)) return weft_llvm_transposed_store(cg, s);
         if (ext->kind == WEFT_EXPR_INT && ext->u.imm_int <= MAX_UNROLL) return emit_unrolled(cg, s);
         return emit_serial(cg, s);
-    case WEFT_FOR_SERIAL: return emit_serial(cg, s);
+    case WEFT_FOR_SERIAL:
+        if (weft_llvm_transposed_store_ok(cg, s)) return weft_llvm_transposed_store(cg, s);
+        return emit_serial(cg, s);
     default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown loop kind %d", (int)s->u.loop.kind);
     }
 }
@@ -522,6 +525,7 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
     cg.sym = sym;
     cg.slow_gather = t->slow_gather;
     cg.scalar_scatter = t->slow_gather || !t->features || !strstr(t->features, "+avx512f");
+    cg.masked_stores = t->features && strstr(t->features, "+avx512f");
     cg.mod = LLVMModuleCreateWithNameInContext(sym, ctx);
     cg.b = LLVMCreateBuilderInContext(ctx);
     LLVMSetTarget(cg.mod, t->triple);

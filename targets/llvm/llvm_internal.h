@@ -105,6 +105,9 @@ typedef struct weft_llvm_cg {
      * 0.39 ms, 192 -> 1152 at 7x7 + SiLU 0.285 -> 0.265 (the scatter, microcoded, also kept
      * the epilogue's SiLU of the next vector from overlapping) */
     bool scalar_scatter;
+    /* AVX-512: a store under a constant lane mask is one instruction (vector.c's transposed
+     * stores write rows of 7 lanes as one masked store of 8) */
+    bool masked_stores;
 } weft_llvm_cg;
 
 /* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp
@@ -152,6 +155,10 @@ LLVMValueRef weft_llvm_from_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v);
 /* True when the VECTORIZED loop s can be widened (straight-line stores, constant extent). */
 bool weft_llvm_vector_ok(const weft_stmt *s);
 weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s);
+/* A loop around one vectorized loop whose store writes each lane to a row of its own
+ * (vector.c "transposed stores"): whether it applies, and its code. */
+bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s);
+weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s);
 /* Vector-mode LOAD and STORE (cg->vvar set). */
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
 /* Vector-mode SELECT(c, LOAD, f) of a padding stage whose index clamps the vectorized

@@ -463,6 +463,50 @@ static void test_guarded_reads_into_local_slack(void **state)
     check_guarded_slack_read(*state, 32, true);
 }
 
+/* The blocked conv's write-back shape: for u < U (serial), for v < 16 (vectorized):
+ * C[v * S + u] = A[u * 16 + v] * 2 + 1 (each vector of 16 "filters" is one "pixel"; lane v goes
+ * to row v, S apart). Codegen transposes the U vectors in registers and stores each row's U
+ * values at once (vector.c "transposed stores"): with U = 8 the IR has <8 x float> row stores
+ * and no scalar store; with U = 7 (rows of 7: a masked store where AVX-512 has them, else the
+ * scalar stores) the values only are checked. The rows' gaps (S > U) keep their sentinel. */
+static void check_transposed_store(fx *f, int U, int S, bool check_ir)
+{
+    weft_arena *a = f->a;
+    enum { LN = 16 };
+    const weft_buffer *A = buf(f, "A", WEFT_F32, U * LN, 0), *C = buf(f, "C", WEFT_F32, LN * S, 1);
+    const weft_expr *u = V("u"), *v = V("v");
+    const weft_stmt *st = weft_store(a, C, weft_add(a, weft_mul(a, v, I(S)), u),
+                                     weft_add(a, weft_mul(a, LD(A, weft_add(a, weft_mul(a, u, I(LN)), v)), weft_f32(a, 2)),
+                                              weft_f32(a, 1)));
+    const weft_stmt *body = weft_for(a, u, I(0), I(U), WEFT_FOR_SERIAL, weft_for(a, v, I(0), I(LN), WEFT_FOR_VECTORIZED, st));
+    const weft_buffer *ps[] = {A, C};
+    const weft_loop_func *lf = func(f, U == 8 ? "transposed8" : "transposed7", 2, ps, body);
+    if (check_ir) {
+        assert_int_equal(L->dump(T, lf, WEFT_DUMP_IR, &f->text), WEFT_OK);
+        if (getenv("WEFT_TEST_SHOW_IR")) fputs(f->text, stderr);
+        if (!strstr(f->text, "store <8 x float>") || strstr(f->text, "store float"))
+            fail_msg("U = %d: want <8 x float> row stores and no scalar store", U);
+        free(f->text);
+        f->text = NULL;
+    }
+    weft_kernel *k = compile(f, lf);
+    float *av = mem(f, sizeof(float) * (size_t)(U * LN)), *cv = mem(f, sizeof(float) * (size_t)(LN * S));
+    float *want = mem(f, sizeof(float) * (size_t)(LN * S));
+    for (int n = 0; n < U * LN; n++) av[n] = (float)n * 0.25f - 7;
+    for (int n = 0; n < LN * S; n++) cv[n] = want[n] = -100; /* the gaps between rows stay */
+    for (int uu = 0; uu < U; uu++)
+        for (int vv = 0; vv < LN; vv++) want[vv * S + uu] = av[uu * LN + vv] * 2 + 1;
+    void *args[] = {av, cv};
+    run(k, args, NULL);
+    assert_close(cv, want, LN * S, 0, "C");
+}
+
+static void test_write_back_across_rows_is_transposed(void **state)
+{
+    check_transposed_store(*state, 8, 11, true);
+    check_transposed_store(*state, 7, 9, false);
+}
+
 /* ---- integer floor division ---- */
 
 static int64_t ref_floordiv(int64_t x, int64_t y)
@@ -902,6 +946,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_tail_guard_is_masked_vector_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_odd_rows_of_local_buffer_read_as_power_of_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_guarded_reads_into_local_slack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_back_across_rows_is_transposed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_selection_from_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_parallel_two_threads, setup, teardown),
