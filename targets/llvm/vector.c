@@ -157,7 +157,9 @@ bool weft_llvm_vector_ok(const weft_stmt *s)
     return body_ok(s->u.loop.body, &vl);
 }
 
-weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
+/* Binds vectorized loop s's variable to <L x i64> (min + <0..L-1>) and sets cg's vector
+ * context for its body; end_vector undoes it (depth: cg->n_vars before). */
+static weft_status begin_vector(weft_llvm_cg *cg, const weft_stmt *s)
 {
     if (cg->vvar) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: nested vectorized loop");
     const weft_expr *var = s->u.loop.var;
@@ -172,8 +174,6 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     free(steps);
     LLVMTypeRef vt = weft_llvm_type(cg, var->dtype);
     if (vt != cg->t_i64) lanes = LLVMBuildTrunc(cg->b, lanes, LLVMVectorType(vt, (unsigned)n), "");
-
-    int depth = cg->n_vars;
     st = weft_llvm_bind(cg, var, lanes);
     if (st != WEFT_OK) return st;
     if (s->u.loop.min->kind == WEFT_EXPR_INT) weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int, s->u.loop.min->u.imm_int + n - 1);
@@ -183,12 +183,24 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     cg->vmin_mult = loop_min_mult(s);
     cg->vmask = NULL;
     cg->vbody = s->u.loop.body;
-    st = weft_llvm_stmt(cg, s->u.loop.body);
+    return WEFT_OK;
+}
+
+static void end_vector(weft_llvm_cg *cg, int depth)
+{
     cg->vbody = NULL;
     cg->vvar = NULL;
     cg->lanes = 0;
     cg->vmin = NULL;
     cg->n_vars = depth;
+}
+
+weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
+{
+    int depth = cg->n_vars;
+    weft_status st = begin_vector(cg, s);
+    if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.loop.body);
+    end_vector(cg, depth);
     return st;
 }
 
@@ -855,21 +867,8 @@ weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s)
         rc = weft_llvm_bind(cg, s->u.loop.var, ut != cg->t_i64 ? LLVMBuildTrunc(cg->b, uk, ut, "") : uk);
         if (rc == WEFT_OK && s->u.loop.min->kind == WEFT_EXPR_INT)
             weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int + k, s->u.loop.min->u.imm_int + k);
-        /* the vector loop's context, as weft_llvm_vector_loop sets it */
-        const weft_expr *var = v->u.loop.var;
-        LLVMValueRef min = NULL, steps[TRANSPOSE_MAX];
-        if (rc == WEFT_OK) rc = weft_llvm_index(cg, v->u.loop.min, &min);
+        if (rc == WEFT_OK) rc = begin_vector(cg, v);
         if (rc == WEFT_OK) {
-            for (int i = 0; i < L; i++) steps[i] = LLVMConstInt(cg->t_i64, (unsigned long long)i, 0);
-            LLVMValueRef lanes = LLVMBuildAdd(cg->b, weft_llvm_splat(cg, min, L), LLVMConstVector(steps, (unsigned)L), "");
-            LLVMTypeRef vt = weft_llvm_type(cg, var->dtype);
-            if (vt != cg->t_i64) lanes = LLVMBuildTrunc(cg->b, lanes, LLVMVectorType(vt, (unsigned)L), "");
-            rc = weft_llvm_bind(cg, var, lanes);
-        }
-        if (rc == WEFT_OK && v->u.loop.min->kind == WEFT_EXPR_INT)
-            weft_llvm_bound_last(cg, v->u.loop.min->u.imm_int, v->u.loop.min->u.imm_int + L - 1);
-        if (rc == WEFT_OK) {
-            cg->vvar = var, cg->lanes = L, cg->vmin = min, cg->vmin_mult = loop_min_mult(v), cg->vmask = NULL, cg->vbody = st;
             LLVMValueRef val;
             rc = weft_llvm_expr(cg, st->u.store.value, &val);
             if (rc == WEFT_OK) {
@@ -877,9 +876,8 @@ weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s)
                 vals[k] = weft_llvm_to_mem(cg, buf->dtype, val);
             }
             if (rc == WEFT_OK && k == 0) rc = index_at_min(cg, st->u.store.index, &i0);
-            cg->vvar = NULL, cg->lanes = 0, cg->vmin = NULL, cg->vbody = NULL;
         }
-        cg->n_vars = depth;
+        end_vector(cg, depth);
     }
     if (rc != WEFT_OK) return rc;
     for (int k = U; k < P; k++) vals[k] = LLVMGetPoison(vty);
