@@ -34,7 +34,8 @@ import argparse
 import os
 import statistics
 import sys
-import time
+
+from peer_serve import serve, timed
 
 EXIT_USAGE, EXIT_NO_ORT = 2, 3
 
@@ -117,26 +118,10 @@ def main(argv=None):
     for _ in range(warmup):
         sess.run(None, feeds)
 
-    def timed(n):
-        times = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            sess.run(None, feeds)
-            times.append(time.perf_counter() - t0)
-        return times
-
+    run = lambda: sess.run(None, feeds)
     if args.serve:
-        print("ready", flush=True)
-        for line in sys.stdin:
-            words = line.split()
-            if not words or words[0] == "quit":
-                break
-            if words[0] != "run" or len(words) != 2 or not words[1].isdigit() or int(words[1]) < 1:
-                fail(EXIT_USAGE, "--serve: expected 'run N' or 'quit', got %r" % line.strip())
-            sess.run(None, feeds)  # untimed: the other side's threads may still hold the cores
-            print("times_ms=" + ",".join("%.6f" % (t * 1e3) for t in timed(int(words[1]))), flush=True)
-        return 0
-    print("median_ms=%.3f" % (statistics.median(timed(args.repeat)) * 1e3))
+        return serve(run, lambda msg: fail(EXIT_USAGE, msg))
+    print("median_ms=%.3f" % (statistics.median(timed(run, args.repeat)) * 1e3))
     if args.profile > 0:
         print_profile(sess.end_profiling(), args.profile)
     return 0

@@ -32,7 +32,8 @@ import argparse
 import os
 import statistics
 import sys
-import time
+
+from peer_serve import serve, timed
 
 EXIT_USAGE, EXIT_MISMATCH, EXIT_NO_TORCH = 2, 3, 4
 
@@ -42,39 +43,13 @@ def fail(code, msg):
     sys.exit(code)
 
 
-def timed(run, n, sync=lambda: None):
-    """n runs' times in seconds."""
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def serve(run, sync=lambda: None):
-    """--serve: the protocol of `weft bench model`'s turns (see the top of this file)."""
-    print("ready", flush=True)
-    for line in sys.stdin:
-        words = line.split()
-        if not words or words[0] == "quit":
-            break
-        if words[0] != "run" or len(words) != 2 or not words[1].isdigit() or int(words[1]) < 1:
-            fail(EXIT_USAGE, "--serve: expected 'run N' or 'quit', got %r" % line.strip())
-        run()  # the turn's first run is untimed: the other side's threads may still hold the cores
-        sync()
-        print("times_ms=" + ",".join("%.6f" % (t * 1e3) for t in timed(run, int(words[1]), sync)), flush=True)
-    return 0
-
-
 def time_runs(run, args, warmup, sync=lambda: None):
     """Prints median_ms of args.repeat runs after warmup, or serves turns (--serve)."""
     for _ in range(warmup):
         run()
     sync()
     if args.serve:
-        return serve(run, sync)
+        return serve(run, lambda msg: fail(EXIT_USAGE, msg), sync)
     print("median_ms=%.6f" % (statistics.median(timed(run, args.repeat, sync)) * 1e3))
     return 0
 

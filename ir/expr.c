@@ -391,3 +391,23 @@ bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v)
     uses_one(&c, e);
     return c.found;
 }
+
+typedef struct reads_ctx {
+    const weft_buffer *buf;
+    bool found;
+} reads_ctx;
+
+static void reads_one(void *ud, const weft_expr *e)
+{
+    reads_ctx *c = ud;
+    if (c->found || !e) return;
+    if (e->kind == WEFT_EXPR_LOAD && e->u.load.buf == c->buf) c->found = true;
+    else weft_expr_each_child(e, reads_one, ud);
+}
+
+bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf)
+{
+    reads_ctx c = {buf, false};
+    reads_one(&c, e);
+    return c.found;
+}

@@ -158,5 +158,7 @@ const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
                                       const weft_expr *const *from, const weft_expr *const *to);
 /* True when variable v occurs in e. */
 bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v);
+/* True when e loads from buf anywhere. */
+bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf);
 
 #endif

@@ -242,16 +242,15 @@ static int chunk_pieces(int64_t extent, int n, int c)
  * | pieces done (so a thread decides from the word alone, before it may read the job). */
 static uint64_t taken_word(uint64_t gen, int pieces) { return gen << 16 | (uint64_t)pieces << 8; }
 
-/* Takes and runs pieces of chunk c of job generation gen until none is left untaken; returns
- * how many it ran. A taken word of another generation means the job has ended. */
-static int run_pieces(weft_threadpool *p, int c, uint64_t gen, int n_chunks, bool wake_submitter)
+/* Takes and runs pieces of chunk c of job generation gen until none is left untaken. A taken
+ * word of another generation means the job has ended. */
+static void run_pieces(weft_threadpool *p, int c, uint64_t gen, int n_chunks, bool wake_submitter)
 {
     chunk_words *cw = &p->chunks[c];
-    int ran = 0;
     for (;;) {
         uint64_t t = atomic_load_explicit(&cw->taken, memory_order_acquire);
         int k = (int)(t & 0xff), np = (int)(t >> 8 & 0xff);
-        if (t >> 16 != gen || k >= np) return ran;
+        if (t >> 16 != gen || k >= np) return;
         if (!atomic_compare_exchange_weak_explicit(&cw->taken, &t, t + 1, memory_order_acquire, memory_order_relaxed))
             continue;
         /* the job's fields are stable now: it cannot end before this piece is done */
@@ -259,7 +258,6 @@ static int run_pieces(weft_threadpool *p, int c, uint64_t gen, int n_chunks, boo
         chunk_range(p->extent, n_chunks, c, &begin, &end);
         chunk_range(end - begin, np, k, &pb, &pe);
         p->body(p->closure, begin + pb, begin + pe);
-        ran++;
         /* seq_cst: the piece's writes (release) before reading the flag */
         atomic_fetch_add(&cw->done, 1);
         if (wake_submitter && atomic_load(&p->submitter_waiting)) {

@@ -118,18 +118,30 @@ weft_status weft_sched_wide_vectors(weft_schedule *s, const char *out, const cha
     return rc;
 }
 
+/* The first tensor read by op's body along the vector axis v that does (uses_u) or does not
+ * use the row axis u; with f, only f's inputs count. */
 typedef struct operand_scan {
     const weft_tensor *op;
     int u, v;
+    bool uses_u;
+    const weft_te_func *f;
     const weft_tensor *found;
 } operand_scan;
+
+static bool is_input(const weft_te_func *f, const weft_tensor *t)
+{
+    for (int i = 0; i < f->n_inputs; i++)
+        if (f->inputs[i] == t) return true;
+    return false;
+}
 
 static void find_operand(void *ud, const weft_expr *e)
 {
     operand_scan *sc = ud;
     if (sc->found) return;
     if (e->kind == WEFT_EXPR_TLOAD && weft_expr_uses_var(e, sc->op->axis[sc->v].var) &&
-        !weft_expr_uses_var(e, sc->op->axis[sc->u].var)) {
+        weft_expr_uses_var(e, sc->op->axis[sc->u].var) == sc->uses_u &&
+        (!sc->f || is_input(sc->f, weft_expr_tload_tensor(e)))) {
         sc->found = weft_expr_tload_tensor(e);
         return;
     }
@@ -143,7 +155,7 @@ int weft_sched_pack_operand(const weft_schedule *s, int r)
     int u, v;
     weft_sched_choose_tile_axes(op, &u, &v);
     if (u < 0) return -1;
-    operand_scan sc = {op, u, v, NULL};
+    operand_scan sc = {op, u, v, false, NULL, NULL};
     find_operand(&sc, op->body);
     if (!sc.found) return -1;
     for (int p = 0; p < s->n_stages; p++) {
@@ -330,33 +342,12 @@ bool weft_sched_streamed_tile(const weft_schedule *s, int r, int u, int v, const
     return m > *rows && m <= SMALL_M_ROW_TILES * full && bytes > 4 * (int64_t)l2 && *rows * *vecs + *vecs + 1 <= regs;
 }
 
-typedef struct stream_scan {
-    const weft_te_func *f;
-    const weft_tensor *op;
-    int u, v;
-    const weft_tensor *found;
-} stream_scan;
-
-static void find_row_stream(void *ud, const weft_expr *e)
-{
-    stream_scan *sc = ud;
-    if (sc->found) return;
-    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_uses_var(e, sc->op->axis[sc->u].var) &&
-        weft_expr_uses_var(e, sc->op->axis[sc->v].var)) {
-        const weft_tensor *t = weft_expr_tload_tensor(e);
-        for (int i = 0; i < sc->f->n_inputs; i++)
-            if (sc->f->inputs[i] == t) sc->found = t;
-        if (sc->found) return;
-    }
-    weft_expr_each_child(e, find_row_stream, ud);
-}
-
 int64_t weft_sched_row_streams(const weft_schedule *s, int r, int u, int v, int64_t row_lanes, const weft_target_caps *caps)
 {
     const weft_tensor *op = s->stages[r].op;
     if (u < 0 || v < 0 || op->n_reduce != 1 || !op->body) return 0;
-    stream_scan sc = {s->func, op, u, v, NULL};
-    find_row_stream(&sc, op->body);
+    operand_scan sc = {op, u, v, true, s->func, NULL};
+    find_operand(&sc, op->body);
     if (!sc.found) return 0;
     long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
     int64_t bytes = weft_te_numel(sc.found) * (int64_t)weft_dtype_bytes(sc.found->dtype);

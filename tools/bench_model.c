@@ -193,50 +193,16 @@ static void peer_turn(peer *p, int k)
     }
 }
 
-static int cmp_ms(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* After each of weft's turns: as many runs of each live peer. */
+typedef struct peer_turns {
+    peer *peers;
+    int n;
+} peer_turns;
 
-static double median_of(double *t, int n)
+static void peers_turn(void *ctx, int runs)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp_ms);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-/* The rows timed by turns: up to 10 turns of at least 10 runs (one turn when N < 20), a turn
- * being k runs of every loaded model (alternating run by run, after one untimed run) and then
- * k runs of each live peer, so that load from other processes falls on every row alike. */
-static int time_by_turns(weft_cli_model *const *l, int n_models, peer *peers, int n_peers, int repeat, double *med)
-{
-    double *ts = weft_malloc(sizeof *ts * (size_t)repeat * (size_t)n_models);
-    if (!ts) {
-        fprintf(stderr, "weft: out of memory\n");
-        return 1;
-    }
-    /* turns of at least 10 runs: with 3 (30 runs in 10 turns) ONNX Runtime's lstm_cls ran 11.4
-     * ms against 8.9 with 10 and 9.2 alone, each turn starting from the other rows' caches */
-    int rounds = repeat / 10 < 1 ? 1 : repeat / 10 > 10 ? 10 : repeat / 10, done = 0;
-    for (int r = -1; r < rounds; r++) {
-        int k = r < 0 ? 3 : (int)((int64_t)repeat * (r + 1) / rounds - (int64_t)repeat * r / rounds);
-        for (int i = r < 0 ? 0 : -1; i < k; i++) /* r = -1: three warm-up runs; -1: a turn's untimed run */
-            for (int m = 0; m < n_models; m++) {
-                double t0 = weft_rt_now();
-                if (weft_model_run(l[m]->m, (const void *const *)l[m]->in, l[m]->out) != WEFT_OK) {
-                    fprintf(stderr, "weft: %s\n", weft_last_error());
-                    free(ts);
-                    return 1;
-                }
-                if (r >= 0 && i >= 0) ts[(size_t)m * (size_t)repeat + (size_t)(done + i)] = (weft_rt_now() - t0) * 1e3;
-            }
-        if (r < 0) continue;
-        done += k;
-        for (int p = 0; p < n_peers; p++) peer_turn(&peers[p], k);
-    }
-    for (int m = 0; m < n_models; m++) med[m] = median_of(ts + (size_t)m * (size_t)repeat, repeat);
-    free(ts);
-    return 0;
+    peer_turns *pt = ctx;
+    for (int p = 0; p < pt->n; p++) peer_turn(&pt->peers[p], runs);
 }
 
 /* The reference input NAME.input.bin next to NAME.onnx, for a model with one input of its size,
@@ -322,9 +288,13 @@ int weft_cmd_bench_model(int argc, char **argv)
         n_peers = 2;
     } else if (rc == 0) fprintf(stderr, "# peers: left out for --target %s (they run on the CPU)\n", target);
     double med[2] = {0, 0};
-    if (rc == 0) rc = time_by_turns(lp, loaded, peers, n_peers, repeat, med);
+    /* turns of at least 10 runs: with 3 (30 runs in 10 turns) ONNX Runtime's lstm_cls ran 11.4
+     * ms against 8.9 with 10 and 9.2 alone, each turn starting from the other rows' caches */
+    int rounds = repeat / 10 < 1 ? 1 : repeat / 10 > 10 ? 10 : repeat / 10;
+    peer_turns pt = {peers, n_peers};
+    if (rc == 0) rc = weft_cli_time_runs_by_turns(lp, loaded, repeat, rounds, peers_turn, &pt, med);
     for (int pass = 0; pass < loaded; pass++) {
-        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med[pass], csv);
+        if (rc == 0) peer_row(pass ? "tuned" : "default", name, threads, med[pass] * 1e3, csv);
         weft_cli_model_free(&l[pass]);
     }
     for (int p = 0; p < n_peers; p++) {
@@ -332,7 +302,7 @@ int weft_cmd_bench_model(int argc, char **argv)
         if (peers[p].live && !timed)
             fprintf(stderr, "# %s: answered %d of %d runs, no row\n", peers[p].name, peers[p].n, repeat);
         peer_stop(&peers[p]);
-        if (rc == 0 && timed) peer_row(peers[p].name, name, threads, median_of(peers[p].ts, peers[p].n), csv);
+        if (rc == 0 && timed) peer_row(peers[p].name, name, threads, weft_cli_median(peers[p].ts, peers[p].n), csv);
         free(peers[p].ts);
     }
     signal(SIGPIPE, old_pipe);

@@ -115,8 +115,15 @@ int weft_cli_write_outputs(const weft_cmd_spec *spec, const weft_cli_model *l, c
 /* Median seconds of n runs after three warm-up runs (run.c); 0, or 1 after a message. */
 int weft_cli_time_runs(weft_cli_model *l, int n, double *median);
 /* The same for n_models models whose runs alternate (run i of each, in turn), so a minute of
- * other load on the machine slows them alike: median[m] for model m. */
-int weft_cli_time_runs_alternating(weft_cli_model *const *l, int n_models, int n, double *median);
+ * other load on the machine slows them alike: median[m] for model m. The n runs go in
+ * `rounds` turns; after each, after_turn(ctx, runs of that turn) (NULL: none), and every turn
+ * after the first starts with one untimed run of each model (bench model times its peers
+ * between the turns). */
+typedef void (*weft_cli_turn_fn)(void *ctx, int runs);
+int weft_cli_time_runs_by_turns(weft_cli_model *const *l, int n_models, int n, int rounds, weft_cli_turn_fn after_turn,
+                                void *ctx, double *median);
+/* Median of t[0..n) (sorts t). */
+double weft_cli_median(double *t, int n);
 size_t weft_cli_value_bytes(const weft_graph *g, weft_value v);
 /* "float32 [1, 3, 32, 32]" */
 void weft_cli_value_desc(const weft_graph *g, weft_value v, char *buf, size_t n);

@@ -63,32 +63,44 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int weft_cli_time_runs_alternating(weft_cli_model *const *l, int n_models, int n, double *median)
+double weft_cli_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+int weft_cli_time_runs_by_turns(weft_cli_model *const *l, int n_models, int n, int rounds, weft_cli_turn_fn after_turn,
+                                void *ctx, double *median)
 {
     double *ts = weft_malloc(sizeof *ts * (size_t)(n > 0 ? n : 1) * (size_t)n_models);
     if (!ts) return 1;
-    for (int i = -3; i < n; i++) /* three warm-up runs */
-        for (int m = 0; m < n_models; m++) {
-            double t0 = weft_rt_now();
-            if (weft_model_run(l[m]->m, (const void *const *)l[m]->in, l[m]->out) != WEFT_OK) {
-                fprintf(stderr, "weft: %s\n", weft_last_error());
-                free(ts);
-                return 1;
+    if (rounds < 1) rounds = 1;
+    int done = 0;
+    for (int r = -1; r < rounds; r++) {
+        int k = r < 0 ? 3 : (int)((int64_t)n * (r + 1) / rounds - (int64_t)n * r / rounds);
+        /* r = -1: three warm-up runs; i = -1: a later turn's untimed first run */
+        for (int i = r < 0 || rounds == 1 ? 0 : -1; i < k; i++)
+            for (int m = 0; m < n_models; m++) {
+                double t0 = weft_rt_now();
+                if (weft_model_run(l[m]->m, (const void *const *)l[m]->in, l[m]->out) != WEFT_OK) {
+                    fprintf(stderr, "weft: %s\n", weft_last_error());
+                    free(ts);
+                    return 1;
+                }
+                if (r >= 0 && i >= 0) ts[(size_t)m * (size_t)n + (size_t)(done + i)] = weft_rt_now() - t0;
             }
-            if (i >= 0) ts[(size_t)m * (size_t)n + (size_t)i] = weft_rt_now() - t0;
-        }
-    for (int m = 0; m < n_models; m++) {
-        double *t = ts + (size_t)m * (size_t)n;
-        qsort(t, (size_t)n, sizeof *t, cmp_double);
-        median[m] = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+        if (r < 0) continue;
+        done += k;
+        if (after_turn) after_turn(ctx, k);
     }
+    for (int m = 0; m < n_models; m++) median[m] = weft_cli_median(ts + (size_t)m * (size_t)n, n);
     free(ts);
     return 0;
 }
 
 int weft_cli_time_runs(weft_cli_model *l, int n, double *median)
 {
-    return weft_cli_time_runs_alternating(&l, 1, n, median);
+    return weft_cli_time_runs_by_turns(&l, 1, n, 1, NULL, NULL, median);
 }
 
 /* A classifier's answer: the argmax of each row of the model's only output, when that output

@@ -287,6 +287,8 @@ done:
 static weft_status emit_for(weft_llvm_cg *cg, const weft_stmt *s)
 {
     const weft_expr *ext = s->u.loop.extent;
+    int64_t stride; /* serial or unrolled around a write-back across rows */
+    if (weft_llvm_transposed_store_ok(cg, s, &stride)) return weft_llvm_transposed_store(cg, s, stride);
     switch (s->u.loop.kind) {
     case WEFT_FOR_THREAD_BOUND:
         return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: loop %s is bound to %s; thread binding needs a GPU target",
@@ -298,12 +300,9 @@ static weft_status emit_for(weft_llvm_cg *cg, const weft_stmt *s)
         if (weft_llvm_vector_ok(s)) return weft_llvm_vector_loop(cg, s);
         return emit_serial(cg, s);
     case WEFT_FOR_UNROLLED:
-        if (weft_llvm_transposed_store_ok(cg, s)) return weft_llvm_transposed_store(cg, s);
         if (ext->kind == WEFT_EXPR_INT && ext->u.imm_int <= MAX_UNROLL) return emit_unrolled(cg, s);
         return emit_serial(cg, s);
-    case WEFT_FOR_SERIAL:
-        if (weft_llvm_transposed_store_ok(cg, s)) return weft_llvm_transposed_store(cg, s);
-        return emit_serial(cg, s);
+    case WEFT_FOR_SERIAL: return emit_serial(cg, s);
     default: return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: unknown loop kind %d", (int)s->u.loop.kind);
     }
 }

@@ -139,9 +139,9 @@ weft_status weft_llvm_index(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *
 /* Register type (bool is i1) and memory type (bool is i8) of a dtype; NULL if unsupported. */
 LLVMTypeRef weft_llvm_type(weft_llvm_cg *cg, weft_dtype t);
 LLVMTypeRef weft_llvm_mem_type(weft_llvm_cg *cg, weft_dtype t);
-/* Base pointer of buf in the current function. */
 /* The innermost ALLOCATE in scope of buf, or NULL (a parameter, or out of scope). */
 const weft_llvm_local *weft_llvm_local_of(const weft_llvm_cg *cg, const weft_buffer *buf);
+/* Base pointer of buf in the current function. */
 weft_status weft_llvm_buffer_ptr(weft_llvm_cg *cg, const weft_buffer *buf, LLVMValueRef *out);
 /* Broadcast scalar v to `lanes` lanes. */
 LLVMValueRef weft_llvm_splat(weft_llvm_cg *cg, LLVMValueRef v, int lanes);
@@ -156,9 +156,10 @@ LLVMValueRef weft_llvm_from_mem(weft_llvm_cg *cg, weft_dtype t, LLVMValueRef v);
 bool weft_llvm_vector_ok(const weft_stmt *s);
 weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s);
 /* A loop around one vectorized loop whose store writes each lane to a row of its own
- * (vector.c "transposed stores"): whether it applies, and its code. */
-bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s);
-weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s);
+ * (vector.c "transposed stores"): whether it applies (*stride: the rows' distance), and its
+ * code. */
+bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s, int64_t *stride);
+weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s, int64_t stride);
 /* Vector-mode LOAD and STORE (cg->vvar set). */
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
 /* Vector-mode SELECT(c, LOAD, f) of a padding stage whose index clamps the vectorized

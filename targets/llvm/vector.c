@@ -305,6 +305,13 @@ bool weft_llvm_int_range(const weft_llvm_cg *cg, const weft_expr *e, int64_t *lo
     return weft_dtype_is_int(e->dtype) && range_of(cg, e, lo, hi);
 }
 
+static int64_t pow2_ceil(int64_t n)
+{
+    int64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
 /* True when buf is a local buffer and every lane of the contiguous access at idx lies inside it
  * (the vectorized variable's binding covers all lanes); a load may also reach into the
  * buffer's slack (zeroed with the buffer when guarded loops read it, codegen.c), so a partial
@@ -344,8 +351,7 @@ static bool stores_to(const weft_stmt *s, const weft_buffer *buf)
 enum { WIDEN_MIN_TRIPS = 100 };
 static int widened_lanes(const weft_llvm_cg *cg, const weft_buffer *buf, const weft_expr *idx)
 {
-    int n = cg->lanes, w = 1;
-    while (w < n) w *= 2;
+    int n = cg->lanes, w = (int)pow2_ceil(n);
     if (w == n || w > 16 || buf->param_index >= 0 || stores_to(cg->vbody, buf)) return n;
     const weft_llvm_local *l = weft_llvm_local_of(cg, buf);
     if (!l || l->slack < w - n) return n;
@@ -794,37 +800,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
  * stores and 30 shuffles). */
 enum { TRANSPOSE_MAX = 16 };
 
-typedef struct reads_scan {
-    const weft_buffer *buf;
-    bool found;
-} reads_scan;
-
-static void reads_child(void *ud, const weft_expr *e)
-{
-    reads_scan *rs = ud;
-    if (rs->found) return;
-    if (e->kind == WEFT_EXPR_LOAD && weft_expr_load_buf(e) == rs->buf) {
-        rs->found = true;
-        return;
-    }
-    weft_expr_each_child(e, reads_child, ud);
-}
-
-static bool reads_buf(const weft_expr *e, const weft_buffer *buf)
-{
-    reads_scan rs = {buf, false};
-    reads_child(&rs, e);
-    return rs.found;
-}
-
-static int64_t pow2_ceil(int64_t n)
-{
-    int64_t p = 1;
-    while (p < n) p *= 2;
-    return p;
-}
-
-bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s)
+bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s, int64_t *stride)
 {
     if (cg->vvar || (s->u.loop.kind != WEFT_FOR_SERIAL && s->u.loop.kind != WEFT_FOR_UNROLLED)) return false;
     const weft_expr *ue = s->u.loop.extent;
@@ -835,11 +811,13 @@ bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s)
     if (L > TRANSPOSE_MAX || L != pow2_ceil(L) || L < P || (U < P && !cg->masked_stores)) return false;
     const weft_stmt *st = v->u.loop.body;
     if (st->kind != WEFT_STMT_STORE || st->u.store.buf->param_index < 0) return false;
-    if (!weft_dtype_is_float(st->u.store.buf->dtype) || reads_buf(st->u.store.value, st->u.store.buf)) return false;
+    if (!weft_dtype_is_float(st->u.store.buf->dtype) || weft_expr_reads_buf(st->u.store.value, st->u.store.buf)) return false;
     if (!weft_dtype_is_int(s->u.loop.var->dtype) || !weft_dtype_is_int(v->u.loop.var->dtype)) return false;
     int64_t sv, su;
     vloop lv = {v->u.loop.var, L, loop_min_mult(v), false}, lu = {s->u.loop.var, U, loop_min_mult(s), false};
-    return stride_of(st->u.store.index, &lv, &sv) && sv >= U && stride_of(st->u.store.index, &lu, &su) && su == 1;
+    if (!stride_of(st->u.store.index, &lv, &sv) || sv < U || !stride_of(st->u.store.index, &lu, &su) || su != 1) return false;
+    *stride = sv;
+    return true;
 }
 
 static int bit_reverse(int i, int bits)
@@ -849,7 +827,7 @@ static int bit_reverse(int i, int bits)
     return r;
 }
 
-weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s)
+weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s, int64_t stride)
 {
     const weft_stmt *v = s->u.loop.body, *st = v->u.loop.body;
     const weft_buffer *buf = st->u.store.buf;
@@ -897,9 +875,6 @@ weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s)
         }
         memcpy(x, y, sizeof x[0] * (size_t)P);
     }
-    int64_t stride;
-    vloop lv = {v->u.loop.var, L, loop_min_mult(v), false};
-    if (!stride_of(st->u.store.index, &lv, &stride)) return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: transposed store lost its stride");
     unsigned align = (unsigned)weft_dtype_bytes(buf->dtype);
     LLVMValueRef live[TRANSPOSE_MAX]; /* a row's first U of P lanes */
     for (int t = 0; t < P; t++) live[t] = LLVMConstInt(cg->t_i1, t < U, 0);
