@@ -334,6 +334,7 @@ int weft_cmd_bench(int argc, char **argv)
     int ex = weft_args_parse(&weft_spec_bench_op, argc, argv, &args);
     if (ex >= 0) return ex;
     const char *op = args.pos[0];
+    if (!strcmp(op, "matmul")) bench_peers_settle(); /* may restart the process: before any output */
     int64_t shape[16];
     int n = weft_cli_shape(&args, shape, 16);
     if (n < 0) return 2;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "runtime/runtime.h"
@@ -340,4 +341,60 @@ const char *bench_peer_info(const char *name)
     else
         snprintf(info_buf, sizeof info_buf, "unavailable: unknown peer '%s'", name ? name : "(null)");
     return info_buf;
+}
+
+/* Reads this process's command line into a NULL-terminated argv (one allocation: the pointers,
+ * then the text). NULL when it cannot. */
+static char **own_command_line(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    if (text) n = fread(text, 1, cap - 1, f);
+    bool whole = text && feof(f) && !ferror(f) && n > 0;
+    fclose(f);
+    if (!whole) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    size_t argc = 0;
+    for (size_t i = 0; i < n; i++) argc += text[i] == '\0';
+    char **argv = malloc(sizeof *argv * (argc + 1) + n + 1);
+    if (!argv) {
+        free(text);
+        return NULL;
+    }
+    char *copy = (char *)(argv + argc + 1);
+    memcpy(copy, text, n + 1);
+    free(text);
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < argc; i += strlen(copy + i) + 1) argv[k++] = copy + i;
+    argv[k] = NULL;
+    return argv;
+}
+
+void bench_peers_settle(void)
+{
+#if defined(WEFT_HAVE_OPENBLAS) || defined(WEFT_HAVE_ONEDNN)
+    /* 1e5 pause loops (a few ms) and 2^20 cycles keep a peer's threads awake between its own
+     * back-to-back calls and asleep a turn later */
+    static const char *const vars[][2] = {{"GOMP_SPINCOUNT", "100000"}, {"OPENBLAS_THREAD_TIMEOUT", "20"}};
+    bool changed = false;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (!getenv(vars[i][0])) {
+            if (setenv(vars[i][0], vars[i][1], 1) != 0) break;
+            changed = true;
+        }
+    if (!changed) return;
+    char **argv = own_command_line();
+    if (argv) {
+        fflush(NULL);
+        execv("/proc/self/exe", argv);
+    }
+    free(argv);
+    fprintf(stderr, "# peers: could not restart with GOMP_SPINCOUNT and OPENBLAS_THREAD_TIMEOUT set: idle "
+                    "library threads may slow the row timed after them\n");
+#endif
 }

@@ -19,6 +19,13 @@ weft_status bench_peer_create(const char *name, int M, int N, int K, int threads
                               bench_peer **out);
 /* The timed call: C (M*N floats) = A (M*K floats) * B. Synchronous. */
 weft_status bench_peer_run(bench_peer *p, const float *A, float *C);
+/* Bounds how long the libraries' idle threads spin after a call (libgomp's, under oneDNN:
+ * GOMP_SPINCOUNT; OpenBLAS's: OPENBLAS_THREAD_TIMEOUT), so a peer's threads do not take a core
+ * from the row timed after it (unbounded, a two-thread row ran at one thread's speed, which
+ * row depended on the run). Both libraries read these at load time: where either is unset, it
+ * is set and the process re-executes itself (/proc/self/exe with its own command line); returns
+ * (doing nothing) when both are set or no peer is built, and prints a note when it cannot. */
+void bench_peers_settle(void);
 /* Accepts NULL. */
 void bench_peer_destroy(bench_peer *p);
 /* One line naming the library version and the kernel it selected for this CPU; borrowed,
