@@ -6,12 +6,14 @@
  *
  * Every row is timed by turns: N/10 runs (at least 10) of the default and tuned models
  * (alternating run by run), then as many of each peer (in its --serve mode, started once), so
- * load from other processes falls on all rows alike.
+ * load from other processes falls on all rows alike. After its turn a peer's threads are let
+ * go idle (ONNX Runtime's spin for about 40 ms) before the next turn starts.
  *
  * Inputs: the model's reference input NAME.input.bin next to NAME.onnx when the model has one
  * input of that size, else NAME.in.INPUT.bin for every input when each has its input's size
  * (scripts/gen_rnn.py's models), otherwise zeros (said on stderr).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/mem.h"
@@ -193,7 +196,46 @@ static void peer_turn(peer *p, int k)
     }
 }
 
-/* After each of weft's turns: as many runs of each live peer. */
+/* How many of pid's threads are running or runnable (state R in /proc/PID/task/TID/stat); -1
+ * when that cannot be read. (Their CPU time would not do: a running thread's is brought up to
+ * date only at scheduler ticks, 4 ms apart.) */
+static int running_threads(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char sp[96], line[512];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%.16s/stat", (int)pid, e->d_name);
+        FILE *f = fopen(sp, "r");
+        if (!f) continue;
+        const char *close_paren = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+        if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'R') n++;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Waits (up to QUIET_MAX_S) until none of p's threads is running: ONNX Runtime's and OpenMP's
+ * workers spin for a while after a run, and a spinning thread takes a core from the row timed
+ * next (gru_enc_b1 at 2 threads: weft 0.73-0.79 ms with no ONNX Runtime row, 1.32-1.38 right
+ * after ONNX Runtime's turns). */
+static void peer_wait_quiet(const peer *p)
+{
+    const double QUIET_MAX_S = 0.5;
+    double t0 = weft_rt_now();
+    while (running_threads(p->pid) > 0 && weft_rt_now() - t0 < QUIET_MAX_S) {
+        struct timespec q = {0, 500000};
+        nanosleep(&q, NULL);
+    }
+}
+
+/* After each of weft's turns: as many runs of each live peer, each followed by a wait for its
+ * threads to go idle. */
 typedef struct peer_turns {
     peer *peers;
     int n;
@@ -202,7 +244,10 @@ typedef struct peer_turns {
 static void peers_turn(void *ctx, int runs)
 {
     peer_turns *pt = ctx;
-    for (int p = 0; p < pt->n; p++) peer_turn(&pt->peers[p], runs);
+    for (int p = 0; p < pt->n; p++) {
+        peer_turn(&pt->peers[p], runs);
+        if (pt->peers[p].live) peer_wait_quiet(&pt->peers[p]);
+    }
 }
 
 /* The reference input NAME.input.bin next to NAME.onnx, for a model with one input of its size,
