@@ -31,6 +31,8 @@
  *    `done_seq`;
  *  - a waiting thread yields at once when the thread it waits for may be queued behind it
  *    on the same CPU (the scheduler often wakes a thread on its waker's CPU).
+ *    A worker woken from its sleep onto the submitter's CPU pins itself to another CPU until
+ *    it next sleeps (pin_away_from_submitter).
  * Sleepers are found with a Dekker-style handshake on seq_cst atomics: a sleeper increments
  * `n_sleeping` (or sets `submitter_waiting`) before re-checking its condition and sleeping;
  * the waker changes the condition before reading the sleeper count. One of the two sees the
@@ -290,6 +292,29 @@ static bool worker_crowded(weft_threadpool *p, uint64_t seen)
     return cpu >= 0 && cpu == atomic_load_explicit(&p->submit_cpu, memory_order_relaxed);
 }
 
+/* A worker just woken on its submitter's CPU (the scheduler often wakes a thread next to its
+ * waker) pins itself to another CPU of the pool's set, its starting CPU where it can, until it
+ * next sleeps. Left there it yields to the submitter (worker_crowded), which then runs the
+ * pieces alone, and the scheduler let it stay for tens of milliseconds while the other core
+ * idled: a 2-thread model whose pool had slept between requests ran at one thread's speed
+ * (gelu_ffn timed by turns after ONNX Runtime's: 0.70 ms, 0.37 alone; the worker had run 320 of
+ * 2490 pieces; pinned away, 0.35-0.37 and 950-1130). WEFT_PIN_THREADS=0 turns this off with the
+ * starting pin. */
+static void pin_away_from_submitter(weft_threadpool *p, worker_arg *w)
+{
+    if (w->pin_cpu < 0) return; /* pinning off, or one CPU */
+    int here = this_cpu();
+    if (here < 0 || here != atomic_load_explicit(&p->submit_cpu, memory_order_relaxed)) return;
+    int to = w->pin_cpu;
+    for (int c = 0; to == here && c < CPU_SETSIZE; c++)
+        if (c != here && CPU_ISSET(c, &p->cpus)) to = c;
+    if (to == here) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(to, &one);
+    w->pinned = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+}
+
 /* Waits until the generation differs from `seen` or the pool shuts down; returns the state. */
 static uint64_t wait_for_work(weft_threadpool *p, worker_arg *w, uint64_t seen)
 {
@@ -305,6 +330,7 @@ static uint64_t wait_for_work(weft_threadpool *p, worker_arg *w, uint64_t seen)
             word_wait(p, &p->wake_seq, seq);
         }
         atomic_fetch_sub(&p->n_sleeping, 1);
+        pin_away_from_submitter(p, w);
     }
     return atomic_load_explicit(&p->state, memory_order_acquire);
 }
