@@ -334,7 +334,6 @@ int weft_cmd_bench(int argc, char **argv)
     int ex = weft_args_parse(&weft_spec_bench_op, argc, argv, &args);
     if (ex >= 0) return ex;
     const char *op = args.pos[0];
-    if (!strcmp(op, "matmul")) bench_peers_settle(); /* may restart the process: before any output */
     int64_t shape[16];
     int n = weft_cli_shape(&args, shape, 16);
     if (n < 0) return 2;
@@ -370,6 +369,11 @@ int weft_cmd_bench(int argc, char **argv)
         ops->create(&t) != WEFT_OK || dops->create(&dt) != WEFT_OK) {
         fprintf(stderr, "weft bench: %s\n", weft_last_error());
         goto done;
+    }
+    if (!strcmp(op, "matmul")) { /* may restart the process: before any output */
+        weft_target_caps caps;
+        ops->caps(t, &caps);
+        bench_peers_settle(caps.vector_bits);
     }
     b.f = f;
     b.flops = weft_te_func_flops(f);

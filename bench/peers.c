@@ -375,15 +375,23 @@ static char **own_command_line(void)
     return argv;
 }
 
-void bench_peers_settle(void)
+void bench_peers_settle(int vector_bits)
 {
 #if defined(WEFT_HAVE_OPENBLAS) || defined(WEFT_HAVE_ONEDNN)
     /* 1e5 spins of libgomp's wait loop and 2^20 cycles of OpenBLAS's keep a peer's threads
      * awake between its own back-to-back calls and asleep by the next row's turn (measured:
      * every row at its best, 128x3072x768 at two threads) */
-    static const char *const vars[][2] = {{"GOMP_SPINCOUNT", "100000"}, {"OPENBLAS_THREAD_TIMEOUT", "20"}};
+    const char *vars[4][2] = {{"GOMP_SPINCOUNT", "100000"}, {"OPENBLAS_THREAD_TIMEOUT", "20"}};
+    int n = 2;
+    if (vector_bits == 256) { /* weft generates AVX2 code (--cpu): the peers' kernels too */
+        vars[n][0] = "ONEDNN_MAX_CPU_ISA", vars[n++][1] = "AVX2";
+        vars[n][0] = "OPENBLAS_CORETYPE", vars[n++][1] = "Haswell";
+    } else if (vector_bits == 128) {
+        vars[n][0] = "ONEDNN_MAX_CPU_ISA", vars[n++][1] = "SSE41";
+        vars[n][0] = "OPENBLAS_CORETYPE", vars[n++][1] = "Nehalem";
+    }
     bool changed = false;
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    for (int i = 0; i < n; i++)
         if (!getenv(vars[i][0])) {
             if (setenv(vars[i][0], vars[i][1], 1) != 0) break;
             changed = true;
@@ -395,7 +403,9 @@ void bench_peers_settle(void)
         execv("/proc/self/exe", argv);
     }
     free(argv);
-    fprintf(stderr, "# peers: could not restart with GOMP_SPINCOUNT and OPENBLAS_THREAD_TIMEOUT set: idle "
-                    "library threads may slow the row timed after them\n");
+    fprintf(stderr, "# peers: could not restart with their settings (spin bounds, ISA) in the environment: idle "
+                    "library threads may slow the row timed after them, and the peers may use another ISA\n");
+#else
+    (void)vector_bits;
 #endif
 }

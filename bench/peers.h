@@ -22,10 +22,13 @@ weft_status bench_peer_run(bench_peer *p, const float *A, float *C);
 /* Bounds how long the libraries' idle threads spin after a call (libgomp's, under oneDNN:
  * GOMP_SPINCOUNT; OpenBLAS's: OPENBLAS_THREAD_TIMEOUT), so a peer's threads do not take a core
  * from the row timed after it (unbounded, a two-thread row ran at one thread's speed, which
- * row depended on the run). Both libraries read these at load time: where either is unset, it
- * is set and the process re-executes itself (/proc/self/exe with its own command line); returns
- * (doing nothing) when both are set or no peer is built, and prints a note when it cannot. */
-void bench_peers_settle(void);
+ * row depended on the run), and holds the peers to weft's ISA level: vector_bits 256 (weft's
+ * caps under --cpu haswell, znver3, ...) sets ONEDNN_MAX_CPU_ISA=AVX2 and
+ * OPENBLAS_CORETYPE=Haswell, 128 SSE41 and Nehalem. The libraries read these at load time:
+ * where one is unset, it is set and the process re-executes itself (/proc/self/exe with its own
+ * command line; values already set are kept); returns (doing nothing) when all are set or no
+ * peer is built, and prints a note when it cannot restart. */
+void bench_peers_settle(int vector_bits);
 /* Accepts NULL. */
 void bench_peer_destroy(bench_peer *p);
 /* One line naming the library version and the kernel it selected for this CPU; borrowed,

@@ -40,6 +40,14 @@ expect 0 "vectorized for" -- show softmax --shape 4,64 --schedule default --prin
 expect 0 "kernel,shape,schedule,threads,median_us,gflops" -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
 expect 0 "kernel,shape,schedule,threads,fastest_us,gflops" -- bench op matmul --shape 16,32,8 --threads 1 --csv --fastest --min-time 0
 expect 0 "matmul,16x32x8,manual,2," -- bench op matmul --shape 16,32,8 --threads 2 --csv --min-time 0
+# with the oneDNN peer built, --cpu haswell holds it to AVX2 too (bench_peers_settle restarts the
+# process with ONEDNN_MAX_CPU_ISA=AVX2) and the restart keeps the arguments
+if "$weft" bench op matmul --shape 8,8,8 --threads 1 --csv --min-time 0 2>&1 | grep -q "^# onednn: oneDNN"; then
+    ( unset ONEDNN_MAX_CPU_ISA
+      expect 0 "isa cpu_isa_avx2," -- bench op matmul --shape 16,32,8 --threads 1 --csv --min-time 0 --cpu haswell
+      expect 0 "matmul,16x32x8,onednn,1," -- bench op matmul --shape 16,32,8 --threads 1 --csv --min-time 0 --cpu haswell
+      exit $fails ) || fails=$((fails + $?))
+fi
 expect 0 "conv2d,1x3x8x8x4x3x3x1x1,default,1," -- bench op conv2d --shape 1,3,8,8,4,3,3,1,1 --threads 1 --csv --min-time 0
 expect 1 "x.onnx" -- bench model /nonexistent/x.onnx
 expect 2 "--threads expects an integer in 1..256, got 0" -- bench op matmul --shape 4,4,4 --threads 0
