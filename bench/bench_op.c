@@ -47,10 +47,14 @@ typedef struct bench_ctx {
     const char *db; /* --db: adds the tuned row */
 } bench_ctx;
 
-static int cmp_double(const void *a, const void *b)
+/* The fastest of ts[0..n) with `fastest`, else their median (weft_cli_median; sorts ts). */
+static double run_stat(double *ts, int n, bool fastest)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    if (!fastest) return weft_cli_median(ts, n);
+    double best = ts[0];
+    for (int i = 1; i < n; i++)
+        if (ts[i] < best) best = ts[i];
+    return best;
 }
 
 typedef void (*run_fn)(void *ud);
@@ -73,8 +77,7 @@ static double time_median(run_fn fn, void *ud, double min_time, bool fastest)
         fn(ud);
         ts[n++] = weft_rt_now() - a;
     }
-    qsort(ts, (size_t)n, sizeof *ts, cmp_double);
-    double med = fastest ? ts[0] : n % 2 ? ts[n / 2] : 0.5 * (ts[n / 2 - 1] + ts[n / 2]);
+    double med = run_stat(ts, n, fastest);
     free(ts);
     return med;
 }
@@ -129,10 +132,7 @@ static void time_rows(timed_row *rows, int nr, double min_time)
 
 static double row_stat(timed_row *r, bool fastest)
 {
-    if (!r->ts || r->n == 0) return 0;
-    qsort(r->ts, (size_t)r->n, sizeof *r->ts, cmp_double);
-    int n = r->n;
-    return fastest ? r->ts[0] : n % 2 ? r->ts[n / 2] : 0.5 * (r->ts[n / 2 - 1] + r->ts[n / 2]);
+    return r->ts && r->n > 0 ? run_stat(r->ts, r->n, fastest) : 0;
 }
 
 static void row(const bench_ctx *b, const char *sched, double sec)

@@ -343,34 +343,23 @@ const char *bench_peer_info(const char *name)
     return info_buf;
 }
 
-/* Reads this process's command line into a NULL-terminated argv (one allocation: the pointers,
- * then the text). NULL when it cannot. */
-static char **own_command_line(void)
+/* This process's command line as a NULL-terminated argv pointing into *text (both the
+ * caller's to free); NULL when it cannot be read. */
+static char **own_command_line(char **text)
 {
     FILE *f = fopen("/proc/self/cmdline", "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, n = 0;
-    char *text = malloc(cap);
-    if (text) n = fread(text, 1, cap - 1, f);
-    bool whole = text && feof(f) && !ferror(f) && n > 0;
+    *text = malloc(cap);
+    if (*text) n = fread(*text, 1, cap - 1, f);
+    bool whole = *text && feof(f) && !ferror(f) && n > 0;
     fclose(f);
-    if (!whole) {
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
     size_t argc = 0;
-    for (size_t i = 0; i < n; i++) argc += text[i] == '\0';
-    char **argv = malloc(sizeof *argv * (argc + 1) + n + 1);
-    if (!argv) {
-        free(text);
-        return NULL;
-    }
-    char *copy = (char *)(argv + argc + 1);
-    memcpy(copy, text, n + 1);
-    free(text);
+    for (size_t i = 0; whole && i < n; i++) argc += (*text)[i] == '\0';
+    char **argv = whole ? malloc(sizeof *argv * (argc + 1)) : NULL;
+    if (!argv) return NULL;
     size_t k = 0;
-    for (size_t i = 0; i < n && k < argc; i += strlen(copy + i) + 1) argv[k++] = copy + i;
+    for (size_t i = 0; i < n && k < argc; i += strlen(*text + i) + 1) argv[k++] = *text + i;
     argv[k] = NULL;
     return argv;
 }
@@ -397,12 +386,13 @@ void bench_peers_settle(int vector_bits)
             changed = true;
         }
     if (!changed) return;
-    char **argv = own_command_line();
+    char *text = NULL, **argv = own_command_line(&text);
     if (argv) {
         fflush(NULL);
         execv("/proc/self/exe", argv);
     }
     free(argv);
+    free(text);
     fprintf(stderr, "# peers: could not restart with their settings (spin bounds, ISA) in the environment: idle "
                     "library threads may slow the row timed after them, and the peers may use another ISA\n");
 #else

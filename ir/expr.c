@@ -372,42 +372,35 @@ const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
     return subst_one(&c, e);
 }
 
-typedef struct uses_ctx {
-    const weft_expr *v;
+/* Whether e or any expression under it matches (pred(node, arg)), stopping at the first. */
+typedef struct any_ctx {
+    bool (*pred)(const weft_expr *e, const void *arg);
+    const void *arg;
     bool found;
-} uses_ctx;
+} any_ctx;
 
-static void uses_one(void *ud, const weft_expr *e)
+static void any_one(void *ud, const weft_expr *e)
 {
-    uses_ctx *c = ud;
+    any_ctx *c = ud;
     if (c->found || !e) return;
-    if (e == c->v) c->found = true;
-    else weft_expr_each_child(e, uses_one, ud);
+    if (c->pred(e, c->arg)) c->found = true;
+    else weft_expr_each_child(e, any_one, ud);
 }
 
-bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v)
+static bool expr_any(const weft_expr *e, bool (*pred)(const weft_expr *, const void *), const void *arg)
 {
-    uses_ctx c = {v, false};
-    uses_one(&c, e);
+    any_ctx c = {pred, arg, false};
+    any_one(&c, e);
     return c.found;
 }
 
-typedef struct reads_ctx {
-    const weft_buffer *buf;
-    bool found;
-} reads_ctx;
+static bool is_node(const weft_expr *e, const void *v) { return e == v; }
 
-static void reads_one(void *ud, const weft_expr *e)
+static bool loads_buf(const weft_expr *e, const void *buf)
 {
-    reads_ctx *c = ud;
-    if (c->found || !e) return;
-    if (e->kind == WEFT_EXPR_LOAD && e->u.load.buf == c->buf) c->found = true;
-    else weft_expr_each_child(e, reads_one, ud);
+    return e->kind == WEFT_EXPR_LOAD && e->u.load.buf == buf;
 }
 
-bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf)
-{
-    reads_ctx c = {buf, false};
-    reads_one(&c, e);
-    return c.found;
-}
+bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v) { return expr_any(e, is_node, v); }
+
+bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf) { return expr_any(e, loads_buf, buf); }

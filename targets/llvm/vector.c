@@ -837,11 +837,10 @@ weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s, int
     LLVMValueRef base, umin, vals[TRANSPOSE_MAX], i0 = NULL;
     weft_status rc = weft_llvm_buffer_ptr(cg, buf, &base);
     if (rc == WEFT_OK) rc = weft_llvm_index(cg, s->u.loop.min, &umin);
-    LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)L);
+    LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)L), ut = weft_llvm_type(cg, s->u.loop.var->dtype);
     for (int k = 0; k < U && rc == WEFT_OK; k++) {
         int depth = cg->n_vars;
         LLVMValueRef uk = LLVMBuildAdd(cg->b, umin, LLVMConstInt(cg->t_i64, (unsigned long long)k, 0), "");
-        LLVMTypeRef ut = weft_llvm_type(cg, s->u.loop.var->dtype);
         rc = weft_llvm_bind(cg, s->u.loop.var, ut != cg->t_i64 ? LLVMBuildTrunc(cg->b, uk, ut, "") : uk);
         if (rc == WEFT_OK && s->u.loop.min->kind == WEFT_EXPR_INT)
             weft_llvm_bound_last(cg, s->u.loop.min->u.imm_int + k, s->u.loop.min->u.imm_int + k);
