@@ -345,26 +345,37 @@ static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x)
     return LLVMBuildSelect(b, is_nan, x, res, "");
 }
 
-/* tanh for float32 that vectorizes: Cephes' odd polynomial below |x| = 0.625, else
- * sign(x) (1 - 2 / (e^{2|x|} + 1)) with fast_exp_f32. */
+/* tanh for float32 that vectorizes: the rational approximation of Eigen and XLA, x p(x^2) /
+ * q(x^2) with p of degree 6 and q of degree 3 in x^2, on x clamped to +-7.90531110763549805
+ * (where it reaches 1 in float32); below |x| = 0.0004 tanh(x) is x (which also keeps
+ * denormal inputs, whose square underflows). Relative error about 3.1e-7 (5 ulp) with the
+ * reciprocal estimate of safe_div, against the 47 instructions a vector of the previous form
+ * took (an odd polynomial below 0.625, else 1 - 2 / (e^{2|x|} + 1): both arms and a whole
+ * exp evaluated): about 20. NaN stays NaN (minnum/maxnum would turn it into the clamp). */
 static LLVMValueRef fast_tanh_f32(weft_llvm_cg *cg, LLVMValueRef x)
 {
     LLVMBuilderRef b = cg->b;
     LLVMTypeRef ty = LLVMTypeOf(x);
-    LLVMValueRef z = LLVMBuildFMul(b, x, x, "");
-    static const double coef[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
-                                  -3.33332819422E-1};
-    LLVMValueRef p = fconst(cg, x, coef[0]);
-    for (int i = 1; i < 5; i++) p = fmuladd(cg, p, z, fconst(cg, x, coef[i]));
-    LLVMValueRef small = fmuladd(cg, LLVMBuildFMul(b, p, z, ""), x, x);
+    LLVMValueRef args[2] = {x, fconst(cg, x, -7.90531110763549805)};
+    LLVMValueRef c = call_intrinsic(cg, "llvm.maxnum", ty, args, 2);
+    args[0] = c;
+    args[1] = fconst(cg, x, 7.90531110763549805);
+    c = call_intrinsic(cg, "llvm.minnum", ty, args, 2);
+    LLVMValueRef z = LLVMBuildFMul(b, c, c, "");
+    static const double alpha[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                                   5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
+                                   4.89352455891786e-03};
+    static const double beta[] = {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                                  4.89352518554385e-03};
+    LLVMValueRef p = fconst(cg, x, alpha[0]);
+    for (int i = 1; i < 7; i++) p = fmuladd(cg, p, z, fconst(cg, x, alpha[i]));
+    p = LLVMBuildFMul(b, p, c, "");
+    LLVMValueRef q = fconst(cg, x, beta[0]);
+    for (int i = 1; i < 4; i++) q = fmuladd(cg, q, z, fconst(cg, x, beta[i]));
+    LLVMValueRef res = safe_div(cg, p, q);
     LLVMValueRef ax = call_intrinsic(cg, "llvm.fabs", ty, &x, 1);
-    LLVMValueRef e2 = fast_exp_f32(cg, LLVMBuildFMul(b, ax, fconst(cg, x, 2.0), ""));
-    LLVMValueRef big = LLVMBuildFSub(b, fconst(cg, x, 1.0),
-                                     safe_div(cg, fconst(cg, x, 2.0), LLVMBuildFAdd(b, e2, fconst(cg, x, 1.0), "")), "");
-    LLVMValueRef args[2] = {big, x};
-    big = call_intrinsic(cg, "llvm.copysign", ty, args, 2);
-    LLVMValueRef is_small = LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(cg, x, 0.625), "");
-    return LLVMBuildSelect(b, is_small, small, big, "");
+    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealULT, ax, fconst(cg, x, 0.0004), ""); /* tiny or NaN */
+    return LLVMBuildSelect(b, keep, x, res, "");
 }
 
 /* erf for float32 that vectorizes (erff was one libm call per lane, which made a GELU epilogue

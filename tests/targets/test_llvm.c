@@ -721,6 +721,42 @@ static void test_intrinsics_accurate_over_range(void **state)
     check_intrinsics_range(*state, WEFT_FOR_VECTORIZED);
 }
 
+/* tanh near 0 and in its tails, where the linear sweep above has no points: log-spaced |x| from
+ * 1e-42 (denormal: tanh(x) is x, the square underflows) through the 0.0004 switch to the
+ * rational form, up to 20 (clamped to 1), both signs, and +-inf; relative error 4e-7 as above. */
+enum { NT = 512 };
+
+static void check_tanh_tiny_and_tails(fx *f, weft_for_kind kind)
+{
+    weft_arena *a = f->a;
+    const weft_buffer *X = buf(f, "X", WEFT_F32, NT, 0), *O = buf(f, "O", WEFT_F32, NT, 1);
+    const weft_expr *i0 = V("i0"), *ii = V("ii");
+    const weft_expr *i = weft_add(a, weft_mul(a, i0, I(16)), ii);
+    const weft_stmt *body =
+        weft_for(a, i0, I(0), I(NT / 16), WEFT_FOR_SERIAL,
+                 weft_for(a, ii, I(0), I(16), kind, weft_store(a, O, i, weft_call1(a, WEFT_INTRIN_TANH, LD(X, i)))));
+    const weft_buffer *ps[] = {X, O};
+    weft_kernel *k = compile(f, func(f, "tanh_tails", 2, ps, body));
+    float *xv = mem(f, 4 * NT), *ov = mem(f, 4 * NT);
+    for (int n = 0; n < NT - 2; n++) {
+        double mag = pow(10.0, -42.0 + 43.3 * (double)(n / 2) / (NT / 2 - 2)); /* 1e-42 .. 20 */
+        xv[n] = (float)(n % 2 ? -mag : mag);
+    }
+    xv[NT - 2] = INFINITY, xv[NT - 1] = -INFINITY;
+    void *args[] = {xv, ov};
+    run(k, args, NULL);
+    for (int n = 0; n < NT; n++) {
+        double want = tanh((double)xv[n]), err = fabs(ov[n] - want);
+        if (!(err <= 4e-7 * fabs(want))) fail_msg("tanh(%.9g): got %.9g, want %.9g", xv[n], ov[n], want);
+    }
+}
+
+static void test_tanh_accurate_near_zero_and_in_tails(void **state)
+{
+    check_tanh_tiny_and_tails(*state, WEFT_FOR_SERIAL);
+    check_tanh_tiny_and_tails(*state, WEFT_FOR_VECTORIZED);
+}
+
 /* ---- gather / scatter ---- */
 
 /* j VECTORIZED 16: G[j] = A[3*j + 1] (gather), S[2*j] = A[j] (scatter), R[15 - j] = A[j]
@@ -956,6 +992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_and_casts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics_match_libm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics_accurate_over_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tanh_accurate_near_zero_and_in_tails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_scatter_non_unit_stride, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_reduction_from_neg_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_allocate_on_heap, setup, teardown),
