@@ -525,6 +525,8 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
     cg.slow_gather = t->slow_gather;
     cg.scalar_scatter = t->slow_gather || !t->features || !strstr(t->features, "+avx512f");
     cg.masked_stores = t->features && strstr(t->features, "+avx512f");
+    cg.has_scalef = cg.masked_stores;
+    cg.has_avx512vl = t->features && strstr(t->features, "+avx512vl");
     cg.mod = LLVMModuleCreateWithNameInContext(sym, ctx);
     cg.b = LLVMCreateBuilderInContext(ctx);
     LLVMSetTarget(cg.mod, t->triple);

@@ -305,22 +305,66 @@ static LLVMValueRef safe_div(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef d)
     return q;
 }
 
+/* min(max(x, lo), hi) that keeps a NaN x (llvm.maxnum would return lo for it): as compares and
+ * selects, which x86 lowers to one vmaxps/vminps each with the operand order that passes x's
+ * NaN through. */
+static LLVMValueRef clamp_keep_nan(weft_llvm_cg *cg, LLVMValueRef x, double lo, double hi)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMValueRef l = fconst(cg, x, lo), h = fconst(cg, x, hi);
+    LLVMValueRef c = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, l, ""), l, x, "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, c, h, ""), h, c, "");
+}
+
+/* A call of an x86 intrinsic that is not overloaded (fixed vector types). */
+static LLVMValueRef call_x86(weft_llvm_cg *cg, const char *name, LLVMValueRef *args, unsigned n)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, NULL, 0);
+    return LLVMBuildCall2(cg->b, fty, fn, args, n, "");
+}
+
+/* Lanes 0..to-1 of v (a vector of `from` lanes); lanes past `from` are poison. */
+static LLVMValueRef resize_lanes(weft_llvm_cg *cg, LLVMValueRef v, int from, int to)
+{
+    LLVMValueRef idx[16];
+    for (int i = 0; i < to; i++)
+        idx[i] = i < from ? LLVMConstInt(cg->t_i32, (unsigned long long)i, 0) : LLVMGetPoison(cg->t_i32);
+    return LLVMBuildShuffleVector(cg->b, v, LLVMGetPoison(LLVMTypeOf(v)), LLVMConstVector(idx, (unsigned)to), "");
+}
+
+/* y * 2^n for float32 vectors of at most 16 lanes under AVX-512 (n integral, |n| <= 127): one
+ * vscalefps instead of building 2^n in the exponent bits (a shift, an add and a multiply).
+ * NULL where the target or the shape does not allow it. Up to 8 lanes use the 256-bit form
+ * (AVX512VL), so a target that keeps to ymm registers gets no zmm instruction from here. */
+static LLVMValueRef scale_by_pow2(weft_llvm_cg *cg, LLVMValueRef y, LLVMValueRef n)
+{
+    int lanes = weft_llvm_lanes_of(y);
+    if (!cg->has_scalef || lanes < 2 || lanes > 16) return NULL;
+    bool narrow = lanes <= 8 && cg->has_avx512vl;
+    int w = narrow ? 8 : 16;
+    LLVMValueRef yw = lanes == w ? y : resize_lanes(cg, y, lanes, w);
+    LLVMValueRef nw = lanes == w ? n : resize_lanes(cg, n, lanes, w);
+    LLVMValueRef args[5] = {yw, nw, LLVMGetPoison(LLVMTypeOf(yw)), LLVMConstInt(narrow ? cg->t_i8 : LLVMInt16TypeInContext(cg->ctx), ~0ull, 0),
+                            LLVMConstInt(cg->t_i32, 4, 0) /* the current rounding mode */};
+    LLVMValueRef r = narrow ? call_x86(cg, "llvm.x86.avx512.mask.scalef.ps.256", args, 4)
+                            : call_x86(cg, "llvm.x86.avx512.mask.scalef.ps.512", args, 5);
+    return lanes == w ? r : resize_lanes(cg, r, w, lanes);
+}
+
 /* exp for float32 that vectorizes (LLVM's llvm.exp becomes one libm call per lane): Cody-Waite
  * range reduction x = n ln2 + r, a degree-6 polynomial for e^r, and 2^n built in the
- * exponent bits. Relative error about 2 ulp on [-87.3, 88]; inputs are clamped to that range
- * (exp(-inf) gives ~1e-38, not 0) and NaN stays NaN. n is rounded to nearest by adding and
+ * exponent bits (vscalefps under AVX-512). Relative error about 2 ulp on [-87.3, 88]; inputs
+ * are clamped to that range (exp(-inf) gives ~1e-38, not 0) and NaN stays NaN (the clamp
+ * passes it through and every step after keeps it). n is rounded to nearest by adding and
  * subtracting 1.5 * 2^23 (the sum's low mantissa bits are n itself, so 2^n is that sum's bits
  * shifted into the exponent: no floor, no float->int conversion). Only contraction is allowed
  * on these operations (FMAs); reassociating would lose the reduction's precision. */
 static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x)
 {
     LLVMBuilderRef b = cg->b;
-    LLVMTypeRef ty = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, fconst(cg, x, -87.3)};
-    LLVMValueRef c = call_intrinsic(cg, "llvm.maxnum", ty, args, 2);
-    args[0] = c;
-    args[1] = fconst(cg, x, 88.0);
-    c = call_intrinsic(cg, "llvm.minnum", ty, args, 2);
+    LLVMValueRef c = clamp_keep_nan(cg, x, -87.3, 88.0);
     LLVMValueRef magic = fconst(cg, x, 12582912.0); /* 1.5 * 2^23 */
     LLVMValueRef t = fmuladd(cg, c, fconst(cg, x, 1.44269504088896341), magic);
     LLVMValueRef n = LLVMBuildFSub(b, t, magic, "");
@@ -335,14 +379,13 @@ static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x)
     for (int i = 1; i < 5; i++) p = fmuladd(cg, p, r, fconst(cg, x, coef[i]));
     LLVMValueRef r2 = LLVMBuildFMul(b, r, r, "");
     LLVMValueRef y = LLVMBuildFAdd(b, fmuladd(cg, p, r2, r), fconst(cg, x, 1.0), "");
+    LLVMValueRef scaled = scale_by_pow2(cg, y, n);
+    if (scaled) return scaled;
     int lanes = weft_llvm_lanes_of(x);
     LLVMTypeRef ity = lanes ? LLVMVectorType(cg->t_i32, (unsigned)lanes) : cg->t_i32;
     LLVMValueRef bits = LLVMBuildShl(b, LLVMBuildBitCast(b, t, ity, ""), shaped(cg, x, LLVMConstInt(cg->t_i32, 23, 0)), "");
     bits = LLVMBuildAdd(b, bits, shaped(cg, x, LLVMConstInt(cg->t_i32, 127u << 23, 0)), "");
-    LLVMValueRef two_n = LLVMBuildBitCast(b, bits, ty, "");
-    LLVMValueRef res = LLVMBuildFMul(b, y, two_n, "");
-    LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
-    return LLVMBuildSelect(b, is_nan, x, res, "");
+    return LLVMBuildFMul(b, y, LLVMBuildBitCast(b, bits, LLVMTypeOf(x), ""), "");
 }
 
 /* tanh for float32 that vectorizes: the rational approximation of Eigen and XLA, x p(x^2) /

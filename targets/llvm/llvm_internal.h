@@ -108,6 +108,8 @@ typedef struct weft_llvm_cg {
     /* AVX-512: a store under a constant lane mask is one instruction (vector.c's transposed
      * stores write rows of 7 lanes as one masked store of 8) */
     bool masked_stores;
+    /* AVX-512F's vscalefps (exp's 2^n in one instruction) and AVX512VL's 256-bit form */
+    bool has_scalef, has_avx512vl;
 } weft_llvm_cg;
 
 /* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp

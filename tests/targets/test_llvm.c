@@ -24,7 +24,7 @@
 static const weft_target_ops *L = &weft_target_llvm_ops;
 static weft_target *T;
 
-enum { MAX_MEM = 32, MAX_KERNELS = 8 };
+enum { MAX_MEM = 48, MAX_KERNELS = 16 };
 
 typedef struct fx {
     weft_arena *a;
@@ -685,40 +685,66 @@ static void test_intrinsics_match_libm(void **state)
  * (4e-7 = about 3.4 ulp; erf's absolute error 1e-7 near 0 allowed as well), and NaN stays NaN. */
 enum { NR = 4096 };
 
-static void check_intrinsics_range(fx *f, weft_for_kind kind)
+/* The sweep with an inner loop of `lanes` (vectors of that many lanes when vectorized: 16, and
+ * odd widths that AVX-512's vscalefps path widens to 8 or 16 lanes and narrows back). */
+static void check_intrinsics_range(fx *f, weft_for_kind kind, int lanes)
 {
     weft_arena *a = f->a;
-    const weft_buffer *X = buf(f, "X", WEFT_F32, NR, 0), *O = buf(f, "O", WEFT_F32, NR * 4, 1);
+    const int nr = lanes * (NR / lanes);
+    const weft_buffer *X = buf(f, "X", WEFT_F32, nr, 0), *O = buf(f, "O", WEFT_F32, nr * 4, 1);
     const weft_expr *i0 = V("i0"), *ii = V("ii");
-    const weft_expr *i = weft_add(a, weft_mul(a, i0, I(16)), ii);
+    const weft_expr *i = weft_add(a, weft_mul(a, i0, I(lanes)), ii);
     const weft_expr *x = LD(X, i);
     const weft_intrin fn[4] = {WEFT_INTRIN_EXP, WEFT_INTRIN_SIGMOID, WEFT_INTRIN_TANH, WEFT_INTRIN_ERF};
     const weft_stmt *st[4];
-    for (int s = 0; s < 4; s++) st[s] = weft_store(a, O, weft_add(a, I(s * NR), i), weft_call1(a, fn[s], x));
-    const weft_stmt *body = weft_for(a, i0, I(0), I(NR / 16), WEFT_FOR_SERIAL,
-                                     weft_for(a, ii, I(0), I(16), kind, weft_seq(a, 4, st)));
+    for (int s = 0; s < 4; s++) st[s] = weft_store(a, O, weft_add(a, I(s * nr), i), weft_call1(a, fn[s], x));
+    const weft_stmt *body = weft_for(a, i0, I(0), I(nr / lanes), WEFT_FOR_SERIAL,
+                                     weft_for(a, ii, I(0), I(lanes), kind, weft_seq(a, 4, st)));
     const weft_buffer *ps[] = {X, O};
     weft_kernel *k = compile(f, func(f, "intrin_range", 2, ps, body));
-    float *xv = mem(f, 4 * NR), *ov = mem(f, 4 * NR * 4);
-    for (int n = 0; n < NR - 1; n++) xv[n] = -87.0f + 175.0f * (float)n / (NR - 2); /* [-87, 88] */
-    xv[NR - 1] = NAN;
+    float *xv = mem(f, 4 * (size_t)nr), *ov = mem(f, 4 * (size_t)nr * 4);
+    for (int n = 0; n < nr - 1; n++) xv[n] = -87.0f + 175.0f * (float)n / (nr - 2); /* [-87, 88] */
+    xv[nr - 1] = NAN;
     void *args[] = {xv, ov};
     run(k, args, NULL);
-    for (int n = 0; n < NR - 1; n++) {
+    for (int n = 0; n < nr - 1; n++) {
         double xx = xv[n], want[4] = {exp(xx), 1.0 / (1.0 + exp(-xx)), tanh(xx), erf(xx)};
         for (int s = 0; s < 4; s++) {
-            double got = ov[s * NR + n], err = fabs(got - want[s]);
+            double got = ov[s * nr + n], err = fabs(got - want[s]);
             double tol = 4e-7 * fabs(want[s]) + (s == 3 ? 1e-7 : s == 1 ? 1e-38 : 0);
-            if (!(err <= tol)) fail_msg("fn %d at x = %.9g: got %.9g, want %.9g", s, xx, got, want[s]);
+            if (!(err <= tol)) fail_msg("fn %d, %d lanes, at x = %.9g: got %.9g, want %.9g", s, lanes, xx, got, want[s]);
         }
     }
-    for (int s = 0; s < 4; s++) assert_true(isnan(ov[s * NR + NR - 1]));
+    for (int s = 0; s < 4; s++) assert_true(isnan(ov[s * nr + nr - 1]));
 }
 
+static void check_intrinsics_range_all(fx *f)
+{
+    check_intrinsics_range(f, WEFT_FOR_SERIAL, 16);
+    const int lanes[] = {16, 11, 8, 5};
+    for (int l = 0; l < 4; l++) check_intrinsics_range(f, WEFT_FOR_VECTORIZED, lanes[l]);
+}
+
+/* On an AVX-512 host the sweep also runs on an AVX2 target (WEFT_CPU=haswell): exp's 2^n is
+ * then built in the exponent bits rather than by vscalefps, and both must hold. */
 static void test_intrinsics_accurate_over_range(void **state)
 {
-    check_intrinsics_range(*state, WEFT_FOR_SERIAL);
-    check_intrinsics_range(*state, WEFT_FOR_VECTORIZED);
+    fx *f = *state;
+    check_intrinsics_range_all(f);
+    weft_target_caps c;
+    L->caps(T, &c);
+    if (!strstr(c.features, "+avx512f") || !strstr(c.features, "+avx2") || !strstr(c.features, "+fma")) return;
+    weft_target *host = T, *avx2 = NULL;
+    setenv("WEFT_CPU", "haswell", 1);
+    weft_status st = L->create(&avx2);
+    unsetenv("WEFT_CPU");
+    assert_int_equal(st, WEFT_OK);
+    T = avx2;
+    check_intrinsics_range_all(f);
+    for (int i = 0; i < f->n_k; i++) L->kernel_destroy(f->k[i]); /* compiled by avx2 */
+    f->n_k = 0;
+    T = host;
+    L->destroy(avx2);
 }
 
 /* tanh near 0 and in its tails, where the linear sweep above has no points: log-spaced |x| from
