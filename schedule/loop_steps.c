@@ -196,8 +196,12 @@ weft_status weft_sched_apply_annotate(weft_schedule *s, const weft_step *step)
     weft_sched_iter *it = &s->stages[si].iters[ii];
     weft_for_kind k = step->kind == WEFT_STEP_PARALLEL ? WEFT_FOR_PARALLEL
                       : step->kind == WEFT_STEP_VECTORIZE ? WEFT_FOR_VECTORIZED : WEFT_FOR_UNROLLED;
-    if (it->is_reduce && k == WEFT_FOR_VECTORIZED)
-        return weft_fail(WEFT_ERR_INVALID_ARG, "cannot vectorize reduction iterator %s of stage %s", it->name,
+    /* A reduction iterator vectorizes only as its stage's innermost loop: the loop's body is then
+     * the one update R[i] = R[i] + e, which the CPU target sums across lanes (a horizontal
+     * reduction; targets/llvm/vector.c). Anywhere else lanes would race on R[i]. */
+    if (it->is_reduce && k == WEFT_FOR_VECTORIZED && weft_sched_leaf_pos(&s->stages[si], ii) != s->stages[si].n_leaves - 1)
+        return weft_fail(WEFT_ERR_INVALID_ARG,
+                         "cannot vectorize reduction iterator %s of stage %s: only as the stage's innermost loop", it->name,
                          s->stages[si].name);
     if (it->is_reduce && k == WEFT_FOR_PARALLEL)
         return weft_fail(WEFT_ERR_INVALID_ARG, "cannot parallelize reduction iterator %s of stage %s (it would race)",

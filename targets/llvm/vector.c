@@ -26,7 +26,13 @@
  * tile stays promotable to registers and its window reads are plain loads.
  * Stores run statement by statement over all lanes; this equals serial execution when a lane
  * never reads what another lane of the same loop writes, which is what VECTORIZED promises
- * (and why a store whose index ignores the variable, a reduction into one cell, is not widened).
+ * (and why a store whose index ignores the variable is not widened). The one exception is a
+ * loop whose whole body is a reduction into one cell, S[i] = S[i] + e (or max, min) with i not
+ * using the variable and e using it: e is evaluated as a vector, summed across its lanes
+ * (llvm.vector.reduce.*, a shuffle tree: the order of the float additions changes, as it
+ * does wherever a schedule splits a reduction) and combined with S[i] once. The horizontal sum
+ * of a per-channel vector of partial sums (rfactor) is then a few shuffles in registers
+ * instead of a chain of dependent scalar adds through memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,13 +154,87 @@ static int64_t loop_min_mult(const weft_stmt *s)
     return m->u.imm_int < 0 ? -m->u.imm_int : m->u.imm_int;
 }
 
+/* The operand e of a reduction into one cell, S[i] = S[i] OP e (OP +, max or min on floats, +
+ * on integers; S[i] on either side), where i does not use v and e does; NULL otherwise. */
+static const weft_expr *cell_reduction(const weft_stmt *s, const weft_expr *v, weft_expr_kind *op)
+{
+    if (s->kind != WEFT_STMT_STORE || weft_expr_uses_var(s->u.store.index, v)) return NULL;
+    const weft_expr *val = s->u.store.value;
+    bool f = weft_dtype_is_float(val->dtype);
+    if (val->kind != WEFT_EXPR_ADD && !(f && (val->kind == WEFT_EXPR_MAX || val->kind == WEFT_EXPR_MIN))) return NULL;
+    for (int side = 0; side < 2; side++) {
+        const weft_expr *cell = side ? val->u.bin.b : val->u.bin.a, *e = side ? val->u.bin.a : val->u.bin.b;
+        if (cell->kind == WEFT_EXPR_LOAD && weft_expr_load_buf(cell) == s->u.store.buf &&
+            weft_expr_equal(weft_expr_load_index(cell), s->u.store.index) && weft_expr_uses_var(e, v) &&
+            !weft_expr_reads_buf(e, s->u.store.buf)) {
+            *op = (weft_expr_kind)val->kind;
+            return e;
+        }
+    }
+    return NULL;
+}
+
 bool weft_llvm_vector_ok(const weft_stmt *s)
 {
     const weft_expr *ext = s->u.loop.extent;
     if (ext->kind != WEFT_EXPR_INT || ext->u.imm_int < 1 || ext->u.imm_int > MAX_LANES) return false;
     if (!weft_dtype_is_int(s->u.loop.var->dtype)) return false;
     vloop vl = {s->u.loop.var, ext->u.imm_int, loop_min_mult(s), false};
-    return body_ok(s->u.loop.body, &vl);
+    weft_expr_kind op = WEFT_EXPR_ADD;
+    return body_ok(s->u.loop.body, &vl) || (ext->u.imm_int > 1 && cell_reduction(s->u.loop.body, s->u.loop.var, &op));
+}
+
+/* The loop's body is a reduction into one cell (cell_reduction): e as a vector, reduced across
+ * its lanes, then S[i] = S[i] OP r once. */
+static weft_status cell_reduction_loop(weft_llvm_cg *cg, const weft_stmt *body, const weft_expr *e, weft_expr_kind op)
+{
+    const weft_buffer *buf = body->u.store.buf;
+    LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
+    if (!mty) return weft_fail(WEFT_ERR_UNSUPPORTED, "llvm: buffer %s has unsupported dtype", buf->name);
+    LLVMValueRef vec, base, i, r;
+    weft_status st = weft_llvm_expr(cg, e, &vec);
+    if (st != WEFT_OK) return st;
+    if (!weft_llvm_lanes_of(vec)) vec = weft_llvm_splat(cg, vec, cg->lanes);
+    vec = weft_llvm_to_mem(cg, buf->dtype, vec);
+    LLVMTypeRef vty = LLVMTypeOf(vec), et = LLVMGetElementType(vty);
+    bool f = LLVMGetTypeKind(et) == LLVMFloatTypeKind || LLVMGetTypeKind(et) == LLVMDoubleTypeKind;
+    const char *name = !f ? "llvm.vector.reduce.add"
+                       : op == WEFT_EXPR_ADD ? "llvm.vector.reduce.fadd"
+                       : op == WEFT_EXPR_MAX ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &vty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &vty, 1);
+    if (f && op == WEFT_EXPR_ADD) { /* start value -0.0 (the identity); reassociation: a tree */
+        LLVMValueRef args[2] = {LLVMConstReal(et, -0.0), vec};
+        r = LLVMBuildCall2(cg->b, fty, fn, args, 2, "");
+        LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract);
+    } else {
+        r = LLVMBuildCall2(cg->b, fty, fn, &vec, 1, "");
+        if (f) LLVMSetFastMathFlags(r, LLVMFastMathNoNaNs); /* maxnum/minnum, as scalar MAX/MIN (expr.c) */
+    }
+    if ((st = weft_llvm_buffer_ptr(cg, buf, &base)) != WEFT_OK) return st;
+    const weft_expr *vvar = cg->vvar;
+    cg->vvar = NULL; /* the index does not use it: a scalar address */
+    st = weft_llvm_index(cg, body->u.store.index, &i);
+    cg->vvar = vvar;
+    if (st != WEFT_OK) return st;
+    unsigned align = (unsigned)weft_dtype_bytes(buf->dtype);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+    LLVMValueRef old = LLVMBuildLoad2(cg->b, et, p, "");
+    LLVMSetAlignment(old, align);
+    LLVMValueRef res;
+    if (!f) res = LLVMBuildAdd(cg->b, old, r, "");
+    else if (op == WEFT_EXPR_ADD) res = LLVMBuildFAdd(cg->b, old, r, "");
+    else {
+        LLVMValueRef args[2] = {old, r};
+        const char *mm = op == WEFT_EXPR_MAX ? "llvm.maxnum" : "llvm.minnum";
+        unsigned mid = LLVMLookupIntrinsicID(mm, strlen(mm));
+        res = LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->ctx, mid, &et, 1),
+                             LLVMGetIntrinsicDeclaration(cg->mod, mid, &et, 1), args, 2, "");
+    }
+    LLVMValueRef store = LLVMBuildStore(cg->b, res, p);
+    LLVMSetAlignment(store, align);
+    return WEFT_OK;
 }
 
 /* Binds vectorized loop s's variable to <L x i64> (min + <0..L-1>) and sets cg's vector
@@ -198,8 +278,10 @@ static void end_vector(weft_llvm_cg *cg, int depth)
 weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
 {
     int depth = cg->n_vars;
+    weft_expr_kind op = WEFT_EXPR_ADD;
+    const weft_expr *cell = cell_reduction(s->u.loop.body, s->u.loop.var, &op);
     weft_status st = begin_vector(cg, s);
-    if (st == WEFT_OK) st = weft_llvm_stmt(cg, s->u.loop.body);
+    if (st == WEFT_OK) st = cell ? cell_reduction_loop(cg, s->u.loop.body, cell, op) : weft_llvm_stmt(cg, s->u.loop.body);
     end_vector(cg, depth);
     return st;
 }

@@ -27,7 +27,8 @@ expect 2 "usage" -- bogus
 expect 0 "weft 0." -- --version
 expect 1 "no iterator 'q'" -- show matmul --shape 4,4,4 --steps "split C q 2"
 expect 1 "split factor must be a positive integer, got '0'" -- show matmul --shape 4,4,4 --steps "split C i 0"
-expect 1 "cannot vectorize reduction iterator k" -- show matmul --shape 4,4,4 --steps "vectorize C k"
+expect 1 "cannot vectorize reduction iterator k of stage C: only as the stage's innermost loop" -- show matmul --shape 4,4,4 --steps $'reorder C k i j\nvectorize C k'
+expect 0 "vectorized for (k" -- show matmul --shape 4,4,4 --steps "vectorize C k"
 expect 1 "line 2" -- show matmul --shape 4,4,4 --steps $'split C i 2\nfuse C i.0 k'
 expect 2 "--shape" -- show matmul --shape 4,x,4
 expect 1 "nosuchop" -- show nosuchop --shape 4

@@ -417,6 +417,10 @@ static void test_default_schedule_shapes(void **state)
             schedule_of(&cases[ci], &caps, &p);
             assert_non_null(strstr(p.text, "rfactor globalaveragepool0.red p.1"));
             assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red.rf p.1"));
+            /* per channel inside one parallel loop: partial sums, then summed across lanes */
+            assert_non_null(strstr(p.text, "compute_at globalaveragepool0.red.rf globalaveragepool0.red n@c"));
+            assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red p.1"));
+            assert_non_null(strstr(p.text, "compute_at globalaveragepool0.red globalaveragepool0 n@c@h@w"));
         }
         /* pointwise conv over pixels: unblocked weights, the reduction over the fused pixels
          * p and the write-back in vectors of them, filters unrolled */

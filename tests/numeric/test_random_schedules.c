@@ -196,6 +196,11 @@ static void test_rfactor_schedules_match_naive(void **state)
         {{"matmul", 3, {37, 1, 100}}, "split C k 16\nrfactor C k.1\nrfactor C.rf k.0\ncompute_at C.rf C i\nparallel C i"},
         {{"matmul", 3, {3, 1, 1000}}, "split C k nparts 2\nrfactor C k.0\nparallel C.rf k.0\nsplit C.rf k.1 16\nrfactor C.rf k.1.1"},
         {{"softmax", 2, {7, 37}}, "split mx k 8\nrfactor mx k.1\nsplit s k 5\nrfactor s k.0\nvectorize mx.rf k.1"},
+        /* vectorized reductions into one cell (summed across lanes by the CPU target) */
+        {{"matmul", 3, {19, 40, 23}}, "split C k 8\nrfactor C k.1\ncompute_at C.rf C j\nvectorize C.rf k.1\nvectorize C k.1\nparallel C i"},
+        {{"matmul", 3, {37, 1, 100}}, "split C k 16\nrfactor C k.1\ncompute_at C.rf C i\nvectorize C k.1"},
+        {{"matmul", 3, {19, 40, 23}}, "vectorize C k"},
+        {{"softmax", 2, {7, 37}}, "vectorize mx k\nvectorize s k"},
     };
     for (size_t c = 0; c < sizeof rf / sizeof rf[0]; c++) {
         weft_te_func *f = NULL;

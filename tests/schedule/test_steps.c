@@ -136,7 +136,7 @@ static const bad_step bad_steps[] = {
     {0, "", "split C i nparts -2", WEFT_ERR_INVALID_ARG, "nparts must be a positive integer"},
     {0, "", "split C j 77777777777777777 777774", WEFT_ERR_INVALID_ARG, "multiply to more than 2^40"},
     {0, "split C i 4", "split C i 2", WEFT_ERR_INVALID_ARG, "already split or fused"},
-    {0, "", "vectorize C k", WEFT_ERR_INVALID_ARG, "cannot vectorize reduction iterator k"},
+    {0, "reorder C k i j", "vectorize C k", WEFT_ERR_INVALID_ARG, "cannot vectorize reduction iterator k of stage C: only as"},
     {0, "", "parallel C k", WEFT_ERR_INVALID_ARG, "cannot parallelize reduction iterator k"},
     {0, "", "fuse C i k", WEFT_ERR_INVALID_ARG, "not adjacent"},
     {0, "", "fuse C j k", WEFT_ERR_INVALID_ARG, "spatial and reduction"},

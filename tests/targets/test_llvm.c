@@ -783,6 +783,67 @@ static void test_tanh_accurate_near_zero_and_in_tails(void **state)
     check_tanh_tiny_and_tails(*state, WEFT_FOR_VECTORIZED);
 }
 
+/* A vectorized loop whose body is a reduction into one cell (S[i] = S[i] OP e, i not using the
+ * loop's variable): summed across lanes (vector.c), against the serial loop. Float sum (of
+ * integers, so exact in any order), max, min and an int32 sum, at 16 and 11 lanes (rows of 4
+ * cells, S starting at 1.5 / -1e30 / 1e30 / 7 to show the cell's value is kept). */
+static const weft_loop_func *check_cell_reduction(fx *f, int lanes, weft_for_kind kind, float *out_f, int32_t *out_i)
+{
+    weft_arena *a = f->a;
+    enum { ROWS = 4 };
+    const weft_buffer *X = buf(f, "X", WEFT_F32, ROWS * lanes, 0), *XI = buf(f, "XI", WEFT_I32, ROWS * lanes, 1);
+    const weft_buffer *S = buf(f, "S", WEFT_F32, 3 * ROWS, 2), *SI = buf(f, "SI", WEFT_I32, ROWS, 3);
+    const weft_expr *i = V("i"), *k = V("k"), *ik = weft_add(a, weft_mul(a, i, I(lanes)), k);
+    const weft_expr *cell[3] = {i, weft_add(a, i, I(ROWS)), weft_add(a, i, I(2 * ROWS))};
+    const weft_expr *upd[3] = {weft_add(a, LD(S, cell[0]), LD(X, ik)),
+                               weft_max(a, LD(X, ik), LD(S, cell[1])), /* the cell on either side */
+                               weft_min(a, LD(S, cell[2]), weft_mul(a, LD(X, ik), LD(X, ik)))};
+    const weft_stmt *loops[4];
+    for (int o = 0; o < 3; o++) loops[o] = weft_for(a, k, I(0), I(lanes), kind, weft_store(a, S, cell[o], upd[o]));
+    loops[3] = weft_for(a, k, I(0), I(lanes), kind, weft_store(a, SI, i, weft_add(a, LD(SI, i), LD(XI, ik))));
+    const weft_stmt *body = weft_for(a, i, I(0), I(ROWS), WEFT_FOR_SERIAL, weft_seq(a, 4, loops));
+    const weft_buffer *ps[] = {X, XI, S, SI};
+    const weft_loop_func *lf = func(f, "cell_reduction", 4, ps, body);
+    weft_kernel *kk = compile(f, lf);
+    float *xv = mem(f, 4 * ROWS * (size_t)lanes);
+    int32_t *xi = mem(f, 4 * ROWS * (size_t)lanes);
+    for (int n = 0; n < ROWS * lanes; n++) {
+        xv[n] = (float)((n * 37) % 23 - 11);
+        xi[n] = (n * 53) % 101 - 50;
+    }
+    for (int r = 0; r < ROWS; r++) {
+        out_f[r] = 1.5f, out_f[ROWS + r] = -1e30f, out_f[2 * ROWS + r] = 1e30f;
+        out_i[r] = 7;
+    }
+    void *args[] = {xv, xi, out_f, out_i};
+    run(kk, args, NULL);
+    return lf;
+}
+
+static void test_vectorized_reduction_into_one_cell(void **state)
+{
+    fx *f = *state;
+    const int lanes[] = {16, 11};
+    const weft_loop_func *vec = NULL;
+    for (int l = 0; l < 2; l++) {
+        float sv[12], vv[12];
+        int32_t si[4], vi[4];
+        check_cell_reduction(f, lanes[l], WEFT_FOR_SERIAL, sv, si);
+        vec = check_cell_reduction(f, lanes[l], WEFT_FOR_VECTORIZED, vv, vi);
+        for (int n = 0; n < 12; n++) assert_true(sv[n] == vv[n]);
+        for (int n = 0; n < 4; n++) assert_int_equal(si[n], vi[n]);
+        assert_true(sv[0] != 1.5f && sv[4] > -1e30f && sv[8] < 1e30f && si[0] != 7); /* something was reduced */
+    }
+    /* the vectorized one is one horizontal reduction, not a serial loop */
+    char *text = NULL;
+    assert_int_equal(L->dump(T, vec, WEFT_DUMP_IR, &text), WEFT_OK);
+    assert_non_null(strstr(text, "llvm.vector.reduce.fadd"));
+    assert_non_null(strstr(text, "llvm.vector.reduce.fmax"));
+    assert_non_null(strstr(text, "llvm.vector.reduce.fmin"));
+    assert_non_null(strstr(text, "llvm.vector.reduce.add"));
+    free(text);
+}
+
 /* ---- gather / scatter ---- */
 
 /* j VECTORIZED 16: G[j] = A[3*j + 1] (gather), S[2*j] = A[j] (scatter), R[15 - j] = A[j]
@@ -1019,6 +1080,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_intrinsics_match_libm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intrinsics_accurate_over_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tanh_accurate_near_zero_and_in_tails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vectorized_reduction_into_one_cell, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_scatter_non_unit_stride, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_reduction_from_neg_infinity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_allocate_on_heap, setup, teardown),
