@@ -279,6 +279,8 @@ weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t l
     } else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, out, fused);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.1", rf, k, k);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, k);
+    /* the final sum of one vector across its lanes, in registers (a reduction into one cell) */
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1%s", out, k, two ? ".1" : "");
     return rc;
 }
 
