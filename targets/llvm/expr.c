@@ -361,14 +361,17 @@ static LLVMValueRef scale_by_pow2(weft_llvm_cg *cg, LLVMValueRef y, LLVMValueRef
  * subtracting 1.5 * 2^23 (the sum's low mantissa bits are n itself, so 2^n is that sum's bits
  * shifted into the exponent: no floor, no float->int conversion). Only contraction is allowed
  * on these operations (FMAs); reassociating would lose the reduction's precision. */
-static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x)
+static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x, bool negate)
 {
     LLVMBuilderRef b = cg->b;
-    LLVMValueRef c = clamp_keep_nan(cg, x, -87.3, 88.0);
+    /* negate: e^-x, the sign folded into the constants and the reduction's FMA (an FMSUB)
+     * rather than a negation of x first */
+    double sg = negate ? -1.0 : 1.0;
+    LLVMValueRef c = negate ? clamp_keep_nan(cg, x, -88.0, 87.3) : clamp_keep_nan(cg, x, -87.3, 88.0);
     LLVMValueRef magic = fconst(cg, x, 12582912.0); /* 1.5 * 2^23 */
-    LLVMValueRef t = fmuladd(cg, c, fconst(cg, x, 1.44269504088896341), magic);
+    LLVMValueRef t = fmuladd(cg, c, fconst(cg, x, sg * 1.44269504088896341), magic);
     LLVMValueRef n = LLVMBuildFSub(b, t, magic, "");
-    LLVMValueRef r = fmuladd(cg, n, fconst(cg, x, -0.693359375), c);
+    LLVMValueRef r = fmuladd(cg, n, fconst(cg, x, -0.693359375), negate ? fm(LLVMBuildFNeg(b, c, "")) : c);
     r = fmuladd(cg, n, fconst(cg, x, 2.12194440e-4), r);
     /* e^r = 1 + r + r^2 p(r), p of degree 4 fitted for relative error on [-ln2/2, ln2/2]
      * (Lawson-weighted least squares): 6.7e-8 at most evaluated in float32, as Cephes'
@@ -469,7 +472,7 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
     bool f32 = elem_type(x[0]) == cg->t_f32;
     LLVMValueRef one = shaped(cg, x[0], LLVMConstReal(elem_type(x[0]), 1.0));
     switch (fn) {
-    case WEFT_INTRIN_EXP: *out = f32 ? fast_exp_f32(cg, x[0]) : call_intrinsic(cg, "llvm.exp", ty, x, 1); break;
+    case WEFT_INTRIN_EXP: *out = f32 ? fast_exp_f32(cg, x[0], false) : call_intrinsic(cg, "llvm.exp", ty, x, 1); break;
     case WEFT_INTRIN_LOG: *out = call_intrinsic(cg, "llvm.log", ty, x, 1); break;
     case WEFT_INTRIN_SQRT: *out = call_intrinsic(cg, "llvm.sqrt", ty, x, 1); break;
     case WEFT_INTRIN_FABS: *out = call_intrinsic(cg, "llvm.fabs", ty, x, 1); break;
@@ -478,8 +481,8 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
         *out = fm(LLVMBuildFDiv(cg->b, one, call_intrinsic(cg, "llvm.sqrt", ty, x, 1), ""));
         break;
     case WEFT_INTRIN_SIGMOID: {
-        LLVMValueRef nx = fm(LLVMBuildFNeg(cg->b, x[0], ""));
-        LLVMValueRef ex = f32 ? fast_exp_f32(cg, nx) : call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
+        LLVMValueRef nx = f32 ? NULL : fm(LLVMBuildFNeg(cg->b, x[0], ""));
+        LLVMValueRef ex = f32 ? fast_exp_f32(cg, x[0], true) : call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
         *out = f32 ? safe_div(cg, one, LLVMBuildFAdd(cg->b, one, ex, "")) : fm(LLVMBuildFDiv(cg->b, one, fm(LLVMBuildFAdd(cg->b, one, ex, "")), ""));
         break;
     }
