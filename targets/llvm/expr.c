@@ -431,12 +431,7 @@ static LLVMValueRef fast_tanh_f32(weft_llvm_cg *cg, LLVMValueRef x)
 static LLVMValueRef fast_erf_f32(weft_llvm_cg *cg, LLVMValueRef x)
 {
     LLVMBuilderRef b = cg->b;
-    LLVMTypeRef ty = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, fconst(cg, x, -4.0)};
-    LLVMValueRef c = call_intrinsic(cg, "llvm.maxnum", ty, args, 2);
-    args[0] = c;
-    args[1] = fconst(cg, x, 4.0);
-    c = call_intrinsic(cg, "llvm.minnum", ty, args, 2);
+    LLVMValueRef c = clamp_keep_nan(cg, x, -4.0, 4.0);
     LLVMValueRef z = LLVMBuildFMul(b, c, c, "");
     static const double alpha[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
                                    -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
@@ -448,9 +443,7 @@ static LLVMValueRef fast_erf_f32(weft_llvm_cg *cg, LLVMValueRef x)
     p = LLVMBuildFMul(b, p, c, "");
     LLVMValueRef q = fconst(cg, x, beta[0]);
     for (int i = 1; i < 5; i++) q = fmuladd(cg, q, z, fconst(cg, x, beta[i]));
-    LLVMValueRef res = safe_div(cg, p, q);
-    LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
-    return LLVMBuildSelect(b, is_nan, x, res, "");
+    return safe_div(cg, p, q); /* NaN: the clamp passed it through, and every step keeps it */
 }
 
 static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
