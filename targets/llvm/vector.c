@@ -161,6 +161,7 @@ static const weft_expr *cell_reduction(const weft_stmt *s, const weft_expr *v, w
     if (s->kind != WEFT_STMT_STORE || weft_expr_uses_var(s->u.store.index, v)) return NULL;
     const weft_expr *val = s->u.store.value;
     bool f = weft_dtype_is_float(val->dtype);
+    if (val->dtype.bits < 8) return NULL; /* bools: no sum */
     if (val->kind != WEFT_EXPR_ADD && !(f && (val->kind == WEFT_EXPR_MAX || val->kind == WEFT_EXPR_MIN))) return NULL;
     for (int side = 0; side < 2; side++) {
         const weft_expr *cell = side ? val->u.bin.b : val->u.bin.a, *e = side ? val->u.bin.a : val->u.bin.b;
