@@ -407,25 +407,18 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
         char rf[WEFT_SCHED_NAME + 8];
         snprintf(rf, sizeof rf, "%s.rf", rname);
         /* The output (the mean's scaling, max pool's copy), when it is the one other stage
-         * and reads R elementwise: parallel over its elements with R computed there, so no
-         * serial pass over the channels follows the parallel loop. */
-        int y = -1;
-        if (s->n_stages == 2) y = r == 0 ? 1 : 0;
-        const weft_stage *ys = y >= 0 ? &s->stages[y] : NULL;
-        if (ys && (!ys->is_output || ys->op->ndim < 2 || ys->op->ndim > 4 || ys->n_leaves != ys->op->ndim ||
-                   !weft_sched_reads(s, y, r)))
-            ys = NULL;
-        char ynames[WEFT_SCHED_NAME * 4] = "", yfused[WEFT_SCHED_NAME] = "", yname[WEFT_SCHED_NAME] = "";
-        if (ys) snprintf(yname, sizeof yname, "%s", ys->name); /* the steps below move the stages */
-        for (int d = 0; ys && d < ys->op->ndim; d++) {
-            const char *nm = ys->iters[ys->leaves[d]].name;
-            if (strlen(ynames) + strlen(nm) + 2 >= sizeof ynames || strlen(yfused) + strlen(nm) + 2 >= sizeof yfused) {
-                ys = NULL;
-                break;
-            }
-            strcat(ynames, " "), strcat(ynames, nm);
-            if (d) strcat(yfused, "@");
-            strcat(yfused, nm);
+         * and reads R: parallel over its elements with R computed there, so no serial pass
+         * over the channels follows the parallel loop. Its names are taken now: the steps
+         * below move the stages. */
+        const weft_stage *ys = s->n_stages == 2 ? &s->stages[1 - r] : NULL;
+        bool at_out = ys && ys->is_output && ys->op->ndim >= 2 && ys->op->ndim <= 4 &&
+                      ys->n_leaves == ys->op->ndim && weft_sched_reads(s, 1 - r, r);
+        char yname[WEFT_SCHED_NAME], outer[4][WEFT_SCHED_NAME + 4], yfuse[1024], yfused[WEFT_SCHED_NAME * 2];
+        if (at_out) {
+            snprintf(yname, sizeof yname, "%s", ys->name);
+            for (int d = 0; d < ys->op->ndim; d++) snprintf(outer[d], sizeof outer[d], "%s", ys->iters[ys->leaves[d]].name);
+            fuse_text(yname, (const char(*)[WEFT_SCHED_NAME + 4])outer, ys->op->ndim, yfuse, sizeof yfuse, yfused, sizeof yfused);
+            at_out = strlen(yfused) < WEFT_SCHED_NAME;
         }
         *rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)lanes);
         if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "rfactor %s %s.1", rname, it[2]);
@@ -434,8 +427,8 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
         if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "reorder %s %s %s %s.0 %s.1", rf, it[0], it[1], it[2], it[2]);
         if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, it[2]);
         if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
-        if (ys) {
-            if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "fuse %s%s", yname, ynames);
+        if (at_out) {
+            if (*rc == WEFT_OK) *rc = weft_schedule_apply(s, yfuse);
             if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "parallel %s %s", yname, yfused);
             if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, yfused);
         } else if (*rc == WEFT_OK) {

@@ -340,11 +340,8 @@ static weft_status emit_prefetch(weft_llvm_cg *cg, const weft_stmt *s)
     if (st != WEFT_OK) return st;
     LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, base, &idx, 1, "");
     LLVMTypeRef ovl = cg->t_ptr;
-    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", strlen("llvm.prefetch"));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &ovl, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &ovl, 1);
     LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, 0, 0), LLVMConstInt(cg->t_i32, 3, 0), LLVMConstInt(cg->t_i32, 1, 0)};
-    LLVMValueRef call = LLVMBuildCall2(cg->b, fty, fn, args, 4, "");
+    LLVMValueRef call = weft_llvm_intrinsic(cg, "llvm.prefetch", &ovl, 1, args, 4);
     /* memory(inaccessiblemem: readwrite) at the call: the declaration says it may read its
      * argument's memory, which keeps LLVM from holding a register tile's accumulators in
      * registers across the loop (they went to the stack every iteration). Not `none`: the
@@ -524,9 +521,8 @@ weft_status weft_llvm_codegen(const weft_target *t, LLVMContextRef ctx, const we
     cg.sym = sym;
     cg.slow_gather = t->slow_gather;
     cg.scalar_scatter = t->slow_gather || !t->features || !strstr(t->features, "+avx512f");
-    cg.masked_stores = t->features && strstr(t->features, "+avx512f");
-    cg.has_scalef = cg.masked_stores;
-    cg.has_avx512vl = t->features && strstr(t->features, "+avx512vl");
+    cg.avx512f = t->features && strstr(t->features, "+avx512f");
+    cg.avx512vl = t->features && strstr(t->features, "+avx512vl");
     cg.mod = LLVMModuleCreateWithNameInContext(sym, ctx);
     cg.b = LLVMCreateBuilderInContext(ctx);
     LLVMSetTarget(cg.mod, t->triple);

@@ -109,13 +109,20 @@ static LLVMValueRef to_bool(weft_llvm_cg *cg, LLVMValueRef v)
     return LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
 }
 
+LLVMValueRef weft_llvm_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef *ovl, unsigned n_ovl,
+                                 LLVMValueRef *args, unsigned n)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, ovl, n_ovl);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, ovl, n_ovl);
+    return LLVMBuildCall2(cg->b, fty, fn, args, n, "");
+}
+
+/* An intrinsic overloaded on one type, with the fast-math flags of fm. */
 static LLVMValueRef call_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef ovl, LLVMValueRef *args,
                                    unsigned n)
 {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &ovl, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &ovl, 1);
-    return fm(LLVMBuildCall2(cg->b, fty, fn, args, n, ""));
+    return fm(weft_llvm_intrinsic(cg, name, &ovl, 1, args, n));
 }
 
 /* A libm function of one argument (tanh, erf for float64), called once per lane for vectors. */
@@ -316,15 +323,6 @@ static LLVMValueRef clamp_keep_nan(weft_llvm_cg *cg, LLVMValueRef x, double lo, 
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, c, h, ""), h, c, "");
 }
 
-/* A call of an x86 intrinsic that is not overloaded (fixed vector types). */
-static LLVMValueRef call_x86(weft_llvm_cg *cg, const char *name, LLVMValueRef *args, unsigned n)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, NULL, 0);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, NULL, 0);
-    return LLVMBuildCall2(cg->b, fty, fn, args, n, "");
-}
-
 /* Lanes 0..to-1 of v (a vector of `from` lanes); lanes past `from` are poison. */
 static LLVMValueRef resize_lanes(weft_llvm_cg *cg, LLVMValueRef v, int from, int to)
 {
@@ -341,15 +339,15 @@ static LLVMValueRef resize_lanes(weft_llvm_cg *cg, LLVMValueRef v, int from, int
 static LLVMValueRef scale_by_pow2(weft_llvm_cg *cg, LLVMValueRef y, LLVMValueRef n)
 {
     int lanes = weft_llvm_lanes_of(y);
-    if (!cg->has_scalef || lanes < 2 || lanes > 16) return NULL;
-    bool narrow = lanes <= 8 && cg->has_avx512vl;
+    if (!cg->avx512f || lanes < 2 || lanes > 16) return NULL;
+    bool narrow = lanes <= 8 && cg->avx512vl;
     int w = narrow ? 8 : 16;
     LLVMValueRef yw = lanes == w ? y : resize_lanes(cg, y, lanes, w);
     LLVMValueRef nw = lanes == w ? n : resize_lanes(cg, n, lanes, w);
     LLVMValueRef args[5] = {yw, nw, LLVMGetPoison(LLVMTypeOf(yw)), LLVMConstInt(narrow ? cg->t_i8 : LLVMInt16TypeInContext(cg->ctx), ~0ull, 0),
                             LLVMConstInt(cg->t_i32, 4, 0) /* the current rounding mode */};
-    LLVMValueRef r = narrow ? call_x86(cg, "llvm.x86.avx512.mask.scalef.ps.256", args, 4)
-                            : call_x86(cg, "llvm.x86.avx512.mask.scalef.ps.512", args, 5);
+    LLVMValueRef r = narrow ? weft_llvm_intrinsic(cg, "llvm.x86.avx512.mask.scalef.ps.256", NULL, 0, args, 4)
+                            : weft_llvm_intrinsic(cg, "llvm.x86.avx512.mask.scalef.ps.512", NULL, 0, args, 5);
     return lanes == w ? r : resize_lanes(cg, r, w, lanes);
 }
 
@@ -397,16 +395,12 @@ static LLVMValueRef fast_exp_f32(weft_llvm_cg *cg, LLVMValueRef x, bool negate)
  * denormal inputs, whose square underflows). Relative error about 3.1e-7 (5 ulp) with the
  * reciprocal estimate of safe_div, against the 47 instructions a vector of the previous form
  * took (an odd polynomial below 0.625, else 1 - 2 / (e^{2|x|} + 1): both arms and a whole
- * exp evaluated): about 20. NaN stays NaN (minnum/maxnum would turn it into the clamp). */
+ * exp evaluated): about 20. NaN stays NaN (the clamp passes it through). */
 static LLVMValueRef fast_tanh_f32(weft_llvm_cg *cg, LLVMValueRef x)
 {
     LLVMBuilderRef b = cg->b;
     LLVMTypeRef ty = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, fconst(cg, x, -7.90531110763549805)};
-    LLVMValueRef c = call_intrinsic(cg, "llvm.maxnum", ty, args, 2);
-    args[0] = c;
-    args[1] = fconst(cg, x, 7.90531110763549805);
-    c = call_intrinsic(cg, "llvm.minnum", ty, args, 2);
+    LLVMValueRef c = clamp_keep_nan(cg, x, -7.90531110763549805, 7.90531110763549805);
     LLVMValueRef z = LLVMBuildFMul(b, c, c, "");
     static const double alpha[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
                                    5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
@@ -420,7 +414,7 @@ static LLVMValueRef fast_tanh_f32(weft_llvm_cg *cg, LLVMValueRef x)
     for (int i = 1; i < 4; i++) q = fmuladd(cg, q, z, fconst(cg, x, beta[i]));
     LLVMValueRef res = safe_div(cg, p, q);
     LLVMValueRef ax = call_intrinsic(cg, "llvm.fabs", ty, &x, 1);
-    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealULT, ax, fconst(cg, x, 0.0004), ""); /* tiny or NaN */
+    LLVMValueRef keep = LLVMBuildFCmp(b, LLVMRealOLT, ax, fconst(cg, x, 0.0004), "");
     return LLVMBuildSelect(b, keep, x, res, "");
 }
 
@@ -474,9 +468,13 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
         *out = fm(LLVMBuildFDiv(cg->b, one, call_intrinsic(cg, "llvm.sqrt", ty, x, 1), ""));
         break;
     case WEFT_INTRIN_SIGMOID: {
-        LLVMValueRef nx = f32 ? NULL : fm(LLVMBuildFNeg(cg->b, x[0], ""));
-        LLVMValueRef ex = f32 ? fast_exp_f32(cg, x[0], true) : call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
-        *out = f32 ? safe_div(cg, one, LLVMBuildFAdd(cg->b, one, ex, "")) : fm(LLVMBuildFDiv(cg->b, one, fm(LLVMBuildFAdd(cg->b, one, ex, "")), ""));
+        if (f32) {
+            *out = safe_div(cg, one, LLVMBuildFAdd(cg->b, one, fast_exp_f32(cg, x[0], true), ""));
+            break;
+        }
+        LLVMValueRef nx = fm(LLVMBuildFNeg(cg->b, x[0], ""));
+        LLVMValueRef ex = call_intrinsic(cg, "llvm.exp", ty, &nx, 1);
+        *out = fm(LLVMBuildFDiv(cg->b, one, fm(LLVMBuildFAdd(cg->b, one, ex, "")), ""));
         break;
     }
     case WEFT_INTRIN_TANH: *out = f32 ? fast_tanh_f32(cg, x[0]) : call_libm(cg, "tanh", x[0]); break;

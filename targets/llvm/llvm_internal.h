@@ -105,11 +105,10 @@ typedef struct weft_llvm_cg {
      * 0.39 ms, 192 -> 1152 at 7x7 + SiLU 0.285 -> 0.265 (the scatter, microcoded, also kept
      * the epilogue's SiLU of the next vector from overlapping) */
     bool scalar_scatter;
-    /* AVX-512: a store under a constant lane mask is one instruction (vector.c's transposed
-     * stores write rows of 7 lanes as one masked store of 8) */
-    bool masked_stores;
-    /* AVX-512F's vscalefps (exp's 2^n in one instruction) and AVX512VL's 256-bit form */
-    bool has_scalef, has_avx512vl;
+    /* AVX-512F: a store under a constant lane mask is one instruction (vector.c's transposed
+     * stores write rows of 7 lanes as one masked store of 8), and vscalefps builds exp's 2^n in
+     * one; AVX512VL: its 256-bit form */
+    bool avx512f, avx512vl;
 } weft_llvm_cg;
 
 /* The other operand of an integer MIN/MAX whose one operand is an integer constant (a clamp
@@ -136,6 +135,9 @@ LLVMValueRef weft_llvm_entry_alloca(weft_llvm_cg *cg, LLVMTypeRef ty, unsigned a
 
 /* ---- expr.c ---- */
 weft_status weft_llvm_expr(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
+/* A call of intrinsic `name`, overloaded on the n_ovl types ovl (NULL, 0: not overloaded). */
+LLVMValueRef weft_llvm_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef *ovl, unsigned n_ovl,
+                                 LLVMValueRef *args, unsigned n);
 /* e as a scalar i64 (index arithmetic); fails when e is a vector here. */
 weft_status weft_llvm_index(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out);
 /* Register type (bool is i1) and memory type (bool is i8) of a dtype; NULL if unsupported. */

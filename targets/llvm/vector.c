@@ -202,15 +202,12 @@ static weft_status cell_reduction_loop(weft_llvm_cg *cg, const weft_stmt *body, 
     const char *name = !f ? "llvm.vector.reduce.add"
                        : op == WEFT_EXPR_ADD ? "llvm.vector.reduce.fadd"
                        : op == WEFT_EXPR_MAX ? "llvm.vector.reduce.fmax" : "llvm.vector.reduce.fmin";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, &vty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, &vty, 1);
     if (f && op == WEFT_EXPR_ADD) { /* start value -0.0 (the identity); reassociation: a tree */
         LLVMValueRef args[2] = {LLVMConstReal(et, -0.0), vec};
-        r = LLVMBuildCall2(cg->b, fty, fn, args, 2, "");
+        r = weft_llvm_intrinsic(cg, name, &vty, 1, args, 2);
         LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract);
     } else {
-        r = LLVMBuildCall2(cg->b, fty, fn, &vec, 1, "");
+        r = weft_llvm_intrinsic(cg, name, &vty, 1, &vec, 1);
         if (f) LLVMSetFastMathFlags(r, LLVMFastMathNoNaNs); /* maxnum/minnum, as scalar MAX/MIN (expr.c) */
     }
     if ((st = weft_llvm_buffer_ptr(cg, buf, &base)) != WEFT_OK) return st;
@@ -228,10 +225,7 @@ static weft_status cell_reduction_loop(weft_llvm_cg *cg, const weft_stmt *body, 
     else if (op == WEFT_EXPR_ADD) res = LLVMBuildFAdd(cg->b, old, r, "");
     else {
         LLVMValueRef args[2] = {old, r};
-        const char *mm = op == WEFT_EXPR_MAX ? "llvm.maxnum" : "llvm.minnum";
-        unsigned mid = LLVMLookupIntrinsicID(mm, strlen(mm));
-        res = LLVMBuildCall2(cg->b, LLVMIntrinsicGetType(cg->ctx, mid, &et, 1),
-                             LLVMGetIntrinsicDeclaration(cg->mod, mid, &et, 1), args, 2, "");
+        res = weft_llvm_intrinsic(cg, op == WEFT_EXPR_MAX ? "llvm.maxnum" : "llvm.minnum", &et, 1, args, 2);
     }
     LLVMValueRef store = LLVMBuildStore(cg->b, res, p);
     LLVMSetAlignment(store, align);
@@ -532,10 +526,7 @@ static LLVMValueRef masked_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTyp
                                      LLVMValueRef *args, unsigned n)
 {
     LLVMTypeRef ovl[2] = {data_ty, ptrs_ty};
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, ovl, 2);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(cg->ctx, id, ovl, 2);
-    return LLVMBuildCall2(cg->b, fty, fn, args, n, "");
+    return weft_llvm_intrinsic(cg, name, ovl, 2, args, n);
 }
 
 static LLVMValueRef all_true(weft_llvm_cg *cg)
@@ -891,7 +882,7 @@ bool weft_llvm_transposed_store_ok(const weft_llvm_cg *cg, const weft_stmt *s, i
     if (ue->kind != WEFT_EXPR_INT || ue->u.imm_int < 2 || ue->u.imm_int > TRANSPOSE_MAX) return false;
     if (!v || v->kind != WEFT_STMT_FOR || v->u.loop.kind != WEFT_FOR_VECTORIZED || !weft_llvm_vector_ok(v)) return false;
     int64_t U = ue->u.imm_int, L = v->u.loop.extent->u.imm_int, P = pow2_ceil(U);
-    if (L > TRANSPOSE_MAX || L != pow2_ceil(L) || L < P || (U < P && !cg->masked_stores)) return false;
+    if (L > TRANSPOSE_MAX || L != pow2_ceil(L) || L < P || (U < P && !cg->avx512f)) return false;
     const weft_stmt *st = v->u.loop.body;
     if (st->kind != WEFT_STMT_STORE || st->u.store.buf->param_index < 0) return false;
     if (!weft_dtype_is_float(st->u.store.buf->dtype) || weft_expr_reads_buf(st->u.store.value, st->u.store.buf)) return false;
@@ -968,7 +959,7 @@ weft_status weft_llvm_transposed_store(weft_llvm_cg *cg, const weft_stmt *s, int
             LLVMValueRef row = L == P ? x[j] : LLVMBuildShuffleVector(cg->b, x[j], LLVMGetPoison(vty), LLVMConstVector(mask, (unsigned)P), "");
             LLVMValueRef off = LLVMBuildAdd(cg->b, i0, LLVMConstInt(cg->t_i64, (unsigned long long)(stride * l), 1), "");
             LLVMValueRef ptr = LLVMBuildInBoundsGEP2(cg->b, mty, base, &off, 1, "");
-            if (U < P) { /* masked_stores: one store of the row's U lanes */
+            if (U < P) { /* AVX-512F: one store of the row's U lanes */
                 LLVMValueRef args[4] = {row, ptr, LLVMConstInt(cg->t_i32, align, 0), live_mask};
                 masked_intrinsic(cg, "llvm.masked.store", LLVMTypeOf(row), LLVMTypeOf(ptr), args, 4);
             } else LLVMSetAlignment(LLVMBuildStore(cg->b, row, ptr), align);
