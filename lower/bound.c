@@ -102,6 +102,23 @@ bool weft_const_range(const weft_expr *e, const weft_range_env *env, int64_t *lo
     return true;
 }
 
+/* Whether e is a multiple of k > 0 for every value of its variables (constants, products by
+ * a multiple of k, sums and differences of multiples). */
+static bool multiple_of(const weft_expr *e, int64_t k)
+{
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT: return weft_expr_int(e) % k == 0;
+    case WEFT_EXPR_MUL: {
+        const weft_expr *x = weft_expr_a(e), *y = weft_expr_b(e);
+        return (x->kind == WEFT_EXPR_INT && weft_expr_int(x) % k == 0) ||
+               (y->kind == WEFT_EXPR_INT && weft_expr_int(y) % k == 0) || multiple_of(x, k) || multiple_of(y, k);
+    }
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB: return multiple_of(weft_expr_a(e), k) && multiple_of(weft_expr_b(e), k);
+    default: return false;
+    }
+}
+
 static bool is_free(const weft_expr *v, int n_free, const weft_expr *const *free_vars)
 {
     for (int i = 0; i < n_free; i++)
@@ -174,7 +191,9 @@ bool weft_bound_interval(weft_arena *a, const weft_expr *e, const weft_range_env
             weft_bound_interval(a, weft_expr_a(e), env, n_free, free_vars, &x)) {
             int64_t k = weft_expr_int(c);
             out->lo = weft_floordiv(a, x.lo, c);
-            out->width = (x.width + k - 1) / k;
+            /* [lo, lo + w] / k spans w / k + 1 values when k divides lo (a tile's start:
+             * 4 h.0 + [0, 3] halves to 2 h.0 + [0, 1]), at most one more otherwise */
+            out->width = multiple_of(x.lo, k) ? x.width / k : (x.width + k - 1) / k;
             return true;
         }
         break;

@@ -227,7 +227,15 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
-    if (rc == WEFT_OK) rc = weft_model_conv_weight_layout(g, caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8);
+    if (rc == WEFT_OK) {
+        /* Winograd 3x3 convs on CPUs (their default schedule is schedule/default_conv.c's);
+         * WEFT_WINOGRAD=0 keeps every conv direct (comparisons, bit-for-bit checks). */
+        const char *wino = getenv("WEFT_WINOGRAD");
+        if (wino && strcmp(wino, "0") && strcmp(wino, "1"))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_WINOGRAD='%.40s': expected 0 (direct convs) or 1", wino);
+        bool winograd = !caps->has_thread_binding && !(wino && !strcmp(wino, "0"));
+        rc = weft_model_conv_weight_layout(g, caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8, winograd);
+    }
     if (rc == WEFT_OK) {
         /* Weight blocks as wide as the default register tile (two vectors). */
         int64_t nb = caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16;

@@ -204,6 +204,108 @@ static int64_t filter_block(const weft_gnode *n)
                : weft_gnode_attr_int(n, "weft_weight_block", 0);
 }
 
+/* ---- Winograd F(2x2, 3x3) ------------------------------------------------------------------
+ *
+ * A 3x3 conv (stride 1, dilation 1, one group) whose constant weights the model's layout pass
+ * transformed ("weft_weight_layout" = "winograd": U [4, 4, F/fb, C, fb], U = G w G^T per filter
+ * and channel, filters past F zero) computes each 2x2 output tile from a 4x4 input tile with 16
+ * products per (filter, channel) instead of 36. The transforms (rows of B^T and A^T, chosen so
+ * that every row of B^T has two nonzeros and every row of A^T the signs +, +, -):
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 1 -1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+ *   A^T = [1 1 -1 0; 0 1 1 -1].
+ * Stages:
+ *   "<name>.pad"  P [N, TH*2+2, TW*2+2, C]: the zero-padded input, channels innermost (the
+ *                 transform reads a channel vector per tap);
+ *   "<name>.wino" V [4, 4, N, TH, TW, C]: B^T d B of each input tile d, two taps per row:
+ *                 V[e1,e2] = d[a0 e1][a0 e2] + s e2 d[a0 e1][a1 e2] + s e1 (d[a1 e1][a0 e2] + s e2 d[a1 e1][a1 e2])
+ *                 with a0 = min(e, 1), a1 = 2 + e / 3, s = +1 for e = 1 and -1 otherwise;
+ *   "<name>.red"  M [4, 4, N, F/fb, TH, TW, fb] = sum_c V[e1,e2,n,th,tw,c] * U[e1,e2,fo,c,fi]: 16
+ *                 products shaped like the blocked conv's reduction (schedule/default_conv.c);
+ *   "<name>"      Y [N, F, OH, OW] = sum_{u,v<3} sg u * sg v * M[y%2+u, x%2+v, n, f/fb, y/2, x/2, f%fb]
+ *                 (sg = +1, +1, -1), plus the bias. */
+static const weft_expr *wino_a0(weft_arena *a, const weft_expr *e) { return weft_min(a, e, weft_i64(a, 1)); }
+static const weft_expr *wino_a1(weft_arena *a, const weft_expr *e)
+{
+    return weft_add(a, weft_i64(a, 2), weft_floordiv(a, e, weft_i64(a, 3)));
+}
+static const weft_expr *wino_sign(weft_arena *a, const weft_expr *e)
+{
+    return weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, e, weft_i64(a, 1)), weft_f32(a, 1.0), weft_f32(a, -1.0));
+}
+
+static weft_tensor *winograd_stages(weft_arena *a, const char *name, const weft_tensor *X, const weft_tensor *U,
+                                    const weft_tensor *B, const window *w, int64_t F)
+{
+    int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
+    int64_t FO = U->shape[2], fb = U->shape[4];
+    int64_t TH = (w->out[0] + 1) / 2, TW = (w->out[1] + 1) / 2;
+    int64_t pshape[4] = {N, 2 * TH + 2, 2 * TW + 2, C};
+    weft_tensor *P = weft_te_compute(a, weft_nn_stage(a, name, ".pad"), 4, pshape, (const char *const[]){"n", "h", "w", "c"});
+    if (P) {
+        const weft_expr *h = weft_te_axis(P, 1), *wv = weft_te_axis(P, 2), *cond = NULL, *x[2];
+        const weft_expr *v[2] = {h, wv};
+        int64_t ext[2] = {H, W};
+        for (int i = 0; i < 2; i++) {
+            const weft_expr *in = weft_cmp(a, WEFT_EXPR_LT, v[i], weft_i64(a, w->pb[i] + ext[i]));
+            if (w->pb[i] > 0) in = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, v[i], weft_i64(a, w->pb[i])), in);
+            cond = cond ? weft_and(a, cond, in) : in;
+            x[i] = weft_nn_clamp(a, w->pb[i] > 0 ? weft_sub(a, v[i], weft_i64(a, w->pb[i])) : v[i], 0, ext[i] - 1);
+        }
+        const weft_expr *ld = weft_te_at(a, X, weft_te_axis(P, 0), weft_te_axis(P, 3), x[0], x[1]);
+        weft_te_set_body(P, WEFT_REDUCE_NONE, weft_select(a, cond, ld, weft_f32(a, 0.0)));
+    }
+    int64_t vshape[6] = {4, 4, N, TH, TW, C};
+    weft_tensor *V = weft_te_compute(a, weft_nn_stage(a, name, ".wino"), 6, vshape,
+                                     (const char *const[]){"e1", "e2", "n", "th", "tw", "c"});
+    if (V && P) {
+        const weft_expr *e1 = weft_te_axis(V, 0), *e2 = weft_te_axis(V, 1), *nv = weft_te_axis(V, 2);
+        const weft_expr *r0 = weft_mul(a, weft_te_axis(V, 3), weft_i64(a, 2));
+        const weft_expr *c0 = weft_mul(a, weft_te_axis(V, 4), weft_i64(a, 2)), *c = weft_te_axis(V, 5);
+        const weft_expr *rows[2] = {weft_add(a, r0, wino_a0(a, e1)), weft_add(a, r0, wino_a1(a, e1))};
+        const weft_expr *cols[2] = {weft_add(a, c0, wino_a0(a, e2)), weft_add(a, c0, wino_a1(a, e2))};
+        const weft_expr *s1 = wino_sign(a, e1), *s2 = wino_sign(a, e2), *row[2];
+        for (int r = 0; r < 2; r++)
+            row[r] = weft_add(a, weft_te_at(a, P, nv, rows[r], cols[0], c),
+                              weft_mul(a, s2, weft_te_at(a, P, nv, rows[r], cols[1], c)));
+        weft_te_set_body(V, WEFT_REDUCE_NONE, weft_add(a, row[0], weft_mul(a, s1, row[1])));
+    }
+    int64_t mshape[7] = {4, 4, N, FO, TH, TW, fb};
+    weft_tensor *M = weft_te_compute(a, weft_nn_stage(a, name, ".red"), 7, mshape,
+                                     (const char *const[]){"e1", "e2", "n", "fo", "th", "tw", "fi"});
+    if (M && V) {
+        const weft_expr *idx[7];
+        for (int d = 0; d < 7; d++) idx[d] = weft_te_axis(M, d);
+        const weft_expr *rc = weft_te_reduce_axis(a, M, "rc", C);
+        const weft_expr *vv = weft_tload(a, V, 6, (const weft_expr *[]){idx[0], idx[1], idx[2], idx[4], idx[5], rc});
+        const weft_expr *uv = weft_tload(a, U, 5, (const weft_expr *[]){idx[0], idx[1], idx[3], rc, idx[6]});
+        weft_te_set_body(M, WEFT_REDUCE_SUM, weft_mul(a, vv, uv));
+    }
+    weft_tensor *Y = weft_te_compute(a, name, 4, (int64_t[]){N, F, w->out[0], w->out[1]},
+                                     (const char *const[]){"n", "f", "y", "x"});
+    if (Y && M) {
+        const weft_expr *idx[4];
+        weft_nn_axes(Y, idx);
+        const weft_expr *two = weft_i64(a, 2), *blk = weft_i64(a, fb);
+        const weft_expr *i = weft_floormod(a, idx[2], two), *j = weft_floormod(a, idx[3], two);
+        const weft_expr *th = weft_floordiv(a, idx[2], two), *tw = weft_floordiv(a, idx[3], two);
+        const weft_expr *fo = weft_floordiv(a, idx[1], blk), *fi = weft_floormod(a, idx[1], blk);
+        const weft_expr *sum = NULL;
+        for (int u = 0; u < 3; u++) {
+            const weft_expr *rowsum = NULL;
+            for (int v = 0; v < 3; v++) {
+                const weft_expr *m = weft_tload(
+                    a, M, 7,
+                    (const weft_expr *[]){u ? weft_add(a, i, weft_i64(a, u)) : i, v ? weft_add(a, j, weft_i64(a, v)) : j,
+                                          idx[0], fo, th, tw, fi});
+                rowsum = !rowsum ? m : v == 2 ? weft_sub(a, rowsum, m) : weft_add(a, rowsum, m);
+            }
+            sum = !sum ? rowsum : u == 2 ? weft_sub(a, sum, rowsum) : weft_add(a, sum, rowsum);
+        }
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, B ? weft_add(a, sum, weft_te_at(a, B, idx[1])) : sum);
+    }
+    return Y;
+}
+
 weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                  const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -212,6 +314,17 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
     bool has_b = weft_nn_has_in(n, 2);
     if (has_b && (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
     const weft_tensor *X = ins[0], *Wt = ins[1];
+    if (!strcmp(weft_gnode_attr_string(n, "weft_weight_layout", ""), "winograd")) {
+        window w;
+        int64_t F = weft_gnode_attr_int(n, "weft_conv_filters", 0);
+        if ((st = window_params(n, X->shape + 2, (int64_t[]){3, 3}, true, &w)) != WEFT_OK) return st;
+        if (Wt->ndim != 5 || Wt->shape[0] != 4 || Wt->shape[1] != 4 || Wt->shape[3] != X->shape[1] || F < 1 ||
+            F > Wt->shape[2] * Wt->shape[4] || w.s[0] != 1 || w.s[1] != 1 || w.d[0] != 1 || w.d[1] != 1)
+            return weft_nn_fail(WEFT_ERR_INTERNAL, n, "Winograd weights %s do not fit %" PRId64 " filters over input %s",
+                                weft_nn_shape_str(Wt->ndim, Wt->shape).s, F, weft_nn_shape_str(4, X->shape).s);
+        outs[0] = winograd_stages(a, name, X, Wt, has_b ? ins[2] : NULL, &w, F);
+        return weft_nn_done(a, n);
+    }
     int64_t fb = filter_block(n), group = weft_gnode_attr_int(n, "group", 1);
     if (fb && (Wt->ndim != 5 || Wt->shape[4] != fb))
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "blocked weights %s do not match the block %" PRId64,

@@ -802,8 +802,203 @@ static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_t
 }
 
 
+/* ---- Winograd F(2x2, 3x3) (ops/nn_conv.c) ----------------------------------------------------
+ *
+ * Pattern: one 4-D output Y; one reduction M [4, 4, N, F/fb, TH, TW, fb]; the transformed input
+ * V [4, 4, N, TH, TW, C] (injective) that M reads; the padded input P [N, H', W', C] V reads;
+ * every other stage elementwise or injective (bias, epilogue). Returns M (and y, v, p), or -1.
+ *
+ * Schedule: P at root, parallel over rows, channels in vectors. Y is tiled like the blocked
+ * conv's output, in 2x2 output tiles: [tf filter blocks x fb] x [tn images x 2ty rows x 2tx
+ * columns]; the spatial tile loops are fused and parallel (with the filter blocks when there
+ * are too few spatial tiles for the threads). V is computed per spatial tile (all 16 points,
+ * all channels: a channel vector per unrolled point, the 4x4 taps shared), M per filter block
+ * inside it: the 16 products are each a register tile (channels outside, tf x tn x ty x tx
+ * accumulator vectors), and Y's inverse transform reads them from the tile's buffer, a filter
+ * vector at a time. */
+static int winograd_reduction(const weft_schedule *s, int *out, int *vout, int *pout)
+{
+    int y = -1, r = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_stage *st = &s->stages[i];
+        if (st->is_output) {
+            if (y >= 0) return -1;
+            y = i;
+        } else if (st->op->n_reduce) {
+            if (r >= 0) return -1;
+            r = i;
+        }
+    }
+    if (y < 0 || r < 0 || s->stages[y].op->n_reduce || s->stages[y].op->ndim != 4) return -1;
+    const weft_tensor *M = s->stages[r].op;
+    if (M->ndim != 7 || M->shape[0] != 4 || M->shape[1] != 4 || M->n_reduce != 1 || !weft_sched_reads_through(s, y, r))
+        return -1;
+    int v = -1, p = -1;
+    for (int i = 0; i < s->n_stages; i++) {
+        const weft_tensor *t = s->stages[i].op;
+        if (i == r || i == y) continue;
+        weft_op_pattern pat = weft_tensor_pattern(t);
+        if (pat != WEFT_PATTERN_ELEMWISE && pat != WEFT_PATTERN_INJECTIVE) return -1;
+        if (t->ndim == 6 && t->shape[0] == 4 && t->shape[1] == 4 && weft_sched_reads(s, r, i)) v = i;
+    }
+    if (v < 0) return -1;
+    for (int i = 0; i < s->n_stages; i++)
+        if (i != v && s->stages[i].op->ndim == 4 && !s->stages[i].is_output && weft_sched_reads(s, v, i)) p = i;
+    if (p < 0) return -1;
+    *out = y, *vout = v, *pout = p;
+    return r;
+}
+
+static weft_status schedule_winograd(weft_schedule *s, int r, int y, int v, int p, const weft_target_caps *caps,
+                                     const conv_tile *tile)
+{
+    char yname[WEFT_SCHED_NAME], rname[WEFT_SCHED_NAME], vname[WEFT_SCHED_NAME], pname[WEFT_SCHED_NAME];
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    snprintf(vname, sizeof vname, "%s", s->stages[v].name);
+    snprintf(pname, sizeof pname, "%s", s->stages[p].name);
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (i != r && i != y && i != v && i != p) rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
+    if (rc != WEFT_OK || (rc = schedule_pad(s, pname, caps, true)) != WEFT_OK) return rc;
+    /* M's sums accumulate in a copy computed per point: its tile's indices are constants once
+     * unrolled, so the accumulators stay in registers across the channel loop (summing into M
+     * itself, indexed by the point loops, stored every accumulator at every step) */
+    const weft_tensor *M = s->stages[weft_sched_find_stage(s, rname)].op;
+    if ((rc = weft_sched_stepf(s, "cache_write %s local", rname)) != WEFT_OK) return rc;
+    int li = weft_sched_find_stage(s, rname) - 1;
+    if (li < 0 || !s->stages[li].op->n_reduce) return weft_fail(WEFT_ERR_INTERNAL, "Winograd schedule: no local sums");
+    char lname[WEFT_SCHED_NAME];
+    snprintf(lname, sizeof lname, "%s", s->stages[li].name);
+    const weft_tensor *Y = s->stages[weft_sched_find_stage(s, yname)].op;
+    int64_t fb = M->shape[6], C = s->stages[weft_sched_find_stage(s, vname)].op->shape[5];
+    int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    conv_tile t = *tile;
+    const weft_stage *ys = &s->stages[weft_sched_find_stage(s, yname)];
+    char ax[4][WEFT_SCHED_NAME];
+    for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", ys->iters[d].name);
+    /* Y: n -> (n.0, n.1 = tn), y -> (y.0, y.1 = 2 ty), x likewise; f -> (f.0, [f.1 = tf,] f.2 = fb). */
+    char outer[4][WEFT_SCHED_NAME + 4], inner[3][WEFT_SCHED_NAME + 4], fo[WEFT_SCHED_NAME + 4], fmid[WEFT_SCHED_NAME + 4] = "",
+        flast[WEFT_SCHED_NAME + 4];
+    int n_outer = 0, n_inner = 0;
+    const int64_t tiles[4] = {t.tn, 0, 2 * t.ty, 2 * t.tx}, ext[4] = {Y->shape[0], 0, Y->shape[2], Y->shape[3]};
+    int64_t spatial_chunks = 1;
+    for (int d = 0; d < 4 && rc == WEFT_OK; d++) {
+        if (d == 1) continue;
+        if (tiles[d] >= ext[d]) {
+            if (ext[d] > 1) snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
+        } else if (tiles[d] <= 1) {
+            snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[d]);
+            spatial_chunks *= ext[d];
+        } else {
+            rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tiles[d]);
+            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
+            snprintf(inner[n_inner++], sizeof inner[0], "%s.1", ax[d]);
+            spatial_chunks *= ceil_div(ext[d], tiles[d]);
+        }
+    }
+    if (rc != WEFT_OK) return rc;
+    if (t.tf > 1) {
+        rc = weft_sched_stepf(s, "split %s %s %lld %lld", yname, ax[1], (long long)t.tf, (long long)fb);
+        snprintf(fmid, sizeof fmid, "%s.1", ax[1]);
+        snprintf(flast, sizeof flast, "%s.2", ax[1]);
+    } else {
+        rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[1], (long long)fb);
+        snprintf(flast, sizeof flast, "%s.1", ax[1]);
+    }
+    snprintf(fo, sizeof fo, "%s.0", ax[1]);
+    if (rc != WEFT_OK) return rc;
+    /* Too few spatial tiles to share evenly among the threads: the filter blocks join the
+     * parallel loop (V is then transformed once per filter block). */
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    bool with_f = n_outer == 0 || spatial_chunks < threads || (spatial_chunks < 4 * threads && spatial_chunks % threads);
+    if (with_f) snprintf(outer[n_outer++], sizeof outer[0], "%s", fo);
+    char line[1024], fused[WEFT_SCHED_NAME * 2];
+    int len = snprintf(line, sizeof line, "reorder %s", yname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    if (!with_f) len += snprintf(line + len, sizeof line - (size_t)len, " %s", fo);
+    if (fmid[0]) len += snprintf(line + len, sizeof line - (size_t)len, " %s", fmid);
+    for (int i = 0; i < n_inner; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", inner[i]);
+    snprintf(line + len, sizeof line - (size_t)len, " %s", flast);
+    if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    fuse_text(yname, (const char(*)[WEFT_SCHED_NAME + 4])outer, n_outer, line, sizeof line, fused, sizeof fused);
+    if (strlen(fused) >= WEFT_SCHED_NAME) return weft_fail(WEFT_ERR_INTERNAL, "Winograd schedule: loop names too long");
+    if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "vectorize %s %s", yname, flast)) != WEFT_OK) return rc;
+    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
+
+    /* M (computed per spatial tile, every filter block of it, or the tile's tf blocks when the
+     * blocks are parallel): an outer loop of one iteration (n split by the tile's tn) where V
+     * is computed once for all filter blocks, then per filter block of tf and per point the
+     * channels outside the register tile [n, fo, th, tw] x fi. */
+    const weft_stage *rs = &s->stages[weft_sched_find_stage(s, rname)];
+    char ra[7][WEFT_SCHED_NAME];
+    for (int d = 0; d < 7; d++) snprintf(ra[d], sizeof ra[d], "%s", rs->iters[d].name);
+    if ((rc = weft_sched_stepf(s, "split %s %s %lld", rname, ra[2], (long long)t.tn)) != WEFT_OK) return rc;
+    char n0[WEFT_SCHED_NAME + 4], n1[WEFT_SCHED_NAME + 4], f0[WEFT_SCHED_NAME + 4] = "", f1[WEFT_SCHED_NAME + 4];
+    snprintf(n0, sizeof n0, "%s.0", ra[2]);
+    snprintf(n1, sizeof n1, "%s.1", ra[2]);
+    snprintf(f1, sizeof f1, "%s", ra[3]);
+    if (!with_f) {
+        if ((rc = weft_sched_stepf(s, "split %s %s %lld", rname, ra[3], (long long)t.tf)) != WEFT_OK) return rc;
+        snprintf(f0, sizeof f0, "%s.0", ra[3]);
+        snprintf(f1, sizeof f1, "%s.1", ra[3]);
+    }
+    rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s %s %s %s", rname, n0, f0, ra[0], ra[1], n1, f1, ra[4], ra[5], ra[6]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", rname, ra[6]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", lname, rname, ra[1]);
+    if (rc != WEFT_OK) return rc;
+    /* the register tile: channels outside, [n, fo, th, tw] unrolled, fi vectorized */
+    const weft_stage *ls = &s->stages[weft_sched_find_stage(s, lname)];
+    char la[8][WEFT_SCHED_NAME];
+    for (int d = 0; d < 8; d++) snprintf(la[d], sizeof la[d], "%s", ls->iters[d].name);
+    int64_t sp = t.tn * t.ty * t.tx;
+    bool fo_inner = t.tf * sp + sp + 1 > vector_regs(caps); /* as schedule_blocked */
+    if (fo_inner)
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s %s %s", lname, la[0], la[1], la[7], la[2], la[4], la[5], la[3],
+                              la[6]);
+    else
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s %s %s", lname, la[0], la[1], la[7], la[2], la[3], la[4], la[5],
+                              la[6]);
+    const int64_t unroll[4] = {t.tn, t.tf, t.ty, t.tx};
+    for (int i = 0; i < 4 && rc == WEFT_OK; i++)
+        if (unroll[i] > 1) rc = weft_sched_stepf(s, "unroll %s %s", lname, la[2 + i]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", lname, la[6]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", vname, rname, n0);
+    if (rc != WEFT_OK) return rc;
+
+    /* V: the channels in vectors innermost, the 16 points unrolled around them (the taps of a
+     * channel vector are loaded once for all 16). */
+    const weft_stage *vs = &s->stages[weft_sched_find_stage(s, vname)];
+    char va[6][WEFT_SCHED_NAME];
+    for (int d = 0; d < 6; d++) snprintf(va[d], sizeof va[d], "%s", vs->iters[d].name);
+    if (C > lanes) {
+        rc = weft_sched_stepf(s, "split %s %s %lld", vname, va[5], (long long)lanes);
+        if (rc == WEFT_OK)
+            rc = weft_sched_stepf(s, "reorder %s %s %s %s %s.0 %s %s %s.1", vname, va[2], va[3], va[4], va[5], va[0], va[1],
+                                  va[5]);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", vname, va[5]);
+    } else {
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s", vname, va[2], va[3], va[4], va[0], va[1], va[5]);
+        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", vname, va[5]);
+    }
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s", vname, va[0]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s", vname, va[1]);
+    return rc;
+}
+
 weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps *caps, bool *done)
 {
+    {
+        int wy, wv, wp, wr = winograd_reduction(s, &wy, &wv, &wp);
+        if (wr >= 0) {
+            *done = true;
+            const int64_t *m = s->stages[wr].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+            conv_tile t = choose_tile((const int64_t[]){m[2], m[3], m[4], m[5]}, caps);
+            return schedule_winograd(s, wr, wy, wv, wp, caps, &t);
+        }
+    }
     weft_status grc = WEFT_OK;
     if ((*done = global_pool(s, caps, &grc))) return grc;
     *done = false;
