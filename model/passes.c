@@ -363,7 +363,7 @@ static bool columns_form(const weft_graph *g, const weft_gnode *n, int64_t C, in
  * weights become U = G w G^T laid out [4, 4, ceil(F/fb), C, fb], and the products per output
  * fall from 9 C to 4 C. Smaller convs (a 4x4 plane at batch 1 is 4 tiles) keep the direct form:
  * the transforms would cost more than the products saved. */
-enum { WINO_MIN_CHANNELS = 16, WINO_MIN_SIDE = 4, WINO_MIN_TILES = 16 };
+enum { WINO_MIN_CHANNELS = 16, WINO_MIN_SIDE = 4, WINO_MIN_TILES = 32 };
 static bool winograd_form(const weft_graph *g, const weft_gnode *n, int64_t fb)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];

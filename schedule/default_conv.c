@@ -1028,6 +1028,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
 /* ---- knobs (weft_schedule_knob_space) ------------------------------------------------------ */
 
 enum { K_TF, K_TN, K_TY, K_TX, K_SPATIAL_OUTER, K_UNROLL, N_CONV_KNOBS };
+enum { N_WINO_KNOBS = 4 };   /* the Winograd rule's: tf, tn, ty, tx (in 2x2 tiles) */
 enum { N_WINDOW_KNOBS = 2 }; /* the window rule's: tx, ty */
 enum { N_PIXEL_KNOBS = 2 };  /* the pointwise pixel rule's: tf, tx */
 enum { N_COLUMN_KNOBS = 2 }; /* the column rule's: tf, ty */
@@ -1059,7 +1060,19 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         weft_schedule_destroy(probe);
     }
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
-    if (r < 0 && !gp && (r = pixel_reduction(s, &y, lanes)) >= 0) {
+    int wv, wp;
+    if (r < 0 && !gp && (r = winograd_reduction(s, &y, &wv, &wp)) >= 0) {
+        const int64_t *sh = s->stages[r].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+        int64_t regs = vector_regs(caps);
+        snprintf(sp->rule, sizeof sp->rule, "conv_winograd");
+        sp->n = N_WINO_KNOBS;
+        for (int i = 0; i < N_WINO_KNOBS; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
+        for (int64_t v = 1; v <= sh[3] && v <= 4; v++)
+            if (sh[3] % v == 0) knob_add(sp, K_TF, v);
+        for (int64_t v = 1; v <= sh[2] && v <= 8; v++) knob_add(sp, K_TN, v);
+        for (int64_t v = 1; v <= sh[4] && v <= 8; v++) knob_add(sp, K_TY, v);
+        for (int64_t v = 1; v <= sh[5] && v <= regs - 2; v++) knob_add(sp, K_TX, v);
+    } else if (r < 0 && !gp && (r = pixel_reduction(s, &y, lanes)) >= 0) {
         const int64_t *sh = s->stages[y].op->shape; /* [N, F, OH, OW] */
         snprintf(sp->rule, sizeof sp->rule, "conv_pixels");
         sp->n = N_PIXEL_KNOBS;
@@ -1123,6 +1136,24 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
     if (sp.n == 0) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: the kernel has no default rule with knobs");
     int y, r = blocked_reduction(s, &y);
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
+    if (!strcmp(sp.rule, "conv_winograd")) {
+        int wv, wp;
+        r = winograd_reduction(s, &y, &wv, &wp);
+        if (n != N_WINO_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_winograd takes %d knobs, got %d", N_WINO_KNOBS, n);
+        const int64_t *sh = s->stages[r].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+        const int64_t max[N_WINO_KNOBS] = {sh[3], sh[2], sh[4], sh[5]};
+        for (int i = 0; i < N_WINO_KNOBS; i++)
+            if (v[i] < 1 || v[i] > max[i])
+                return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [1, %lld]", conv_knob_names[i], (long long)v[i],
+                                 (long long)max[i]);
+        conv_tile t = {v[K_TF], v[K_TN], v[K_TY], v[K_TX]};
+        if (sh[3] % t.tf) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filter blocks", (long long)t.tf, (long long)sh[3]);
+        if (tile_live_vectors(&t) > vector_regs(caps))
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lldx%lldx%lldx%lld tile keeps %lld vectors live, more than the %lld registers",
+                             (long long)t.tf, (long long)t.tn, (long long)t.ty, (long long)t.tx, (long long)tile_live_vectors(&t),
+                             (long long)vector_regs(caps));
+        return schedule_winograd(s, r, y, wv, wp, caps, &t);
+    }
     if (!strcmp(sp.rule, "conv_pixels")) {
         r = pixel_reduction(s, &y, lanes);
         if (n != N_PIXEL_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_pixels takes %d knobs, got %d", N_PIXEL_KNOBS, n);

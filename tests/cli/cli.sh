@@ -66,6 +66,14 @@ head -c 20 tests/data/models/mlp.input.bin > "$tmp/short.bin"
 expect 1 "truncated.onnx" -- run "$tmp/truncated.onnx" --input tests/data/models/mlp.input.bin
 expect 1 "garbage.onnx" -- run "$tmp/garbage.onnx" --input tests/data/models/mlp.input.bin
 expect 1 "empty.onnx" -- run "$tmp/empty.onnx" --input tests/data/models/mlp.input.bin
+# WEFT_WINOGRAD takes 0 or 1, nothing else
+out=$(WEFT_WINOGRAD=yes "$weft" run tests/data/models/mlp.onnx --input tests/data/models/mlp.input.bin --repeat 1 2>&1)
+if [[ $? -ne 1 || "$out" != *"WEFT_WINOGRAD='yes': expected 0 (direct convs) or 1"* ]]; then
+    echo "FAIL: WEFT_WINOGRAD=yes weft run -> $out"
+    fails=$((fails + 1))
+else
+    echo "ok: WEFT_WINOGRAD=yes weft run"
+fi
 expect 1 "cannot" -- run /nonexistent/model.onnx --input tests/data/models/mlp.input.bin
 expect 1 "unsupported op 'FooBar' (node 'mystery')" -- run $bad/unsupported_op.onnx --input tests/data/models/mlp.input.bin
 expect 1 "initializer 'W': raw_data has 48 bytes, expected 64" -- run $bad/bad_initializer.onnx --input tests/data/models/mlp.input.bin

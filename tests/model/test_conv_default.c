@@ -16,14 +16,16 @@
  * Pointwise convs whose planes are whole vectors, or not but with few input channels (weights
  * left unblocked; a partial last pixel tile), convs with a window over few input channels
  * (vectorized along output columns), and squeeze-excite's channel gate (x * sigmoid(FC(s)))
- * are cases too.
+ * are cases too, and 3x3 convs that run as Winograd F(2x2, 3x3) (model/passes.c).
  *
  * A second test checks the schedule's shape: for AVX-512 and AVX2 caps, the kernel of a
  * blocked conv vectorizes its reduction over the filter block, pooling and depthwise kernels
  * compute their padding per channel, a global pool reduces channel vectors (a plane smaller
  * than a vector) or partial sums along its plane, a pointwise conv
  * vectorizes along its fused pixels, a stem-like conv along output columns, and a channel gate
- * computes the gate once per channel. */
+ * computes the gate once per channel, and a Winograd conv accumulates each point's products in
+ * a local copy with its input transform per spatial tile (not with too few tiles, nor with
+ * WEFT_WINOGRAD=0). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +112,14 @@ static const conv_case cases[] = {
     {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
     {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* 44: 7x7 out, stride 2 */
     {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
+    /* 3x3 stride-1 convs with 16+ channels and 32+ 2x2 tiles: Winograd F(2x2, 3x3) (odd
+     * planes: a last half tile; channels and filters that do not fill vectors; a batch of
+     * 4x4 images; no padding) */
+    {K_CONV, 2, 16, 13, 11, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 46 */
+    {K_CONV, 1, 20, 16, 16, 40, 3, 3, 1, 1, 1, EPI_ADD, true},
+    {K_CONV, 8, 32, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},
+    {K_CONV, 1, 16, 18, 18, 48, 3, 3, 1, 0, 1, EPI_CLIP, true},
+    {K_CONV, 1, 64, 9, 9, 64, 3, 3, 1, 1, 1, EPI_SILU, true},    /* 50: 25 tiles: direct */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -482,6 +492,21 @@ static void test_default_schedule_shapes(void **state)
         }
         /* channel gate: the FC and the sigmoid once per channel in vectors, the scale over the
          * fused pixels of each channel */
+        /* Winograd: the products per point into a local copy, the input transform per spatial
+         * tile; too few tiles (case 50) or WEFT_WINOGRAD=0: direct */
+        schedule_of(&cases[46], &caps, &p);
+        assert_non_null(strstr(p.text, "cache_write conv0.red local"));
+        assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
+        assert_non_null(strstr(p.text, "vectorize conv0.red.local fi"));
+        assert_non_null(strstr(p.text, "unroll conv0.wino e1"));
+        schedule_of(&cases[50], &caps, &p);
+        assert_null(strstr(p.text, "conv0.wino"));
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        setenv("WEFT_WINOGRAD", "0", 1);
+        schedule_of(&cases[46], &caps, &p);
+        unsetenv("WEFT_WINOGRAD");
+        assert_null(strstr(p.text, "conv0.wino"));
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
         schedule_of(&cases[23], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red n@fo@y@x@fi.1"));
         assert_non_null(strstr(p.text, "vectorize sigmoid1 n@c@h@w.1"));
