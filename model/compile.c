@@ -229,11 +229,16 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
     if (rc == WEFT_OK) {
         /* Winograd 3x3 convs on CPUs (their default schedule is schedule/default_conv.c's);
-         * WEFT_WINOGRAD=0 keeps every conv direct (comparisons, bit-for-bit checks). */
+         * WEFT_WINOGRAD=0 keeps every conv direct (comparisons, bit-for-bit checks), 2 or 4
+         * allows only that tile size. */
         const char *wino = getenv("WEFT_WINOGRAD");
-        if (wino && strcmp(wino, "0") && strcmp(wino, "1"))
-            return weft_fail(WEFT_ERR_INVALID_ARG, "WEFT_WINOGRAD='%.40s': expected 0 (direct convs) or 1", wino);
-        bool winograd = !caps->has_thread_binding && !(wino && !strcmp(wino, "0"));
+        if (wino && strcmp(wino, "0") && strcmp(wino, "1") && strcmp(wino, "2") && strcmp(wino, "4"))
+            return weft_fail(WEFT_ERR_INVALID_ARG,
+                             "WEFT_WINOGRAD='%.40s': expected 0 (direct convs), 1 (Winograd where it pays), 2 or 4 (tiles "
+                             "of that size only)", wino);
+        int64_t winograd = 0; /* the rule chooses */
+        if (caps->has_thread_binding || (wino && wino[0] == '0')) winograd = -1;
+        else if (wino && wino[0] != '1') winograd = wino[0] - '0';
         rc = weft_model_conv_weight_layout(g, caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8, winograd);
     }
     if (rc == WEFT_OK) {

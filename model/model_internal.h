@@ -32,7 +32,8 @@ weft_status weft_model_fold_constants(weft_graph *g);
 weft_status weft_model_fold_small(weft_graph *g, int ni);
 weft_status weft_model_fold_batchnorm(weft_graph *g);
 weft_status weft_model_pretranspose_weights(weft_graph *g);
-weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, bool winograd);
+/* winograd: -1 direct convs only, 0 Winograd where the rule takes it, 2 or 4 that size only */
+weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, int64_t winograd);
 weft_status weft_model_matmul_weight_layout(weft_graph *g, int64_t nb);
 void weft_model_dead_code(weft_graph *g);
 /* recur.c: each GRU / LSTM / RNN node becomes its input projection (a MatMul + bias) and a

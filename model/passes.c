@@ -20,8 +20,8 @@
  *   input channels) keep [F, C, 1, 1] and reduce over fused pixels (pointwise_rows); convs
  *   with a window over few input channels (stems) keep [F, C, KH, KW] and are vectorized along
  *   output columns (columns_form).
- *   3x3 convs with enough channels and tiles run as Winograd F(2x2, 3x3) instead (winograd_form;
- *   off with WEFT_WINOGRAD=0), their weights transformed here.
+ *   3x3 convs with enough channels and tiles run as Winograd F(2x2, 3x3) or F(4x4, 3x3) instead
+ *   (winograd_form; WEFT_WINOGRAD=0 off, 2 or 4 one size only), their weights transformed here.
  * matmul_weight_layout: a MatMul/Gemm with a constant 2-D B [K, N] reads it blocked as
  *   [ceil(N/nb), K, nb] (nb = the register tile's width; a last partial block is zero-padded),
  *   so the panel a register tile streams is contiguous: no 4 KiB-strided rows fighting over L1
@@ -37,6 +37,7 @@
 #include "model/model_internal.h"
 #include "schedule/schedule.h"
 #include "compile/build.h"
+#include "ops/graph_ops.h"
 #include "runtime/mem.h"
 
 int weft_model_storage_root(const weft_graph *g, int v)
@@ -358,50 +359,47 @@ static bool columns_form(const weft_graph *g, const weft_gnode *n, int64_t C, in
 }
 
 /* A 3x3 conv (stride 1, dilation 1, one group) with at least WINO_MIN_CHANNELS input channels,
- * two filter vectors and output planes of at least WINO_MIN_SIDE x WINO_MIN_SIDE in at least
- * WINO_MIN_TILES 2x2 tiles over the batch runs as Winograd F(2x2, 3x3) (ops/nn_conv.c): its
- * weights become U = G w G^T laid out [4, 4, ceil(F/fb), C, fb], and the products per output
- * fall from 9 C to 4 C. Smaller convs (a 4x4 plane at batch 1 is 4 tiles) keep the direct form:
- * the transforms would cost more than the products saved. */
+ * two filter vectors and output planes of at least WINO_MIN_SIDE x WINO_MIN_SIDE runs as
+ * Winograd F(m x m, 3x3) (ops/nn_conv.c): its weights become U = G w G^T laid out
+ * [m+2, m+2, ceil(F/fb), C, fb], and the products per output fall from 9 C to (m+2)^2/m^2 C:
+ * 4 C for m = 2, 2.25 C for m = 4. m is the one with fewer products per output counting the
+ * outputs of partial tiles (a 14x14 plane in 4x4 tiles computes 16x16: 2.94 C, still fewer
+ * than 4 C), taking m = 4 only when that saves a fifth (its transforms cost more), and the
+ * plane needs at least WINO_MIN_TILES tiles over the batch: a 7x7 plane at batch 1 is 16 2x2
+ * tiles, its weights read from memory 16 times at most (direct: 49), and ran slower (512
+ * channels, Zen 4: 2.4-2.9 ms Winograd, 2.3 direct). Returns m, or 0 for a direct conv.
+ * `only`: 2 or 4 restricts m to that (WEFT_WINOGRAD=2|4), 0 lets the rule choose. */
 enum { WINO_MIN_CHANNELS = 16, WINO_MIN_SIDE = 4, WINO_MIN_TILES = 32 };
-static bool winograd_form(const weft_graph *g, const weft_gnode *n, int64_t fb)
+static int64_t winograd_form(const weft_graph *g, const weft_gnode *n, int64_t fb, int64_t only)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];
     if (n->n_outputs < 1 || w->shape[2] != 3 || w->shape[3] != 3 || w->shape[1] < WINO_MIN_CHANNELS ||
         w->shape[0] < 2 * fb || weft_gnode_attr_int(n, "group", 1) != 1)
-        return false;
+        return 0;
     const char *names[2] = {"strides", "dilations"};
     for (int k = 0; k < 2; k++) {
         const int64_t *v;
         int cnt = weft_gnode_attr_ints(n, names[k], &v);
         for (int i = 0; i < cnt; i++)
-            if (v[i] != 1) return false;
+            if (v[i] != 1) return 0;
     }
     const weft_gvalue *y = &g->values[n->outputs[0]];
-    if (y->ndim != 4 || y->shape[2] < WINO_MIN_SIDE || y->shape[3] < WINO_MIN_SIDE) return false;
-    return y->shape[0] * ((y->shape[2] + 1) / 2) * ((y->shape[3] + 1) / 2) >= WINO_MIN_TILES;
+    if (y->ndim != 4 || y->shape[2] < WINO_MIN_SIDE || y->shape[3] < WINO_MIN_SIDE) return 0;
+    int64_t best = 0;
+    double best_cost = 0;
+    for (int64_t m = 2; m <= 4; m += 2) {
+        if (only && m != only) continue;
+        int64_t th = (y->shape[2] + m - 1) / m, tw = (y->shape[3] + m - 1) / m;
+        if (y->shape[0] * th * tw < WINO_MIN_TILES) continue;
+        /* products per output, partial tiles counted whole; m = 4 must save a fifth */
+        double cost = (double)((m + 2) * (m + 2) * th * tw) / (double)(y->shape[2] * y->shape[3]);
+        if (m == 4) cost *= 1.25;
+        if (!best || cost < best_cost) best = m, best_cost = cost;
+    }
+    return best;
 }
 
-/* U[e1][e2][f / fb][c][f % fb] = sum_{a,b} G[e1][a] w[f][c][a][b] G[e2][b] (ops/nn_conv.c's G). */
-static void winograd_weights(const float *src, int64_t F, int64_t C, int64_t fb, float *dst)
-{
-    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-    int64_t FO = (F + fb - 1) / fb;
-    for (int64_t f = 0; f < F; f++)
-        for (int64_t c = 0; c < C; c++) {
-            const float *k = src + (f * C + c) * 9;
-            double gw[4][3]; /* G w */
-            for (int e = 0; e < 4; e++)
-                for (int b = 0; b < 3; b++) gw[e][b] = G[e][0] * k[b] + G[e][1] * k[3 + b] + G[e][2] * k[6 + b];
-            for (int e1 = 0; e1 < 4; e1++)
-                for (int e2 = 0; e2 < 4; e2++) {
-                    double u = gw[e1][0] * G[e2][0] + gw[e1][1] * G[e2][1] + gw[e1][2] * G[e2][2];
-                    dst[((((int64_t)e1 * 4 + e2) * FO + f / fb) * C + c) * fb + f % fb] = (float)u;
-                }
-        }
-}
-
-weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, bool winograd)
+weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, int64_t winograd)
 {
     for (int i = 0; i < g->n_nodes && fb > 1; i++) {
         weft_gnode *n = &g->nodes[i];
@@ -417,18 +415,19 @@ weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, bool winogr
         /* Grouped: only when each group's filters fill whole blocks (a block then reads one
          * group's input channels); depthwise convs keep their layout. */
         if (group < 1 || F % group || (group > 1 && (C < 2 || (F / group) % fb))) continue;
-        if (winograd && group == 1 && winograd_form(g, n, fb)) {
-            int64_t FO = (F + fb - 1) / fb, ushape[5] = {4, 4, FO, C, fb};
+        int64_t wm = winograd >= 0 && group == 1 ? winograd_form(g, n, fb, winograd) : 0;
+        if (wm) {
+            int64_t al = wm + 2, FO = (F + fb - 1) / fb, ushape[5] = {al, al, FO, C, fb};
             char name[200];
             snprintf(name, sizeof name, "%.180s.wino", wv->name);
             int t = weft_graph_new_value(g, name, WEFT_F32, 5, ushape);
-            float *dst = weft_calloc((size_t)(16 * FO * C * fb), sizeof(float));
+            float *dst = weft_calloc((size_t)(al * al * FO * C * fb), sizeof(float));
             if (t < 0 || !dst) {
                 free(dst);
                 return weft_fail(WEFT_ERR_NOMEM, "out of memory laying out %s", name);
             }
             n = &g->nodes[i];
-            winograd_weights(g->values[w].data, F, C, fb, dst);
+            weft_winograd_weights(g->values[w].data, F, C, fb, wm, dst);
             g->values[t].data = dst;
             if (set_string_attr(n, "weft_weight_layout", "winograd") != WEFT_OK ||
                 set_int_attr(n, "weft_conv_filters", F) != WEFT_OK)

@@ -64,4 +64,8 @@ const weft_op_def *weft_op_find(const char *op_type);
 /* Comma-separated list of supported op types (static storage). */
 const char *weft_op_supported(void);
 
+/* Winograd F(m x m, 3x3) weights (m = 2 or 4; ops/nn_conv.c): src [F, C, 3, 3] to dst
+ * [m+2, m+2, ceil(F/fb), C, fb] (U = G w G^T; dst zeroed by the caller for filters past F). */
+void weft_winograd_weights(const float *src, int64_t F, int64_t C, int64_t fb, int64_t m, float *dst);
+
 #endif

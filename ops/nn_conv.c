@@ -204,42 +204,106 @@ static int64_t filter_block(const weft_gnode *n)
                : weft_gnode_attr_int(n, "weft_weight_block", 0);
 }
 
-/* ---- Winograd F(2x2, 3x3) ------------------------------------------------------------------
+/* ---- Winograd F(m x m, 3x3), m = 2 or 4 ----------------------------------------------------
  *
  * A 3x3 conv (stride 1, dilation 1, one group) whose constant weights the model's layout pass
- * transformed ("weft_weight_layout" = "winograd": U [4, 4, F/fb, C, fb], U = G w G^T per filter
- * and channel, filters past F zero) computes each 2x2 output tile from a 4x4 input tile with 16
- * products per (filter, channel) instead of 36. The transforms (rows of B^T and A^T, chosen so
- * that every row of B^T has two nonzeros and every row of A^T the signs +, +, -):
- *   B^T = [1 0 -1 0; 0 1 1 0; 0 1 -1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
- *   A^T = [1 1 -1 0; 0 1 1 -1].
+ * transformed ("weft_weight_layout" = "winograd": U [a, a, F/fb, C, fb] with a = m + 2, U =
+ * G w G^T per filter and channel (weft_winograd_weights), filters past F zero) computes each
+ * m x m output tile from an a x a input tile with a^2 products per (filter, channel) instead of
+ * 9 m^2: 16 for 4 outputs (m = 2), 36 for 16 (m = 4). The transforms B^T (a x a) and A^T
+ * (m x a) are written as a fixed number of taps (position, coefficient) per row, a coefficient
+ * split in two where a row has fewer nonzeros (-5 x = -4 x - x, 4 x = 2 x + 2 x: exact), so no
+ * term multiplies by zero; the row index selects the taps, and once the schedule unrolls it
+ * the selects fold to constants.
+ *   m = 2: B^T = [1 0 -1 0; 0 1 1 0; 0 1 -1 0; 0 1 0 -1], A^T = [1 1 -1 0; 0 1 1 -1],
+ *          G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] (the usual ones, B^T's row 2 and A^T's
+ *          column 2 negated: two taps per row of B^T, signs +, +, - in every row of A^T);
+ *   m = 4: the usual F(4x4, 3x3) matrices (points 0, +-1, +-2, infinity).
  * Stages:
- *   "<name>.pad"  P [N, TH*2+2, TW*2+2, C]: the zero-padded input, channels innermost (the
+ *   "<name>.pad"  P [N, TH*m+2, TW*m+2, C]: the zero-padded input, channels innermost (the
  *                 transform reads a channel vector per tap);
- *   "<name>.wino" V [4, 4, N, TH, TW, C]: B^T d B of each input tile d, two taps per row:
- *                 V[e1,e2] = d[a0 e1][a0 e2] + s e2 d[a0 e1][a1 e2] + s e1 (d[a1 e1][a0 e2] + s e2 d[a1 e1][a1 e2])
- *                 with a0 = min(e, 1), a1 = 2 + e / 3, s = +1 for e = 1 and -1 otherwise;
- *   "<name>.red"  M [4, 4, N, F/fb, TH, TW, fb] = sum_c V[e1,e2,n,th,tw,c] * U[e1,e2,fo,c,fi]: 16
+ *   "<name>.wino" V [a, a, N, TH, TW, C] = B^T d B of each input tile d;
+ *   "<name>.red"  M [a, a, N, F/fb, TH, TW, fb] = sum_c V[e1,e2,n,th,tw,c] * U[e1,e2,fo,c,fi]: a^2
  *                 products shaped like the blocked conv's reduction (schedule/default_conv.c);
- *   "<name>"      Y [N, F, OH, OW] = sum_{u,v<3} sg u * sg v * M[y%2+u, x%2+v, n, f/fb, y/2, x/2, f%fb]
- *                 (sg = +1, +1, -1), plus the bias. */
-static const weft_expr *wino_a0(weft_arena *a, const weft_expr *e) { return weft_min(a, e, weft_i64(a, 1)); }
-static const weft_expr *wino_a1(weft_arena *a, const weft_expr *e)
+ *   "<name>"      Y [N, F, OH, OW] = A^T M A at (y % m, x % m) of tile (y / m, x / m), plus the
+ *                 bias. */
+typedef struct wino_taps {
+    int rows, taps;
+    int8_t pos[6][5];
+    float coef[6][5];
+} wino_taps;
+
+typedef struct wino_spec {
+    int m;
+    wino_taps bt, at;
+    double g[6][3];
+} wino_spec;
+
+static const wino_spec wino_specs[2] = {
+    {2,
+     {4, 2, {{0, 2}, {1, 2}, {1, 2}, {1, 3}}, {{1, -1}, {1, 1}, {1, -1}, {1, -1}}},
+     {2, 3, {{0, 1, 2}, {1, 2, 3}}, {{1, 1, -1}, {1, 1, -1}}},
+     {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}},
+    {4,
+     {6, 4,
+      {{0, 2, 2, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 3, 3, 5}},
+      {{4, -4, -1, 1}, {-4, -4, 1, 1}, {4, -4, -1, 1}, {-2, -1, 2, 1}, {2, -1, -2, 1}, {4, -4, -1, 1}}},
+     {4, 5,
+      {{0, 1, 2, 3, 4}, {1, 2, 3, 3, 4}, {1, 2, 3, 4, 4}, {1, 2, 3, 4, 5}},
+      {{1, 1, 1, 1, 1}, {1, -1, 1, 1, -2}, {1, 1, 4, 2, 2}, {1, -1, 8, -8, 1}}},
+     {{0.25, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+      {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}}},
+};
+
+static const wino_spec *wino_spec_for(int64_t m) { return m == 2 ? &wino_specs[0] : m == 4 ? &wino_specs[1] : NULL; }
+
+void weft_winograd_weights(const float *src, int64_t F, int64_t C, int64_t fb, int64_t m, float *dst)
 {
-    return weft_add(a, weft_i64(a, 2), weft_floordiv(a, e, weft_i64(a, 3)));
+    const wino_spec *ws = wino_spec_for(m);
+    if (!ws) return;
+    int al = ws->m + 2;
+    int64_t FO = (F + fb - 1) / fb;
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t c = 0; c < C; c++) {
+            const float *k = src + (f * C + c) * 9;
+            double gw[6][3]; /* G w */
+            for (int e = 0; e < al; e++)
+                for (int b = 0; b < 3; b++)
+                    gw[e][b] = ws->g[e][0] * k[b] + ws->g[e][1] * k[3 + b] + ws->g[e][2] * k[6 + b];
+            for (int e1 = 0; e1 < al; e1++)
+                for (int e2 = 0; e2 < al; e2++) {
+                    double u = gw[e1][0] * ws->g[e2][0] + gw[e1][1] * ws->g[e2][1] + gw[e1][2] * ws->g[e2][2];
+                    dst[((((int64_t)e1 * al + e2) * FO + f / fb) * C + c) * fb + f % fb] = (float)u;
+                }
+        }
 }
-static const weft_expr *wino_sign(weft_arena *a, const weft_expr *e)
+
+/* Tap t of row r of the table: its position (an index) and coefficient (float32). */
+static const weft_expr *tap_pos(weft_arena *a, const wino_taps *tb, const weft_expr *r, int t)
 {
-    return weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, e, weft_i64(a, 1)), weft_f32(a, 1.0), weft_f32(a, -1.0));
+    const weft_expr *e = weft_i64(a, tb->pos[tb->rows - 1][t]);
+    for (int k = tb->rows - 2; k >= 0; k--)
+        e = weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, r, weft_i64(a, k)), weft_i64(a, tb->pos[k][t]), e);
+    return e;
+}
+static const weft_expr *tap_coef(weft_arena *a, const wino_taps *tb, const weft_expr *r, int t)
+{
+    const weft_expr *e = weft_f32(a, tb->coef[tb->rows - 1][t]);
+    for (int k = tb->rows - 2; k >= 0; k--)
+        e = weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, r, weft_i64(a, k)), weft_f32(a, tb->coef[k][t]), e);
+    return e;
 }
 
 static weft_tensor *winograd_stages(weft_arena *a, const char *name, const weft_tensor *X, const weft_tensor *U,
                                     const weft_tensor *B, const window *w, int64_t F)
 {
+    const wino_spec *ws = wino_spec_for(U->shape[0] - 2);
+    if (!ws) return NULL;
+    int64_t m = ws->m, al = m + 2;
     int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
     int64_t FO = U->shape[2], fb = U->shape[4];
-    int64_t TH = (w->out[0] + 1) / 2, TW = (w->out[1] + 1) / 2;
-    int64_t pshape[4] = {N, 2 * TH + 2, 2 * TW + 2, C};
+    int64_t TH = (w->out[0] + m - 1) / m, TW = (w->out[1] + m - 1) / m;
+    int64_t pshape[4] = {N, m * TH + 2, m * TW + 2, C};
     weft_tensor *P = weft_te_compute(a, weft_nn_stage(a, name, ".pad"), 4, pshape, (const char *const[]){"n", "h", "w", "c"});
     if (P) {
         const weft_expr *h = weft_te_axis(P, 1), *wv = weft_te_axis(P, 2), *cond = NULL, *x[2];
@@ -254,22 +318,28 @@ static weft_tensor *winograd_stages(weft_arena *a, const char *name, const weft_
         const weft_expr *ld = weft_te_at(a, X, weft_te_axis(P, 0), weft_te_axis(P, 3), x[0], x[1]);
         weft_te_set_body(P, WEFT_REDUCE_NONE, weft_select(a, cond, ld, weft_f32(a, 0.0)));
     }
-    int64_t vshape[6] = {4, 4, N, TH, TW, C};
+    int64_t vshape[6] = {al, al, N, TH, TW, C};
     weft_tensor *V = weft_te_compute(a, weft_nn_stage(a, name, ".wino"), 6, vshape,
                                      (const char *const[]){"e1", "e2", "n", "th", "tw", "c"});
     if (V && P) {
+        /* V[e1, e2] = sum_p cb(e1, p) sum_q cb(e2, q) d[pb(e1, p)][pb(e2, q)] */
         const weft_expr *e1 = weft_te_axis(V, 0), *e2 = weft_te_axis(V, 1), *nv = weft_te_axis(V, 2);
-        const weft_expr *r0 = weft_mul(a, weft_te_axis(V, 3), weft_i64(a, 2));
-        const weft_expr *c0 = weft_mul(a, weft_te_axis(V, 4), weft_i64(a, 2)), *c = weft_te_axis(V, 5);
-        const weft_expr *rows[2] = {weft_add(a, r0, wino_a0(a, e1)), weft_add(a, r0, wino_a1(a, e1))};
-        const weft_expr *cols[2] = {weft_add(a, c0, wino_a0(a, e2)), weft_add(a, c0, wino_a1(a, e2))};
-        const weft_expr *s1 = wino_sign(a, e1), *s2 = wino_sign(a, e2), *row[2];
-        for (int r = 0; r < 2; r++)
-            row[r] = weft_add(a, weft_te_at(a, P, nv, rows[r], cols[0], c),
-                              weft_mul(a, s2, weft_te_at(a, P, nv, rows[r], cols[1], c)));
-        weft_te_set_body(V, WEFT_REDUCE_NONE, weft_add(a, row[0], weft_mul(a, s1, row[1])));
+        const weft_expr *r0 = weft_mul(a, weft_te_axis(V, 3), weft_i64(a, m));
+        const weft_expr *c0 = weft_mul(a, weft_te_axis(V, 4), weft_i64(a, m)), *c = weft_te_axis(V, 5);
+        const weft_expr *sum = NULL;
+        for (int p = 0; p < ws->bt.taps; p++) {
+            const weft_expr *row = weft_add(a, r0, tap_pos(a, &ws->bt, e1, p)), *inner = NULL;
+            for (int q = 0; q < ws->bt.taps; q++) {
+                const weft_expr *col = weft_add(a, c0, tap_pos(a, &ws->bt, e2, q));
+                const weft_expr *t = weft_mul(a, tap_coef(a, &ws->bt, e2, q), weft_te_at(a, P, nv, row, col, c));
+                inner = inner ? weft_add(a, inner, t) : t;
+            }
+            const weft_expr *t = weft_mul(a, tap_coef(a, &ws->bt, e1, p), inner);
+            sum = sum ? weft_add(a, sum, t) : t;
+        }
+        weft_te_set_body(V, WEFT_REDUCE_NONE, sum);
     }
-    int64_t mshape[7] = {4, 4, N, FO, TH, TW, fb};
+    int64_t mshape[7] = {al, al, N, FO, TH, TW, fb};
     weft_tensor *M = weft_te_compute(a, weft_nn_stage(a, name, ".red"), 7, mshape,
                                      (const char *const[]){"e1", "e2", "n", "fo", "th", "tw", "fi"});
     if (M && V) {
@@ -283,23 +353,24 @@ static weft_tensor *winograd_stages(weft_arena *a, const char *name, const weft_
     weft_tensor *Y = weft_te_compute(a, name, 4, (int64_t[]){N, F, w->out[0], w->out[1]},
                                      (const char *const[]){"n", "f", "y", "x"});
     if (Y && M) {
+        /* Y = sum_u ca(i, u) sum_v ca(j, v) M[pa(i, u), pa(j, v)] with i = y % m, j = x % m */
         const weft_expr *idx[4];
         weft_nn_axes(Y, idx);
-        const weft_expr *two = weft_i64(a, 2), *blk = weft_i64(a, fb);
-        const weft_expr *i = weft_floormod(a, idx[2], two), *j = weft_floormod(a, idx[3], two);
-        const weft_expr *th = weft_floordiv(a, idx[2], two), *tw = weft_floordiv(a, idx[3], two);
+        const weft_expr *mm = weft_i64(a, m), *blk = weft_i64(a, fb);
+        const weft_expr *i = weft_floormod(a, idx[2], mm), *j = weft_floormod(a, idx[3], mm);
+        const weft_expr *th = weft_floordiv(a, idx[2], mm), *tw = weft_floordiv(a, idx[3], mm);
         const weft_expr *fo = weft_floordiv(a, idx[1], blk), *fi = weft_floormod(a, idx[1], blk);
         const weft_expr *sum = NULL;
-        for (int u = 0; u < 3; u++) {
-            const weft_expr *rowsum = NULL;
-            for (int v = 0; v < 3; v++) {
-                const weft_expr *m = weft_tload(
-                    a, M, 7,
-                    (const weft_expr *[]){u ? weft_add(a, i, weft_i64(a, u)) : i, v ? weft_add(a, j, weft_i64(a, v)) : j,
-                                          idx[0], fo, th, tw, fi});
-                rowsum = !rowsum ? m : v == 2 ? weft_sub(a, rowsum, m) : weft_add(a, rowsum, m);
+        for (int u = 0; u < ws->at.taps; u++) {
+            const weft_expr *pu = tap_pos(a, &ws->at, i, u), *inner = NULL;
+            for (int v = 0; v < ws->at.taps; v++) {
+                const weft_expr *ld = weft_tload(
+                    a, M, 7, (const weft_expr *[]){pu, tap_pos(a, &ws->at, j, v), idx[0], fo, th, tw, fi});
+                const weft_expr *t = weft_mul(a, tap_coef(a, &ws->at, j, v), ld);
+                inner = inner ? weft_add(a, inner, t) : t;
             }
-            sum = !sum ? rowsum : u == 2 ? weft_sub(a, sum, rowsum) : weft_add(a, sum, rowsum);
+            const weft_expr *t = weft_mul(a, tap_coef(a, &ws->at, i, u), inner);
+            sum = sum ? weft_add(a, sum, t) : t;
         }
         weft_te_set_body(Y, WEFT_REDUCE_NONE, B ? weft_add(a, sum, weft_te_at(a, B, idx[1])) : sum);
     }
@@ -318,7 +389,7 @@ weft_status weft_nn_conv_compute(weft_arena *a, const weft_graph *g, const weft_
         window w;
         int64_t F = weft_gnode_attr_int(n, "weft_conv_filters", 0);
         if ((st = window_params(n, X->shape + 2, (int64_t[]){3, 3}, true, &w)) != WEFT_OK) return st;
-        if (Wt->ndim != 5 || Wt->shape[0] != 4 || Wt->shape[1] != 4 || Wt->shape[3] != X->shape[1] || F < 1 ||
+        if (Wt->ndim != 5 || !wino_spec_for(Wt->shape[0] - 2) || Wt->shape[1] != Wt->shape[0] || Wt->shape[3] != X->shape[1] || F < 1 ||
             F > Wt->shape[2] * Wt->shape[4] || w.s[0] != 1 || w.s[1] != 1 || w.d[0] != 1 || w.d[1] != 1)
             return weft_nn_fail(WEFT_ERR_INTERNAL, n, "Winograd weights %s do not fit %" PRId64 " filters over input %s",
                                 weft_nn_shape_str(Wt->ndim, Wt->shape).s, F, weft_nn_shape_str(4, X->shape).s);

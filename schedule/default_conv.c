@@ -802,20 +802,21 @@ static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_t
 }
 
 
-/* ---- Winograd F(2x2, 3x3) (ops/nn_conv.c) ----------------------------------------------------
+/* ---- Winograd F(m x m, 3x3), m = 2 or 4 (ops/nn_conv.c) ---------------------------------------
  *
- * Pattern: one 4-D output Y; one reduction M [4, 4, N, F/fb, TH, TW, fb]; the transformed input
- * V [4, 4, N, TH, TW, C] (injective) that M reads; the padded input P [N, H', W', C] V reads;
- * every other stage elementwise or injective (bias, epilogue). Returns M (and y, v, p), or -1.
+ * Pattern: one 4-D output Y; one reduction M [a, a, N, F/fb, TH, TW, fb] (a = m + 2 = 4 or 6);
+ * the transformed input V [a, a, N, TH, TW, C] (injective) that M reads; the padded input P
+ * [N, H', W', C] V reads; every other stage elementwise or injective (bias, epilogue). Returns
+ * M (and y, v, p), or -1.
  *
  * Schedule: P at root, parallel over rows, channels in vectors. Y is tiled like the blocked
- * conv's output, in 2x2 output tiles: [tf filter blocks x fb] x [tn images x 2ty rows x 2tx
+ * conv's output, in m x m output tiles: [tf filter blocks x fb] x [tn images x m ty rows x m tx
  * columns]; the spatial tile loops are fused and parallel (with the filter blocks when there
- * are too few spatial tiles for the threads). V is computed per spatial tile (all 16 points,
- * all channels: a channel vector per unrolled point, the 4x4 taps shared), M per filter block
- * inside it: the 16 products are each a register tile (channels outside, tf x tn x ty x tx
- * accumulator vectors), and Y's inverse transform reads them from the tile's buffer, a filter
- * vector at a time. */
+ * are too few spatial tiles for the threads). V is computed per spatial tile (all a^2 points,
+ * all channels: a channel vector per unrolled point, the taps shared), M per filter block
+ * inside it: the a^2 products are each a register tile (channels outside, tf x tn x ty x tx
+ * accumulator vectors, summed in a local copy per point), and Y's inverse transform reads them
+ * from the tile's buffer, a filter vector at a time, the m x m outputs of a tile unrolled. */
 static int winograd_reduction(const weft_schedule *s, int *out, int *vout, int *pout)
 {
     int y = -1, r = -1;
@@ -831,7 +832,8 @@ static int winograd_reduction(const weft_schedule *s, int *out, int *vout, int *
     }
     if (y < 0 || r < 0 || s->stages[y].op->n_reduce || s->stages[y].op->ndim != 4) return -1;
     const weft_tensor *M = s->stages[r].op;
-    if (M->ndim != 7 || M->shape[0] != 4 || M->shape[1] != 4 || M->n_reduce != 1 || !weft_sched_reads_through(s, y, r))
+    if (M->ndim != 7 || (M->shape[0] != 4 && M->shape[0] != 6) || M->shape[1] != M->shape[0] || M->n_reduce != 1 ||
+        !weft_sched_reads_through(s, y, r))
         return -1;
     int v = -1, p = -1;
     for (int i = 0; i < s->n_stages; i++) {
@@ -839,7 +841,7 @@ static int winograd_reduction(const weft_schedule *s, int *out, int *vout, int *
         if (i == r || i == y) continue;
         weft_op_pattern pat = weft_tensor_pattern(t);
         if (pat != WEFT_PATTERN_ELEMWISE && pat != WEFT_PATTERN_INJECTIVE) return -1;
-        if (t->ndim == 6 && t->shape[0] == 4 && t->shape[1] == 4 && weft_sched_reads(s, r, i)) v = i;
+        if (t->ndim == 6 && t->shape[0] == M->shape[0] && t->shape[1] == M->shape[0] && weft_sched_reads(s, r, i)) v = i;
     }
     if (v < 0) return -1;
     for (int i = 0; i < s->n_stages; i++)
@@ -877,26 +879,45 @@ static weft_status schedule_winograd(weft_schedule *s, int r, int y, int v, int 
     const weft_stage *ys = &s->stages[weft_sched_find_stage(s, yname)];
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", ys->iters[d].name);
-    /* Y: n -> (n.0, n.1 = tn), y -> (y.0, y.1 = 2 ty), x likewise; f -> (f.0, [f.1 = tf,] f.2 = fb). */
-    char outer[4][WEFT_SCHED_NAME + 4], inner[3][WEFT_SCHED_NAME + 4], fo[WEFT_SCHED_NAME + 4], fmid[WEFT_SCHED_NAME + 4] = "",
-        flast[WEFT_SCHED_NAME + 4];
-    int n_outer = 0, n_inner = 0;
-    const int64_t tiles[4] = {t.tn, 0, 2 * t.ty, 2 * t.tx}, ext[4] = {Y->shape[0], 0, Y->shape[2], Y->shape[3]};
+    /* Y: n -> (n.0, n.1 = tn); y -> (y.0, y.1.0 = ty tiles, y.1.1 = m rows of a tile), x
+     * likewise; f -> (f.0, [f.1 = tf,] f.2 = fb). The rows and columns within a tile are
+     * unrolled innermost but for the filter vector: their taps of A^T become constants. */
+    int64_t m = M->shape[0] - 2;
+    char outer[4][WEFT_SCHED_NAME + 4], inner[5][WEFT_SCHED_NAME + 8], within[2][WEFT_SCHED_NAME + 8], fo[WEFT_SCHED_NAME + 4],
+        fmid[WEFT_SCHED_NAME + 4] = "", flast[WEFT_SCHED_NAME + 4];
+    int n_outer = 0, n_inner = 0, n_within = 0;
+    const int64_t tiles[4] = {t.tn, 0, m * t.ty, m * t.tx}, ext[4] = {Y->shape[0], 0, Y->shape[2], Y->shape[3]};
     int64_t spatial_chunks = 1;
     for (int d = 0; d < 4 && rc == WEFT_OK; d++) {
         if (d == 1) continue;
-        if (tiles[d] >= ext[d]) {
-            if (ext[d] > 1) snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
-        } else if (tiles[d] <= 1) {
-            snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[d]);
-            spatial_chunks *= ext[d];
+        if (d == 0) {
+            if (tiles[d] >= ext[d]) {
+                if (ext[d] > 1) snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
+            } else if (tiles[d] <= 1) {
+                snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[d]);
+                spatial_chunks *= ext[d];
+            } else {
+                rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tiles[d]);
+                snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
+                snprintf(inner[n_inner++], sizeof inner[0], "%s.1", ax[d]);
+                spatial_chunks *= ceil_div(ext[d], tiles[d]);
+            }
+        } else if (tiles[d] >= ext[d] || tiles[d] == m) { /* whole in tiles, or one tile per chunk */
+            rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)m);
+            if (tiles[d] >= ext[d]) snprintf(inner[n_inner++], sizeof inner[0], "%s.0", ax[d]);
+            else snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
+            snprintf(within[n_within++], sizeof within[0], "%s.1", ax[d]);
+            if (tiles[d] < ext[d]) spatial_chunks *= ceil_div(ext[d], m);
         } else {
             rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tiles[d]);
+            if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s.1 %lld", yname, ax[d], (long long)m);
             snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
-            snprintf(inner[n_inner++], sizeof inner[0], "%s.1", ax[d]);
+            snprintf(inner[n_inner++], sizeof inner[0], "%s.1.0", ax[d]);
+            snprintf(within[n_within++], sizeof within[0], "%s.1.1", ax[d]);
             spatial_chunks *= ceil_div(ext[d], tiles[d]);
         }
     }
+    for (int i = 0; i < n_within; i++) snprintf(inner[n_inner++], sizeof inner[0], "%s", within[i]);
     if (rc != WEFT_OK) return rc;
     if (t.tf > 1) {
         rc = weft_sched_stepf(s, "split %s %s %lld %lld", yname, ax[1], (long long)t.tf, (long long)fb);
@@ -926,7 +947,9 @@ static weft_status schedule_winograd(weft_schedule *s, int r, int y, int v, int 
     if (n_outer > 1 && (rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "vectorize %s %s", yname, flast)) != WEFT_OK) return rc;
-    if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
+    for (int i = 0; i < n_within && rc == WEFT_OK; i++) rc = weft_sched_stepf(s, "unroll %s %s", yname, within[i]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused);
+    if (rc != WEFT_OK) return rc;
 
     /* M (computed per spatial tile, every filter block of it, or the tile's tf blocks when the
      * blocks are parallel): an outer loop of one iteration (n split by the tile's tn) where V

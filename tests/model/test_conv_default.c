@@ -112,7 +112,8 @@ static const conv_case cases[] = {
     {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
     {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* 44: 7x7 out, stride 2 */
     {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
-    /* 3x3 stride-1 convs with 16+ channels and 32+ 2x2 tiles: Winograd F(2x2, 3x3) (odd
+    /* 3x3 stride-1 convs with 16+ channels and 32+ 2x2 tiles: Winograd F(2x2, 3x3) (too few 4x4
+     * tiles for F(4x4, 3x3); odd
      * planes: a last half tile; channels and filters that do not fill vectors; a batch of
      * 4x4 images; no padding) */
     {K_CONV, 2, 16, 13, 11, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 46 */
@@ -120,6 +121,10 @@ static const conv_case cases[] = {
     {K_CONV, 8, 32, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},
     {K_CONV, 1, 16, 18, 18, 48, 3, 3, 1, 0, 1, EPI_CLIP, true},
     {K_CONV, 1, 64, 9, 9, 64, 3, 3, 1, 1, 1, EPI_SILU, true},    /* 50: 25 tiles: direct */
+    /* F(4x4, 3x3): enough 4x4 tiles (partial ones: 27 = 6 x 4 + 3 rows, 29 = 7 x 4 + 1 columns) */
+    {K_CONV, 2, 16, 16, 16, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 51 */
+    {K_CONV, 1, 24, 27, 29, 48, 3, 3, 1, 1, 1, EPI_ADD, true},
+    {K_CONV, 32, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},  /* one tile per image */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -499,14 +504,27 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
         assert_non_null(strstr(p.text, "vectorize conv0.red.local fi"));
         assert_non_null(strstr(p.text, "unroll conv0.wino e1"));
+        /* F(2x2, 3x3): rows and columns split into 2x2 tiles (of a tile loop or of the axis),
+         * the rows and columns within a tile unrolled */
+        assert_true(strstr(p.text, "split relu1 w 2") || strstr(p.text, "split relu1 w.1 2"));
+        assert_non_null(strstr(p.text, "unroll relu1 w.1"));
+        assert_null(strstr(p.text, "relu1 h 4\n") || strstr(p.text, "relu1 h.1 4\n"));
+        schedule_of(&cases[51], &caps, &p); /* F(4x4, 3x3): 4x4 tiles */
+        assert_true(strstr(p.text, "split relu1 h 4\n") || strstr(p.text, "split relu1 h.1 4\n"));
+        assert_non_null(strstr(p.text, "unroll relu1 h.1"));
+        assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
+        assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
         schedule_of(&cases[50], &caps, &p);
         assert_null(strstr(p.text, "conv0.wino"));
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
         setenv("WEFT_WINOGRAD", "0", 1);
         schedule_of(&cases[46], &caps, &p);
-        unsetenv("WEFT_WINOGRAD");
         assert_null(strstr(p.text, "conv0.wino"));
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        setenv("WEFT_WINOGRAD", "2", 1); /* 2x2 tiles only */
+        schedule_of(&cases[51], &caps, &p);
+        unsetenv("WEFT_WINOGRAD");
+        assert_true(strstr(p.text, "split relu1 h 2\n") || strstr(p.text, "split relu1 h.1 2\n"));
         schedule_of(&cases[23], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red n@fo@y@x@fi.1"));
         assert_non_null(strstr(p.text, "vectorize sigmoid1 n@c@h@w.1"));
