@@ -3,7 +3,8 @@
  *   - matmul M x N x K for M, N, K in {1, 7, 37, 197, 333, 1000} (M*N*K <= 4e7): a float64
  *     triple loop; the smaller ones also by the interpreter running the same scheduled loop IR
  *     (its bounds checks catch any access outside a buffer by a partial tile);
- *   - a batched matmul whose reused operand is a transpose stage (attention's Q K^T): the
+ *   - a batched matmul whose reused operand is a transpose stage (attention's Q K^T), also with
+ *     the other operand divided by a scalar (computed once at root, asserted on the steps): the
  *     default schedule packs it per column block (asserted on the step text) and matches;
  *   - a product whose weights are laid out in column blocks (W[n / c, k, n % c]: recurrent
  *     steps, pre-blocked Gemms) gets the register tile, not the row rfactor, and matches;
@@ -258,19 +259,28 @@ static void test_matmul_register_tile_fits_caps(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* C[b, i, j] = sum_k A[b, i, k] * T[b, k, j] with T[b, k, j] = Bt[b, j, k] (a transpose stage). */
-static weft_te_func *batched_qkt(weft_arena *a, int64_t B, int64_t M, int64_t N, int64_t K)
+/* C[b, i, j] = sum_k A[b, i, k] * T[b, k, j] with T[b, k, j] = Bt[b, j, k] (a transpose stage);
+ * scaled: A read through Q[b, i, k] = A[b, i, k] / S[0] (attention's Q / sqrt(d)). */
+static weft_te_func *batched_qkt(weft_arena *a, int64_t B, int64_t M, int64_t N, int64_t K, bool scaled)
 {
     weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 3, (int64_t[]){B, M, K});
     weft_tensor *Bt = weft_te_placeholder(a, "Bt", WEFT_F32, 3, (int64_t[]){B, N, K});
+    weft_tensor *S = weft_te_placeholder(a, "S", WEFT_F32, 1, (int64_t[]){1});
+    weft_tensor *Q = A;
+    if (scaled) {
+        Q = weft_te_compute(a, "Q", 3, (int64_t[]){B, M, K}, (const char *const[]){"b", "i", "k"});
+        weft_te_set_body(Q, WEFT_REDUCE_NONE,
+                         weft_div(a, weft_te_at(a, A, weft_te_axis(Q, 0), weft_te_axis(Q, 1), weft_te_axis(Q, 2)),
+                                  weft_te_at(a, S, weft_i64(a, 0))));
+    }
     weft_tensor *T = weft_te_compute(a, "T", 3, (int64_t[]){B, K, N}, (const char *const[]){"b", "k", "j"});
     weft_te_set_body(T, WEFT_REDUCE_NONE, weft_te_at(a, Bt, weft_te_axis(T, 0), weft_te_axis(T, 2), weft_te_axis(T, 1)));
     weft_tensor *C = weft_te_compute(a, "C", 3, (int64_t[]){B, M, N}, (const char *const[]){"b", "i", "j"});
     const weft_expr *b = weft_te_axis(C, 0), *i = weft_te_axis(C, 1), *j = weft_te_axis(C, 2);
     const weft_expr *k = weft_te_reduce_axis(a, C, "k", K);
-    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, A, b, i, k), weft_te_at(a, T, b, k, j)));
+    weft_te_set_body(C, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, Q, b, i, k), weft_te_at(a, T, b, k, j)));
     weft_te_func *f = NULL;
-    assert_int_equal(weft_te_func_create(a, "qkt", 2, (const weft_tensor *const[]){A, Bt}, 1,
+    assert_int_equal(weft_te_func_create(a, "qkt", scaled ? 3 : 2, (const weft_tensor *const[]){A, Bt, S}, 1,
                                          (const weft_tensor *const[]){C}, &f),
                      WEFT_OK);
     return f;
@@ -281,39 +291,48 @@ static void test_batched_matmul_transposed_operand_is_packed(void **state)
     fixture *fx = *state;
     static const int64_t shapes[][4] = {{4, 128, 128, 32}, {3, 37, 45, 19}, {2, 197, 197, 32}, {1, 7, 333, 5}};
     int failures = 0;
-    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
-        int64_t B = shapes[c][0], M = shapes[c][1], N = shapes[c][2], K = shapes[c][3];
-        weft_arena *a = weft_arena_create();
-        weft_te_func *f = batched_qkt(a, B, M, N, K);
-        float *in[2];
-        reference_inputs(f, in);
-        double *ref = malloc(sizeof(double) * (size_t)(B * M * N));
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t i = 0; i < M; i++)
-                for (int64_t j = 0; j < N; j++) {
-                    double acc = 0;
-                    for (int64_t k = 0; k < K; k++)
-                        acc += (double)in[0][(b * M + i) * K + k] * (double)in[1][(b * N + j) * K + k];
-                    ref[(b * M + i) * N + j] = acc;
+    for (int scaled = 0; scaled < 2; scaled++)
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+            int64_t B = shapes[c][0], M = shapes[c][1], N = shapes[c][2], K = shapes[c][3];
+            weft_arena *a = weft_arena_create();
+            weft_te_func *f = batched_qkt(a, B, M, N, K, scaled);
+            float *in[3];
+            reference_inputs(f, in);
+            double *ref = malloc(sizeof(double) * (size_t)(B * M * N));
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        double acc = 0;
+                        for (int64_t k = 0; k < K; k++) {
+                            float q = in[0][(b * M + i) * K + k];
+                            if (scaled) q = q / in[2][0];
+                            acc += (double)q * (double)in[1][(b * N + j) * K + k];
+                        }
+                        ref[(b * M + i) * N + j] = acc;
+                    }
+            if (c == 0) { /* enough column blocks per thread: T is packed per block, not inlined;
+                           * the divided operand once at root, in parallel, not per column block */
+                weft_schedule *s = NULL;
+                assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+                assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+                char *text = weft_schedule_text(s);
+                assert_non_null(strstr(text, "compute_at T C"));
+                assert_null(strstr(text, "compute_inline T"));
+                if (scaled) {
+                    assert_non_null(strstr(text, "parallel Q b@i"));
+                    assert_null(strstr(text, "compute_inline Q"));
                 }
-        if (c == 0) { /* enough column blocks per thread: T is packed per block, not inlined */
-            weft_schedule *s = NULL;
-            assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-            assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
-            char *text = weft_schedule_text(s);
-            assert_non_null(strstr(text, "compute_at T C"));
-            assert_null(strstr(text, "compute_inline T"));
-            free(text);
-            weft_schedule_destroy(s);
+                free(text);
+                weft_schedule_destroy(s);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "qkt%s %lldx%lldx%lldx%lld", scaled ? " scaled" : "", (long long)B, (long long)M,
+                     (long long)N, (long long)K);
+            failures += check(fx, f, false, ref, B * M * N * K <= 300000, what);
+            free(ref);
+            for (int i = 0; i < f->n_inputs; i++) free(in[i]);
+            weft_arena_destroy(a);
         }
-        char what[64];
-        snprintf(what, sizeof what, "qkt %lldx%lldx%lldx%lld", (long long)B, (long long)M, (long long)N, (long long)K);
-        failures += check(fx, f, false, ref, B * M * N * K <= 300000, what);
-        free(ref);
-        free(in[0]);
-        free(in[1]);
-        weft_arena_destroy(a);
-    }
     assert_int_equal(failures, 0);
 }
 
