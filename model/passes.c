@@ -365,11 +365,16 @@ static bool columns_form(const weft_graph *g, const weft_gnode *n, int64_t C, in
  * 4 C for m = 2, 2.25 C for m = 4. m is the one with fewer products per output counting the
  * outputs of partial tiles (a 14x14 plane in 4x4 tiles computes 16x16: 2.94 C, still fewer
  * than 4 C), taking m = 4 only when that saves a fifth (its transforms cost more), and the
- * plane needs at least WINO_MIN_TILES tiles over the batch: a 7x7 plane at batch 1 is 16 2x2
- * tiles, its weights read from memory 16 times at most (direct: 49), and ran slower (512
- * channels, Zen 4: 2.4-2.9 ms Winograd, 2.3 direct). Returns m, or 0 for a direct conv.
+ * plane needs at least WINO_MIN_TILES tiles over the batch (a 7x7 plane at batch 1 is 16 2x2
+ * tiles: resnet18's 512-channel convs there 2.2-2.3 -> 1.7-1.8 ms with AVX-512, 3.8-6.0 ->
+ * 2.4-2.8 ms with AVX2, once the schedule reads each block of the transformed weights once;
+ * before that, streaming all of them per spatial tile, they were slower than direct), twice
+ * that for 4x4 tiles, whose weights are 36/16 the bytes: each is used once per tile, and with
+ * few tiles the weights' reads decide (resnet18's 256-channel 14x14 convs, 16 4x4 tiles: 1.25-
+ * 1.51 ms in 4x4 tiles, 1.18-1.25 in 2x2, though 0.81-0.88 against 0.96-0.99 alone). Returns
+ * m, or 0 for a direct conv.
  * `only`: 2 or 4 restricts m to that (WEFT_WINOGRAD=2|4), 0 lets the rule choose. */
-enum { WINO_MIN_CHANNELS = 16, WINO_MIN_SIDE = 4, WINO_MIN_TILES = 32 };
+enum { WINO_MIN_CHANNELS = 16, WINO_MIN_SIDE = 4, WINO_MIN_TILES = 16 };
 static int64_t winograd_form(const weft_graph *g, const weft_gnode *n, int64_t fb, int64_t only)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];
@@ -390,7 +395,7 @@ static int64_t winograd_form(const weft_graph *g, const weft_gnode *n, int64_t f
     for (int64_t m = 2; m <= 4; m += 2) {
         if (only && m != only) continue;
         int64_t th = (y->shape[2] + m - 1) / m, tw = (y->shape[3] + m - 1) / m;
-        if (y->shape[0] * th * tw < WINO_MIN_TILES) continue;
+        if (y->shape[0] * th * tw < (m == 4 ? 2 : 1) * WINO_MIN_TILES) continue;
         /* products per output, partial tiles counted whole; m = 4 must save a fifth */
         double cost = (double)((m + 2) * (m + 2) * th * tw) / (double)(y->shape[2] * y->shape[3]);
         if (m == 4) cost *= 1.25;

@@ -112,7 +112,7 @@ static const conv_case cases[] = {
     {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
     {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* 44: 7x7 out, stride 2 */
     {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
-    /* 3x3 stride-1 convs with 16+ channels and 32+ 2x2 tiles: Winograd F(2x2, 3x3) (too few 4x4
+    /* 3x3 stride-1 convs with 16+ channels and 16+ 2x2 tiles: Winograd F(2x2, 3x3) (too few 4x4
      * tiles for F(4x4, 3x3); odd
      * planes: a last half tile; channels and filters that do not fill vectors; a batch of
      * 4x4 images; no padding) */
@@ -120,7 +120,7 @@ static const conv_case cases[] = {
     {K_CONV, 1, 20, 16, 16, 40, 3, 3, 1, 1, 1, EPI_ADD, true},
     {K_CONV, 8, 32, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},
     {K_CONV, 1, 16, 18, 18, 48, 3, 3, 1, 0, 1, EPI_CLIP, true},
-    {K_CONV, 1, 64, 9, 9, 64, 3, 3, 1, 1, 1, EPI_SILU, true},    /* 50: 25 tiles: direct */
+    {K_CONV, 1, 64, 6, 6, 64, 3, 3, 1, 1, 1, EPI_SILU, true},    /* 50: 9 tiles: direct */
     /* F(4x4, 3x3): enough 4x4 tiles (partial ones: 27 = 6 x 4 + 3 rows, 29 = 7 x 4 + 1 columns) */
     {K_CONV, 2, 16, 16, 16, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 51 */
     {K_CONV, 1, 24, 27, 29, 48, 3, 3, 1, 1, 1, EPI_ADD, true},
