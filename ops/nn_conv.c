@@ -9,7 +9,8 @@
  * after the reduction "<name>.red"; without a bias the reduction is `name`. With weights laid
  * out in filter blocks by the model's layout pass (model/passes.c, "FCHWf"), the reduction
  * "<name>.red" is [N, F/fb, OH, OW, fb] (filters innermost, the axis default_conv.c vectorizes)
- * and `name` reads it back as NCHW, adding the bias if any.
+ * and `name` reads it back as NCHW, adding the bias if any. With weights the layout pass
+ * transformed for Winograd ("winograd"), a 3x3 conv is the stages of winograd_stages below.
  */
 #include <inttypes.h>
 #include <string.h>

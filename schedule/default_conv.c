@@ -892,32 +892,32 @@ static weft_status schedule_winograd(weft_schedule *s, int r, int y, int v, int 
         if (d == 1) continue;
         if (d == 0) {
             if (tiles[d] >= ext[d]) {
-                if (ext[d] > 1) snprintf(inner[n_inner++], sizeof inner[0], "%s", ax[d]);
+                if (ext[d] > 1) snprintf(inner[n_inner++], sizeof inner[0], "%.60s", ax[d]);
             } else if (tiles[d] <= 1) {
-                snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[d]);
+                snprintf(outer[n_outer++], sizeof outer[0], "%.60s", ax[d]);
                 spatial_chunks *= ext[d];
             } else {
                 rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tiles[d]);
-                snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
-                snprintf(inner[n_inner++], sizeof inner[0], "%s.1", ax[d]);
+                snprintf(outer[n_outer++], sizeof outer[0], "%.60s.0", ax[d]);
+                snprintf(inner[n_inner++], sizeof inner[0], "%.60s.1", ax[d]);
                 spatial_chunks *= ceil_div(ext[d], tiles[d]);
             }
         } else if (tiles[d] >= ext[d] || tiles[d] == m) { /* whole in tiles, or one tile per chunk */
             rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)m);
-            if (tiles[d] >= ext[d]) snprintf(inner[n_inner++], sizeof inner[0], "%s.0", ax[d]);
-            else snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
-            snprintf(within[n_within++], sizeof within[0], "%s.1", ax[d]);
+            if (tiles[d] >= ext[d]) snprintf(inner[n_inner++], sizeof inner[0], "%.60s.0", ax[d]);
+            else snprintf(outer[n_outer++], sizeof outer[0], "%.60s.0", ax[d]);
+            snprintf(within[n_within++], sizeof within[0], "%.60s.1", ax[d]);
             if (tiles[d] < ext[d]) spatial_chunks *= ceil_div(ext[d], m);
         } else {
             rc = weft_sched_stepf(s, "split %s %s %lld", yname, ax[d], (long long)tiles[d]);
             if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s.1 %lld", yname, ax[d], (long long)m);
-            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", ax[d]);
-            snprintf(inner[n_inner++], sizeof inner[0], "%s.1.0", ax[d]);
-            snprintf(within[n_within++], sizeof within[0], "%s.1.1", ax[d]);
+            snprintf(outer[n_outer++], sizeof outer[0], "%.60s.0", ax[d]);
+            snprintf(inner[n_inner++], sizeof inner[0], "%.60s.1.0", ax[d]);
+            snprintf(within[n_within++], sizeof within[0], "%.60s.1.1", ax[d]);
             spatial_chunks *= ceil_div(ext[d], tiles[d]);
         }
     }
-    for (int i = 0; i < n_within; i++) snprintf(inner[n_inner++], sizeof inner[0], "%s", within[i]);
+    for (int i = 0; i < n_within; i++) snprintf(inner[n_inner++], sizeof inner[0], "%.70s", within[i]);
     if (rc != WEFT_OK) return rc;
     if (t.tf > 1) {
         rc = weft_sched_stepf(s, "split %s %s %lld %lld", yname, ax[1], (long long)t.tf, (long long)fb);
@@ -1002,8 +1002,8 @@ static weft_status schedule_winograd(weft_schedule *s, int r, int y, int v, int 
     if (rc == WEFT_OK && !v_root) rc = weft_sched_stepf(s, "compute_at %s %s %s", vname, rname, n0);
     if (rc != WEFT_OK) return rc;
 
-    /* V: the channels in vectors innermost, the 16 points unrolled around them (the taps of a
-     * channel vector are loaded once for all 16). */
+    /* V: the channels in vectors innermost, the (m+2)^2 points unrolled around them (the taps
+     * of a channel vector are loaded once for all points). */
     const weft_stage *vs = &s->stages[weft_sched_find_stage(s, vname)];
     char va[6][WEFT_SCHED_NAME];
     for (int d = 0; d < 6; d++) snprintf(va[d], sizeof va[d], "%s", vs->iters[d].name);
@@ -1030,7 +1030,7 @@ weft_status weft_schedule_default_conv(weft_schedule *s, const weft_target_caps 
         int wy, wv, wp, wr = winograd_reduction(s, &wy, &wv, &wp);
         if (wr >= 0) {
             *done = true;
-            const int64_t *m = s->stages[wr].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+            const int64_t *m = s->stages[wr].op->shape; /* [a, a, N, FO, TH, TW, fb] */
             conv_tile t = choose_tile((const int64_t[]){m[2], m[3], m[4], m[5]}, caps);
             return schedule_winograd(s, wr, wy, wv, wp, caps, &t);
         }
@@ -1098,7 +1098,7 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
     int wv, wp;
     if (r < 0 && !gp && (r = winograd_reduction(s, &y, &wv, &wp)) >= 0) {
-        const int64_t *sh = s->stages[r].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+        const int64_t *sh = s->stages[r].op->shape; /* [a, a, N, FO, TH, TW, fb] */
         int64_t regs = vector_regs(caps);
         snprintf(sp->rule, sizeof sp->rule, "conv_winograd");
         sp->n = N_WINO_KNOBS;
@@ -1176,7 +1176,7 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         int wv, wp;
         r = winograd_reduction(s, &y, &wv, &wp);
         if (n != N_WINO_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_winograd takes %d knobs, got %d", N_WINO_KNOBS, n);
-        const int64_t *sh = s->stages[r].op->shape; /* [4, 4, N, FO, TH, TW, fb] */
+        const int64_t *sh = s->stages[r].op->shape; /* [a, a, N, FO, TH, TW, fb] */
         const int64_t max[N_WINO_KNOBS] = {sh[3], sh[2], sh[4], sh[5]};
         for (int i = 0; i < N_WINO_KNOBS; i++)
             if (v[i] < 1 || v[i] > max[i])
