@@ -105,40 +105,6 @@ static bool divided_operand(const weft_schedule *s, int p)
     return false;
 }
 
-/* Stage `name` at root: rows fused and parallel, the last axis in vectors. */
-static weft_status root_rows_in_vectors(weft_schedule *s, const char *name, int64_t lanes)
-{
-    int x = weft_sched_find_stage(s, name);
-    if (x < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no stage %s", name);
-    const weft_stage *st = &s->stages[x];
-    int n = st->op->ndim;
-    char last[WEFT_SCHED_NAME], sname[WEFT_SCHED_NAME];
-    snprintf(last, sizeof last, "%s", st->iters[n - 1].name);
-    snprintf(sname, sizeof sname, "%s", name);
-    int64_t extent = st->op->shape[n - 1];
-    weft_status rc = WEFT_OK;
-    if (extent > lanes) {
-        rc = weft_sched_stepf(s, "split %s %s %lld", sname, last, (long long)lanes);
-        if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", sname, last);
-    } else if (extent > 1)
-        rc = weft_sched_stepf(s, "vectorize %s %s", sname, last);
-    if (rc != WEFT_OK || n < 2) return rc;
-    /* the rows: every axis but the last fused and parallel */
-    char line[1024], fused[WEFT_SCHED_NAME * 2] = "";
-    x = weft_sched_find_stage(s, sname);
-    int len = snprintf(line, sizeof line, "fuse %s", sname);
-    for (int d = 0; d < n - 1; d++) {
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s", s->stages[x].iters[d].name);
-        strncat(fused, d ? "@" : "", sizeof fused - strlen(fused) - 1);
-        strncat(fused, s->stages[x].iters[d].name, sizeof fused - strlen(fused) - 1);
-    }
-    if (n - 1 >= 2 && strlen(fused) < WEFT_SCHED_NAME) {
-        if ((rc = weft_schedule_apply(s, line)) != WEFT_OK) return rc;
-        return weft_sched_stepf(s, "parallel %s %s", sname, fused);
-    }
-    return weft_sched_stepf(s, "parallel %s %s", sname, s->stages[x].iters[0].name);
-}
-
 /* A plain matmul (one 2-D reduction over one axis, the rest elementwise) whose reused operand
  * is a 2-D input, i.e. not laid out for the register tile at compile time, with enough rows
  * to amortise packing it (more than 8 register tiles: measured, 32x512x512 ran 1.5x faster
@@ -219,8 +185,15 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             !weft_sched_keep_row_stage(s, i) && !packed[i] && !scaled[i])
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
-        if (scaled[i]) rc = root_rows_in_vectors(s, s->stages[i].name, lanes);
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
+        if (!scaled[i]) continue;
+        const weft_tensor *op = s->stages[i].op; /* rows fused and parallel, the last axis in vectors */
+        int64_t tiles[WEFT_MAX_DIMS];
+        for (int d = 0; d < op->ndim; d++) tiles[d] = 1;
+        tiles[op->ndim - 1] = weft_sched_fit_tile(op->shape[op->ndim - 1], lanes, lanes);
+        char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
+        rc = weft_sched_tile(s, i, tiles, attach, par);
+    }
     /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
      * stage is inserted, so outputs are found by name each time. */
     char outputs[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];

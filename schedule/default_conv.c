@@ -1080,6 +1080,38 @@ static void knob_add(weft_knob_space *sp, int i, int64_t v)
     if (sp->n_values[i] < WEFT_KNOB_VALUES_MAX) sp->values[i][sp->n_values[i]++] = v;
 }
 
+/* The register-tile knobs tf, tn, ty, tx (their names and values) of a reduction tiled over
+ * ext = {N, filter blocks, rows, columns}: the blocked conv's positions or the Winograd
+ * products' tiles. */
+static void tile_knob_values(weft_knob_space *sp, const int64_t *ext, const weft_target_caps *caps)
+{
+    for (int i = K_TF; i <= K_TX; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
+    for (int64_t v = 1; v <= ext[1] && v <= 4; v++)
+        if (ext[1] % v == 0) knob_add(sp, K_TF, v);
+    for (int64_t v = 1; v <= ext[0] && v <= 8; v++) knob_add(sp, K_TN, v);
+    for (int64_t v = 1; v <= ext[2] && v <= 8; v++) knob_add(sp, K_TY, v);
+    for (int64_t v = 1; v <= ext[3] && v <= vector_regs(caps) - 2; v++) knob_add(sp, K_TX, v);
+}
+
+/* v[K_TF..K_TX] as a register tile over ext (as tile_knob_values): each within [1, its
+ * extent], tf dividing the filter blocks, the tile's live vectors within the registers. */
+static weft_status tile_knobs(const int64_t *v, const int64_t *ext, const weft_target_caps *caps, conv_tile *t)
+{
+    const int64_t max[4] = {ext[1], ext[0], ext[2], ext[3]}; /* K_TF, K_TN, K_TY, K_TX */
+    for (int i = K_TF; i <= K_TX; i++)
+        if (v[i] < 1 || v[i] > max[i])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [1, %lld]", conv_knob_names[i], (long long)v[i],
+                             (long long)max[i]);
+    *t = (conv_tile){v[K_TF], v[K_TN], v[K_TY], v[K_TX]};
+    if (ext[1] % t->tf)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filter blocks", (long long)t->tf, (long long)ext[1]);
+    if (tile_live_vectors(t) > vector_regs(caps))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lldx%lldx%lldx%lld tile keeps %lld vectors live, more than the %lld registers",
+                         (long long)t->tf, (long long)t->tn, (long long)t->ty, (long long)t->tx, (long long)tile_live_vectors(t),
+                         (long long)vector_regs(caps));
+    return WEFT_OK;
+}
+
 weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_caps *caps, weft_knob_space *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -1099,15 +1131,9 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
     int wv, wp;
     if (r < 0 && !gp && (r = winograd_reduction(s, &y, &wv, &wp)) >= 0) {
         const int64_t *sh = s->stages[r].op->shape; /* [a, a, N, FO, TH, TW, fb] */
-        int64_t regs = vector_regs(caps);
         snprintf(sp->rule, sizeof sp->rule, "conv_winograd");
         sp->n = N_WINO_KNOBS;
-        for (int i = 0; i < N_WINO_KNOBS; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
-        for (int64_t v = 1; v <= sh[3] && v <= 4; v++)
-            if (sh[3] % v == 0) knob_add(sp, K_TF, v);
-        for (int64_t v = 1; v <= sh[2] && v <= 8; v++) knob_add(sp, K_TN, v);
-        for (int64_t v = 1; v <= sh[4] && v <= 8; v++) knob_add(sp, K_TY, v);
-        for (int64_t v = 1; v <= sh[5] && v <= regs - 2; v++) knob_add(sp, K_TX, v);
+        tile_knob_values(sp, (const int64_t[]){sh[2], sh[3], sh[4], sh[5]}, caps);
     } else if (r < 0 && !gp && (r = pixel_reduction(s, &y, lanes)) >= 0) {
         const int64_t *sh = s->stages[y].op->shape; /* [N, F, OH, OW] */
         snprintf(sp->rule, sizeof sp->rule, "conv_pixels");
@@ -1144,15 +1170,10 @@ weft_status weft_schedule_knob_space(const weft_te_func *f, const weft_target_ca
         if (sh[3] < lanes && sh[2] > 8 && tile_fits(sh[2], 1, caps)) knob_add(sp, 1, sh[2]); /* the whole plane */
     } else if (r >= 0 && s->stages[r].op->ndim == 5) {
         const int64_t *sh = s->stages[r].op->shape; /* [N, FO, OH, OW, fb] */
-        int64_t regs = vector_regs(caps);
         snprintf(sp->rule, sizeof sp->rule, "conv_blocked");
         sp->n = N_CONV_KNOBS;
-        for (int i = 0; i < N_CONV_KNOBS; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
-        for (int64_t v = 1; v <= sh[1] && v <= 4; v++)
-            if (sh[1] % v == 0) knob_add(sp, K_TF, v);
-        for (int64_t v = 1; v <= sh[0] && v <= 8; v++) knob_add(sp, K_TN, v);
-        for (int64_t v = 1; v <= sh[2] && v <= 8; v++) knob_add(sp, K_TY, v);
-        for (int64_t v = 1; v <= sh[3] && v <= regs - 2; v++) knob_add(sp, K_TX, v);
+        for (int i = K_SPATIAL_OUTER; i < N_CONV_KNOBS; i++) snprintf(sp->name[i], sizeof sp->name[i], "%s", conv_knob_names[i]);
+        tile_knob_values(sp, sh, caps);
         knob_add(sp, K_SPATIAL_OUTER, 0);
         knob_add(sp, K_SPATIAL_OUTER, 1);
         knob_add(sp, K_UNROLL, 0);
@@ -1177,18 +1198,9 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         r = winograd_reduction(s, &y, &wv, &wp);
         if (n != N_WINO_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_winograd takes %d knobs, got %d", N_WINO_KNOBS, n);
         const int64_t *sh = s->stages[r].op->shape; /* [a, a, N, FO, TH, TW, fb] */
-        const int64_t max[N_WINO_KNOBS] = {sh[3], sh[2], sh[4], sh[5]};
-        for (int i = 0; i < N_WINO_KNOBS; i++)
-            if (v[i] < 1 || v[i] > max[i])
-                return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [1, %lld]", conv_knob_names[i], (long long)v[i],
-                                 (long long)max[i]);
-        conv_tile t = {v[K_TF], v[K_TN], v[K_TY], v[K_TX]};
-        if (sh[3] % t.tf) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filter blocks", (long long)t.tf, (long long)sh[3]);
-        if (tile_live_vectors(&t) > vector_regs(caps))
-            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lldx%lldx%lldx%lld tile keeps %lld vectors live, more than the %lld registers",
-                             (long long)t.tf, (long long)t.tn, (long long)t.ty, (long long)t.tx, (long long)tile_live_vectors(&t),
-                             (long long)vector_regs(caps));
-        return schedule_winograd(s, r, y, wv, wp, caps, &t);
+        conv_tile t;
+        weft_status trc = tile_knobs(v, (const int64_t[]){sh[2], sh[3], sh[4], sh[5]}, caps, &t);
+        return trc != WEFT_OK ? trc : schedule_winograd(s, r, y, wv, wp, caps, &t);
     }
     if (!strcmp(sp.rule, "conv_pixels")) {
         r = pixel_reduction(s, &y, lanes);
@@ -1233,18 +1245,12 @@ weft_status weft_schedule_default_knobs(weft_schedule *s, const weft_target_caps
         return schedule_window(s, r, y, caps, v[0], v[1]);
     }
     if (n != N_CONV_KNOBS) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: conv_blocked takes %d knobs, got %d", N_CONV_KNOBS, n);
-    const int64_t *sh = s->stages[r].op->shape;
-    const int64_t max[N_CONV_KNOBS] = {sh[1], sh[0], sh[2], sh[3], 1, 4096};
-    for (int i = 0; i < N_CONV_KNOBS; i++)
-        if (v[i] < (i >= K_SPATIAL_OUTER ? 0 : 1) || v[i] > max[i])
-            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [%d, %lld]", conv_knob_names[i], (long long)v[i],
-                             i >= K_SPATIAL_OUTER ? 0 : 1, (long long)max[i]);
-    conv_knobs k = {.tile = {v[K_TF], v[K_TN], v[K_TY], v[K_TX]}, .spatial_outer = v[K_SPATIAL_OUTER] != 0,
-                    .unroll = (int)v[K_UNROLL]};
-    if (sh[1] % k.tile.tf) return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: tf = %lld does not divide %lld filter blocks", (long long)k.tile.tf, (long long)sh[1]);
-    if (tile_live_vectors(&k.tile) > vector_regs(caps))
-        return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: a %lldx%lldx%lldx%lld tile keeps %lld vectors live, more than the %lld registers",
-                         (long long)k.tile.tf, (long long)k.tile.tn, (long long)k.tile.ty, (long long)k.tile.tx,
-                         (long long)tile_live_vectors(&k.tile), (long long)vector_regs(caps));
-    return schedule_blocked(s, r, y, caps, &k);
+    const int64_t max[N_CONV_KNOBS] = {0, 0, 0, 0, 1, 4096};
+    for (int i = K_SPATIAL_OUTER; i < N_CONV_KNOBS; i++)
+        if (v[i] < 0 || v[i] > max[i])
+            return weft_fail(WEFT_ERR_INVALID_ARG, "knobs: %s = %lld is outside [0, %lld]", conv_knob_names[i], (long long)v[i],
+                             (long long)max[i]);
+    conv_knobs k = {.spatial_outer = v[K_SPATIAL_OUTER] != 0, .unroll = (int)v[K_UNROLL]};
+    weft_status trc = tile_knobs(v, s->stages[r].op->shape, caps, &k.tile);
+    return trc != WEFT_OK ? trc : schedule_blocked(s, r, y, caps, &k);
 }

@@ -513,7 +513,12 @@ static void test_default_schedule_shapes(void **state)
         assert_true(strstr(p.text, "split relu1 h 4\n") || strstr(p.text, "split relu1 h.1 4\n"));
         assert_non_null(strstr(p.text, "unroll relu1 h.1"));
         assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
-        assert_non_null(strstr(p.text, "compute_at conv0.wino conv0.red n.0"));
+        /* more filters than tiles (48 for 16 tiles of 2x2): the input transform once, in
+         * parallel, the filter blocks outermost in the output's parallel loop */
+        schedule_of(&cases[2], &caps, &p);
+        assert_non_null(strstr(p.text, "parallel conv0.wino n@th"));
+        assert_null(strstr(p.text, "compute_at conv0.wino"));
+        assert_non_null(strstr(p.text, "parallel add1 c.0"));
         schedule_of(&cases[50], &caps, &p);
         assert_null(strstr(p.text, "conv0.wino"));
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
