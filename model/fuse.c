@@ -10,8 +10,11 @@
  *     (a transpose feeding a matmul becomes an index remap) unless they enlarge their data
  *     (Resize, Pad: recomputed per reduction tap), but never a second out op or a reduction.
  * A merge that would create a cycle between groups (A -> X -> B) is refused. Alias ops
- * (Reshape, Flatten, ...) need no kernel: they stay outside groups and share their input's
- * buffer. Groups are returned in a topological order.
+ * (Reshape, Flatten, ...) need no kernel: between two kernels they share their input's
+ * buffer. A chain of them that joins two groups being merged, each link read by the next one
+ * alone, joins the group as an index remap (their compute): attention's Slice -> Reshape ->
+ * Transpose of Q, K and V ran as a copy kernel per slice before the product read it.
+ * Groups are returned in a topological order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@ typedef struct fctx {
     int *n_out;  /* per root: out ops in group */
     int *n_red;  /* per root: reductions in group */
     int *n_inj;  /* per root: injective ops in group */
+    char *absorbed; /* per node: an alias node that joined a group (computed in its kernel) */
     bool oom;    /* an allocation failed: fusion fails (not a smaller fusion) */
 } fctx;
 
@@ -37,12 +41,53 @@ static int find(fctx *c, int x)
 
 static bool needs_kernel(const weft_gnode *n) { return !n->dead && n->def && !n->def->alias; }
 
+/* Node j is computed in some group's kernel (a kernel node, or an alias node that joined). */
+static bool in_kernel(const fctx *c, int j) { return needs_kernel(&c->g->nodes[j]) || c->absorbed[j]; }
+
 /* Producer node of value v if it is a kernel node, else -1. */
 static int kernel_producer(const weft_graph *g, int v)
 {
     if (v < 0 || g->values[v].data) return -1;
     int p = g->values[v].producer;
     return p >= 0 && needs_kernel(&g->nodes[p]) ? p : -1;
+}
+
+/* Producer of v if it is computed in a kernel (absorbed alias nodes included), else -1. */
+static int group_producer(const fctx *c, int v)
+{
+    if (v < 0 || c->g->values[v].data) return -1;
+    int p = c->g->values[v].producer;
+    return p >= 0 && in_kernel(c, p) ? p : -1;
+}
+
+/* Value v, read by node `reader`, made by a chain of live alias nodes over a kernel node's
+ * output, each link's output read only by the next link (the last by `reader` alone) and not
+ * a graph output: stores the chain's nodes (nearest the kernel first) and returns the kernel
+ * node; -1 otherwise. */
+#define MAX_ALIAS_CHAIN 8
+static int alias_chain(const fctx *c, int v, int *chain, int *n_chain)
+{
+    const weft_graph *g = c->g;
+    int rev[MAX_ALIAS_CHAIN], n = 0;
+    *n_chain = 0;
+    while (v >= 0 && !g->values[v].data && !g->values[v].is_output && weft_graph_n_uses(g, v) == 1) {
+        int p = g->values[v].producer;
+        if (p < 0) return -1;
+        const weft_gnode *nd = &g->nodes[p];
+        if (needs_kernel(nd)) {
+            if (n == 0) return -1; /* a plain edge, not a chain */
+            for (int k = 0; k < n; k++) chain[k] = rev[n - 1 - k];
+            *n_chain = n;
+            return p;
+        }
+        if (nd->dead || !nd->def || !nd->def->alias || c->absorbed[p] || n == MAX_ALIAS_CHAIN) return -1;
+        /* the alias's other inputs (Reshape's shape) are constants */
+        for (int k = 1; k < nd->n_inputs; k++)
+            if (nd->inputs[k] >= 0 && !g->values[nd->inputs[k]].data) return -1;
+        rev[n++] = p;
+        v = nd->inputs[0];
+    }
+    return -1;
 }
 
 /* True when group a's root reaches group b's root through some third group. */
@@ -102,7 +147,7 @@ static bool only_feeds(fctx *c, int a, int b)
 {
     const weft_graph *g = c->g;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (!needs_kernel(&g->nodes[i]) || find(c, i) != a) continue;
+        if (!in_kernel(c, i) || find(c, i) != a) continue;
         for (int k = 0; k < g->nodes[i].n_outputs; k++) {
             int v = g->nodes[i].outputs[k];
             if (g->values[v].is_output) return false;
@@ -110,7 +155,7 @@ static bool only_feeds(fctx *c, int a, int b)
                 const weft_gnode *u = &g->nodes[j];
                 if (u->dead) continue;
                 for (int m = 0; m < u->n_inputs; m++)
-                    if (u->inputs[m] == v && (!needs_kernel(u) || (find(c, j) != a && find(c, j) != b))) return false;
+                    if (u->inputs[m] == v && (!in_kernel(c, j) || (find(c, j) != a && find(c, j) != b))) return false;
             }
         }
     }
@@ -136,6 +181,21 @@ static bool expands(fctx *c, int a)
             if (weft_gvalue_numel(&g->values[nd->outputs[k]]) > in) return true;
     }
     return false;
+}
+
+/* A Transpose that makes the B operand of a MatMul out of another axis than its input's last:
+ * read in the product, each vector of B's columns would be a gather (strided by a row); as a
+ * kernel of its own (with what it reads: a slice of attention's QKV product) it writes B
+ * with its columns contiguous, once, and the product reads rows of it. */
+static bool moves_last_axis_into_b(const weft_graph *g, const weft_gnode *mm, const weft_gnode *p)
+{
+    if (strcmp(mm->op_type, "MatMul") || strcmp(p->op_type, "Transpose") || p->n_inputs < 1) return false;
+    int nd = g->values[p->inputs[0]].ndim;
+    const int64_t *perm = NULL;
+    int np = weft_gnode_attr_ints(p, "perm", &perm);
+    if (nd < 2) return false;
+    int64_t last = np == nd && perm ? perm[nd - 1] : 0; /* no perm: the axes reversed */
+    return last != nd - 1;
 }
 
 /* May producer group a and consumer group b become one kernel? */
@@ -179,14 +239,16 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
               .parent = weft_malloc(sizeof(int) * (size_t)(n + 1)),
               .n_out = weft_calloc((size_t)n + 1, sizeof(int)),
               .n_red = weft_calloc((size_t)n + 1, sizeof(int)),
-              .n_inj = weft_calloc((size_t)n + 1, sizeof(int))};
+              .n_inj = weft_calloc((size_t)n + 1, sizeof(int)),
+              .absorbed = weft_calloc((size_t)n + 1, 1)};
     weft_group *groups = weft_calloc((size_t)n + 1, sizeof *groups);
     int *order = weft_malloc(sizeof(int) * (size_t)(n + 1));
-    if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !groups || !order) {
+    if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !c.absorbed || !groups || !order) {
         free(c.parent);
         free(c.n_out);
         free(c.n_red);
         free(c.n_inj);
+        free(c.absorbed);
         free(groups);
         free(order);
         return weft_fail(WEFT_ERR_NOMEM, "fusion: out of memory");
@@ -204,10 +266,21 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
         const weft_gnode *nd = &g->nodes[i];
         if (!needs_kernel(nd) || weft_op_step(nd->def)) continue; /* a recurrence's step kernel stands alone */
         for (int k = 0; k < nd->n_inputs; k++) {
+            int chain[MAX_ALIAS_CHAIN], n_chain = 0;
             int p = kernel_producer(g, nd->inputs[k]);
+            if (p < 0) p = alias_chain(&c, nd->inputs[k], chain, &n_chain);
             if (p < 0 || weft_op_step(g->nodes[p].def)) continue;
+            if (k == 1 && moves_last_axis_into_b(g, nd, &g->nodes[p])) continue;
             int a = find(&c, p), b = find(&c, i);
-            if (a != b && can_merge(&c, a, b)) merge(&c, a, b);
+            if (a == b) continue;
+            /* the chain joins the consumer's group while the merge is judged */
+            for (int q = 0; q < n_chain; q++) c.absorbed[chain[q]] = 1, c.parent[chain[q]] = b;
+            c.n_inj[b] += n_chain; /* alias ops are injective (no epilogue through a reshape) */
+            if (can_merge(&c, a, b)) merge(&c, a, b);
+            else {
+                c.n_inj[b] -= n_chain;
+                for (int q = 0; q < n_chain; q++) c.absorbed[chain[q]] = 0, c.parent[chain[q]] = chain[q];
+            }
         }
     }
     /* Collect groups in order of their first node, then order them topologically. */
@@ -215,10 +288,10 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     int *group_of = weft_malloc(sizeof(int) * (size_t)(n + 1));
     for (int i = 0; i < n && group_of; i++) {
         group_of[i] = -1;
-        if (!needs_kernel(&g->nodes[i])) continue;
+        if (!in_kernel(&c, i)) continue;
         int r = find(&c, i), gi = -1;
         for (int j = 0; j < i; j++)
-            if (needs_kernel(&g->nodes[j]) && find(&c, j) == r) gi = group_of[j];
+            if (in_kernel(&c, j) && find(&c, j) == r) gi = group_of[j];
         if (gi < 0) {
             gi = n_groups++;
             groups[gi].nodes = weft_malloc(sizeof(int) * (size_t)(n + 1));
@@ -239,7 +312,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
             for (int k = 0; k < nd->n_inputs; k++) {
                 int v = nd->inputs[k];
                 if (v < 0) continue;
-                int p = kernel_producer(g, v);
+                int p = group_producer(&c, v);
                 bool inside = p >= 0 && group_of[p] == gi;
                 if (!inside && !in_list(gr->inputs, gr->n_inputs, v)) gr->inputs[gr->n_inputs++] = v;
             }
@@ -250,7 +323,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
                     const weft_gnode *u = &g->nodes[j];
                     if (u->dead) continue;
                     for (int q = 0; q < u->n_inputs; q++)
-                        if (u->inputs[q] == v && (!needs_kernel(u) || group_of[j] != gi)) external = true;
+                        if (u->inputs[q] == v && (!in_kernel(&c, j) || group_of[j] != gi)) external = true;
                 }
                 if (external) gr->outputs[gr->n_outputs++] = v;
             }
@@ -293,6 +366,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     free(c.n_out);
     free(c.n_red);
     free(c.n_inj);
+    free(c.absorbed);
     return rc;
 }
 

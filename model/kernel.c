@@ -64,6 +64,7 @@ weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const we
         if (!tens[i]) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a kernel");
     }
     size_t len = 0;
+    int n_named = 0;
     name[0] = '\0';
     for (int m = 0; m < grp->n_nodes; m++) {
         const weft_gnode *nd = &g->nodes[grp->nodes[m]];
@@ -90,8 +91,9 @@ weft_status weft_model_group_kernel(weft_arena *a, const weft_graph *g, const we
             vals[n_vals] = nd->outputs[k];
             tens[n_vals++] = outs[k];
         }
-        if (len + strlen(lower) + 2 < name_len && m < 4) {
-            len += (size_t)snprintf(name + len, name_len - len, "%s%s", m ? "_" : "", lower);
+        if (!nd->def->alias && len + strlen(lower) + 2 < name_len && n_named < 4) { /* views go unnamed */
+            len += (size_t)snprintf(name + len, name_len - len, "%s%s", len ? "_" : "", lower);
+            n_named++;
         }
     }
     const weft_tensor *outputs[256];

@@ -307,21 +307,44 @@ weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_te
     if (!Y || !in) return Y;
     const weft_expr *o[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
     weft_nn_axes(Y, o);
-    /* When the dims other than 1 agree in order (Squeeze, Unsqueeze, Identity), read them
-     * directly; otherwise go through the flat row-major index. */
+    /* Dims of 1 are skipped; the others are matched in runs of equal product, each run a
+     * row-major flat index over its output dims split over its input dims. A dim kept as it is
+     * (Squeeze, Unsqueeze) reads the output axis directly and a split of one input dim
+     * ([T, H*D] -> [T, H, D]) reads an affine index (o_H*D + o_D), which schedules can tell
+     * the strides of; only input dims merged or regrouped go through floordiv/floormod. */
     int po = 0, pi = 0;
-    bool direct = true;
-    while (direct) {
-        while (po < ndim && shape[po] == 1) po++;
-        while (pi < in->ndim && in->shape[pi] == 1) x[pi++] = weft_i64(a, 0);
-        if (po == ndim || pi == in->ndim) {
-            direct = po == ndim && pi == in->ndim;
+    bool runs = true;
+    while (runs && (po < ndim || pi < in->ndim)) {
+        if (po < ndim && shape[po] == 1) {
+            po++;
+            continue;
+        }
+        if (pi < in->ndim && in->shape[pi] == 1) {
+            x[pi++] = weft_i64(a, 0);
+            continue;
+        }
+        if (po == ndim || pi == in->ndim || shape[po] < 1 || in->shape[pi] < 1) {
+            runs = false; /* empty tensors: the whole flat index below */
             break;
         }
-        if (shape[po] != in->shape[pi]) direct = false;
-        else x[pi++] = o[po++];
+        int o0 = po, i0 = pi;
+        int64_t prod_o = shape[po++], prod_i = in->shape[pi++];
+        while (runs && prod_o != prod_i) {
+            if (prod_o < prod_i && po < ndim) prod_o *= shape[po++];
+            else if (prod_i < prod_o && pi < in->ndim) prod_i *= in->shape[pi++];
+            else runs = false;
+        }
+        if (!runs) break;
+        const weft_expr *flat = o[o0];
+        for (int d = o0 + 1; d < po; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
+        int64_t stride = 1;
+        for (int d = pi - 1; d >= i0; d--) {
+            const weft_expr *q = stride == 1 ? flat : weft_floordiv(a, flat, weft_i64(a, stride));
+            x[d] = d == i0 ? q : weft_floormod(a, q, weft_i64(a, in->shape[d]));
+            stride *= in->shape[d];
+        }
     }
-    if (!direct) {
+    if (!runs) {
         const weft_expr *flat = ndim > 0 ? o[0] : weft_i64(a, 0);
         for (int d = 1; d < ndim; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
         int64_t stride = 1;

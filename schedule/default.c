@@ -154,6 +154,59 @@ static bool rfactored(const weft_schedule *s, int x)
     return weft_sched_find_stage(s, rf) >= 0;
 }
 
+/* An elementwise output that transposes (weft_sched_transposed_axis gives the axis a its reads
+ * walk contiguously): a and the last axis t in tiles of `lanes`, a's inner loop vectorized
+ * inside t's, the other loops and both outer ones fused (parallel unless `parallel` is false).
+ * Each vector then loads contiguously and the LLVM target stores the t loop's vectors
+ * transposed in registers: attention's K^T written from the QKV product, [8, 32, 128] out of
+ * [128, 768], took 27 us with a gather per vector (Zen 4, one thread). */
+static weft_status schedule_transposed(weft_schedule *s, int y, int a, int64_t lanes, bool parallel, char *par)
+{
+    const weft_stage *st = &s->stages[y];
+    int n = st->op->ndim, t = n - 1;
+    char sname[WEFT_SCHED_NAME], in_a[WEFT_SCHED_NAME + 2], in_t[WEFT_SCHED_NAME + 2];
+    char outer[WEFT_MAX_DIMS + 1][WEFT_SCHED_NAME + 2];
+    int n_outer = 0;
+    snprintf(sname, sizeof sname, "%s", st->name);
+    char na[WEFT_SCHED_NAME], nt[WEFT_SCHED_NAME];
+    snprintf(na, sizeof na, "%s", st->iters[a].name);
+    snprintf(nt, sizeof nt, "%s", st->iters[t].name);
+    for (int d = 0; d < n; d++)
+        if (d != a && d != t) snprintf(outer[n_outer++], sizeof outer[0], "%s", st->iters[d].name);
+    weft_status rc = WEFT_OK;
+    const int axes[2] = {a, t};
+    const char *names[2] = {na, nt};
+    char *inner[2] = {in_a, in_t};
+    for (int k = 0; k < 2 && rc == WEFT_OK; k++) {
+        if (st->op->shape[axes[k]] > lanes) {
+            rc = weft_sched_stepf(s, "split %s %s %lld", sname, names[k], (long long)lanes);
+            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", names[k]);
+            snprintf(inner[k], WEFT_SCHED_NAME + 2, "%s.1", names[k]);
+        } else snprintf(inner[k], WEFT_SCHED_NAME + 2, "%s", names[k]);
+    }
+    char line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    int len = snprintf(line, sizeof line, "reorder %s", sname);
+    for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+    snprintf(line + len, sizeof line - (size_t)len, " %s %s", in_t, in_a);
+    if (rc == WEFT_OK) rc = weft_schedule_apply(s, line);
+    par[0] = '\0';
+    if (rc == WEFT_OK && n_outer >= 2) {
+        len = snprintf(line, sizeof line, "fuse %s", sname);
+        for (int i = 0; i < n_outer; i++) {
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
+            strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
+            strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
+        }
+        if (strlen(fused) < WEFT_SCHED_NAME) {
+            rc = weft_schedule_apply(s, line);
+            snprintf(par, WEFT_SCHED_NAME, "%s", fused);
+        } else snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
+    } else if (n_outer == 1) snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
+    if (rc == WEFT_OK && par[0] && parallel) rc = weft_sched_stepf(s, "parallel %s %s", sname, par);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", sname, in_a);
+    return rc;
+}
+
 weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps)
 {
     if (caps && caps->has_thread_binding) return weft_schedule_default_gpu(s, caps); /* schedule/default_gpu.c */
@@ -238,6 +291,13 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         }
         const weft_tensor *op = s->stages[y].op;
         int n = op->ndim;
+        int64_t elems = 1;
+        for (int d = 0; d < n; d++) elems *= op->shape[d];
+        int ta = r < 0 && p != WEFT_PATTERN_OUT_REDUCTION_REUSE ? weft_sched_transposed_axis(s, y, lanes) : -1;
+        if (ta >= 0) {
+            rc = schedule_transposed(s, y, ta, lanes, n_out < 2 || elems >= SMALL_NEST, row_loop[y]);
+            continue;
+        }
         int64_t tiles[WEFT_MAX_DIMS];
         int u = -1, v = n - 1;
         for (int d = 0; d < n; d++) tiles[d] = 1;
@@ -261,8 +321,6 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         } else if (n) tiles[n - 1] = weft_sched_fit_tile(op->shape[n - 1], 2 * lanes, lanes);
         char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
         int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
-        int64_t elems = 1;
-        for (int d = 0; d < n; d++) elems *= op->shape[d];
         rc = weft_sched_tile_first(s, y, tiles, first, n_out < 2 || r >= 0 || elems >= SMALL_NEST, attach, par);
         if (rc != WEFT_OK) break;
         snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);

@@ -180,6 +180,53 @@ static void scan_reads(void *ud, const weft_expr *e)
     }
 }
 
+typedef struct expand_ctx {
+    const weft_schedule *s;
+    weft_arena *a;
+    int depth;
+} expand_ctx;
+
+/* e with the reads of stages computed inline replaced by their bodies (as lowering does). */
+static const weft_expr *expand_inlined(void *ud, const weft_expr *e)
+{
+    expand_ctx *x = ud;
+    if (!e || x->depth > WEFT_SCHED_MAX_STAGES) return e;
+    e = weft_expr_map_children(x->a, e, expand_inlined, x);
+    if (!e || e->kind != WEFT_EXPR_TLOAD) return e;
+    int q = weft_sched_stage_of(x->s, weft_expr_tload_tensor(e));
+    if (q < 0 || x->s->stages[q].attach != WEFT_ATTACH_INLINE || !x->s->stages[q].op->body) return e;
+    const weft_tensor *op = x->s->stages[q].op;
+    const weft_expr *from[WEFT_MAX_DIMS], *to[WEFT_MAX_DIMS];
+    for (int d = 0; d < op->ndim; d++) {
+        from[d] = op->axis[d].var;
+        to[d] = weft_expr_tload_idx(e, d);
+    }
+    const weft_expr *body = weft_expr_substitute(x->a, op->body, op->ndim, from, to);
+    x->depth++;
+    body = body ? expand_inlined(x, body) : NULL;
+    x->depth--;
+    return body;
+}
+
+int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes)
+{
+    const weft_tensor *op = s->stages[t].op;
+    int n = op->ndim;
+    if (n < 2 || op->n_reduce || !op->body || lanes < 2 || lanes > 16 || op->shape[n - 1] % lanes) return -1;
+    weft_arena *a = weft_arena_create();
+    if (!a) return -1;
+    expand_ctx x = {s, a, 0};
+    const weft_expr *body = expand_inlined(&x, op->body);
+    axis_scan sc = {.op = op};
+    if (body) scan_reads(&sc, body);
+    bool moves = body && weft_expr_uses_var(body, op->axis[n - 1].var);
+    weft_arena_destroy(a);
+    if (!body || !moves || sc.unit[n - 1]) return -1;
+    for (int d = n - 2; d >= 0; d--)
+        if (sc.unit[d] && op->shape[d] % lanes == 0) return d;
+    return -1;
+}
+
 /* The register tile of a reduction with reuse: the vector axis v is an output axis along which
  * some operand is contiguous (matmul's j in B[k, j], a conv's x), preferring unit stride; the
  * unrolled axis u is the largest other axis before v (so v stays innermost in the

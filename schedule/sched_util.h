@@ -43,6 +43,15 @@ weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, i
  * the largest other axis before it (so *v stays innermost in the accumulator), or -1. */
 void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
 
+/* An elementwise stage t (its inlined producers expanded) that no read walks contiguously along
+ * its last axis, which moves them, and some read walks contiguously along another axis d whose
+ * extent, like the last's, is a multiple of `lanes` (<= 16): a transpose (attention's K^T, NCHW
+ * <-> NHWC). Returns the last such d, or -1. Vectorized along the last axis each vector of
+ * such a stage is a gather; along d, with the last axis in a loop of `lanes` around it, the
+ * loads are contiguous and the LLVM target transposes the vectors in registers for the stores
+ * (targets/llvm/vector.c, transposed stores). */
+int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes);
+
 /* An input of kernel f that op reads along its vector axis `vec` but not along some other
  * spatial axis of extent > 1 (B in a matmul): its data is reused across that axis, so packing
  * it per panel (cache_read + compute_at) makes the register tile's reads contiguous. */
