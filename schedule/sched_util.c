@@ -212,7 +212,7 @@ int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes)
 {
     const weft_tensor *op = s->stages[t].op;
     int n = op->ndim;
-    if (n < 2 || op->n_reduce || !op->body || lanes < 2 || lanes > 16 || op->shape[n - 1] % lanes) return -1;
+    if (n < 2 || op->n_reduce || !op->body || lanes < 2 || lanes > 16 || op->shape[n - 1] < lanes) return -1;
     weft_arena *a = weft_arena_create();
     if (!a) return -1;
     expand_ctx x = {s, a, 0};

@@ -11,6 +11,8 @@
  *   - a matrix-vector product under a bias + ReLU epilogue gets the rfactor along K, and matches;
  *   - a kernel of two small elementwise outputs keeps its nests serial, of two large ones
  *     parallel (asserted on the step text), and matches;
+ *   - a transposing output (attention's K^T written out of the QKV product) vectorized along its
+ *     input's contiguous axis (asserted on the steps), extents of 197 and 37 too, and matches;
  *   - softmax and layer norm rows of odd length, and erf over [-6, 6] against libm's erff.
  * Tolerance: max |x - ref| <= 1e-4 * max(1, max |ref|) (inputs in [-1, 1]; float32 sums of up
  * to 1000 terms reassociated by the schedule differ from the float64 sum by ~1e-5 relative);
@@ -483,6 +485,60 @@ static void test_small_output_nests_are_serial(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Y[h, d, t] = X[t, H*D + h*D + d] through an inlined slice stage (attention's K^T out of the
+ * QKV product): the default schedule vectorizes d, along which X is contiguous, inside a loop
+ * over t (the stores transposed in registers), not t (a gather per vector); extents of t that
+ * are not a multiple of the vector (197, 37) too. With d not a multiple of the vector (D = 7)
+ * it keeps t in vectors. Values against the plain index arithmetic, LLVM and interpreter. */
+static void test_transposed_output(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][3] = {{128, 8, 32}, {197, 4, 32}, {37, 2, 16}, {40, 3, 7}};
+    int64_t lanes = fx->caps.vector_lanes_f32 > 1 ? fx->caps.vector_lanes_f32 : 8;
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t T = shapes[c][0], H = shapes[c][1], D = shapes[c][2];
+        weft_arena *a = weft_arena_create();
+        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 2, (int64_t[]){T, 3 * H * D});
+        weft_tensor *S = weft_te_compute(a, "S", 3, (int64_t[]){T, H, D}, (const char *const[]){"t", "h", "d"});
+        const weft_expr *col = weft_add(a, weft_add(a, weft_i64(a, H * D), weft_mul(a, weft_te_axis(S, 1), weft_i64(a, D))),
+                                        weft_te_axis(S, 2));
+        weft_te_set_body(S, WEFT_REDUCE_NONE, weft_te_at(a, X, weft_te_axis(S, 0), col));
+        weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){H, D, T}, (const char *const[]){"h", "d", "t"});
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_te_at(a, S, weft_te_axis(Y, 2), weft_te_axis(Y, 0), weft_te_axis(Y, 1)));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "kt", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s);
+        bool along_d = strstr(text, D > lanes ? "vectorize Y d.1" : "vectorize Y d\n") != NULL;
+        bool along_t = strstr(text, "vectorize Y t") != NULL;
+        bool want_d = D % lanes == 0;
+        if (along_d != want_d || along_t == want_d) {
+            print_error("%lldx%lldx%lld: vectorized along d %d, t %d (want d %d):\n%s\n", (long long)T, (long long)H,
+                        (long long)D, along_d, along_t, want_d, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(H * D * T));
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t d = 0; d < D; d++)
+                for (int64_t t = 0; t < T; t++) ref[(h * D + d) * T + t] = in[0][t * 3 * H * D + H * D + h * D + d];
+        char what[64];
+        snprintf(what, sizeof what, "transpose %lldx%lldx%lld", (long long)T, (long long)H, (long long)D);
+        failures += check(fx, f, false, ref, true, what);
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_softmax_and_layer_norm_rows(void **state)
 {
     fixture *fx = *state;
@@ -566,6 +622,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matmul_odd_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_register_tile_fits_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transposed_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocked_weight_product, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matrix_vector_with_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
