@@ -6,8 +6,8 @@ hand or by bench/zoo.sh; no test runs it, and weft's build and tests never need 
 
   --small  the small models (default when no NAME is given); they are committed in
            tests/data/zoo (the default DIR) and checked by tests/model/test_zoo.c
-  --big    the large ones (ResNet-18, MobileNetV2, EfficientNet-B0 at 224x224, a BERT-base FFN,
-           a ViT-B/16 encoder block); bench/zoo.sh writes them into bench/zoo (git-ignored)
+  --big    the large ones (ResNet-18, MobileNetV2, EfficientNet-B0, ShuffleNetV2 at 224x224, a
+           BERT-base FFN, a ViT-B/16 encoder block); bench/zoo.sh writes them into bench/zoo (git-ignored)
   --all    both
 
 For each model NAME it writes into DIR, with the conventions of scripts/gen_reference.py (whose
@@ -180,6 +180,12 @@ MODELS = {
     "efficientnet_b0": (
         "torchvision efficientnet_b0, 1000 classes",
         lambda: torchvision.models.efficientnet_b0(),
+        (1, 3, 224, 224),
+        False,
+    ),
+    "shufflenet_v2": (
+        "torchvision shufflenet_v2_x1_0 (channel shuffle: Reshape, Transpose, Reshape), 1000 classes",
+        lambda: torchvision.models.shufflenet_v2_x1_0(),
         (1, 3, 224, 224),
         False,
     ),
