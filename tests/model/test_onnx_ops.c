@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_internal.h"
 #include "weft/graph.h"
 #include "weft/onnx.h"
 
@@ -328,6 +329,15 @@ static void test_attention_views_fuse(void **state)
                     if (!strncmp(kn, want[w], l) && kn[l] >= '0' && kn[l] <= '9') found[w] = true;
                 }
                 if (!strncmp(kn, "slice_", 6)) assert_non_null(strstr(kn, "transpose")); /* no copy kernel per slice */
+                if (!strncmp(kn, "slice_transpose_", 16) && kn[16] >= '0' && kn[16] <= '9') {
+                    /* K^T [H, D, T] (axes b, i, j): vectorized along D, which the QKV rows hold
+                     * contiguously (the Reshape's split read as an affine index), not along T */
+                    const char *steps = m->kernels[kk].steps, *vec = strstr(steps, "vectorize ");
+                    print_message("%s steps:\n%s\n", kn, steps);
+                    assert_non_null(vec);
+                    const char *vaxis = strchr(vec + strlen("vectorize "), ' ');
+                    assert_true(vaxis && vaxis[1] == 'i');
+                }
             }
             print_message("attention T=%lld: %d kernels\n", (long long)T, weft_model_n_kernels(m));
             assert_int_equal(weft_model_n_kernels(m), 5);
