@@ -60,21 +60,9 @@ static weft_status parallel_rows(weft_schedule *s, int x)
 {
     const weft_stage *st = &s->stages[x];
     int n = st->op->ndim;
-    if (n == 0) return WEFT_OK;
-    char sname[WEFT_SCHED_NAME], line[1024], fused[WEFT_SCHED_NAME * 2] = "";
-    snprintf(sname, sizeof sname, "%s", st->name);
-    int len = snprintf(line, sizeof line, "fuse %s", sname);
-    for (int d = 0; d < n; d++) {
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s", st->iters[d].name);
-        strncat(fused, d ? "@" : "", sizeof fused - strlen(fused) - 1);
-        strncat(fused, st->iters[d].name, sizeof fused - strlen(fused) - 1);
-    }
-    if (n >= 2 && strlen(fused) < WEFT_SCHED_NAME) {
-        weft_status rc = weft_schedule_apply(s, line);
-        if (rc != WEFT_OK) return rc;
-        return weft_sched_stepf(s, "parallel %s %s", sname, fused);
-    }
-    return weft_sched_stepf(s, "parallel %s %s", sname, st->iters[0].name);
+    char loops[WEFT_MAX_DIMS][WEFT_SCHED_NAME + 8], par[WEFT_SCHED_NAME];
+    for (int d = 0; d < n; d++) snprintf(loops[d], sizeof loops[d], "%s", st->iters[d].name);
+    return weft_sched_fuse_parallel(s, x, loops, n, true, par);
 }
 
 static void find_float_div(void *ud, const weft_expr *e)
@@ -164,46 +152,29 @@ static weft_status schedule_transposed(weft_schedule *s, int y, int a, int64_t l
 {
     const weft_stage *st = &s->stages[y];
     int n = st->op->ndim, t = n - 1;
-    char sname[WEFT_SCHED_NAME], in_a[WEFT_SCHED_NAME + 2], in_t[WEFT_SCHED_NAME + 2];
-    char outer[WEFT_MAX_DIMS + 1][WEFT_SCHED_NAME + 2];
+    char sname[WEFT_SCHED_NAME], outer[WEFT_MAX_DIMS + 1][WEFT_SCHED_NAME + 8], inner[2][WEFT_SCHED_NAME + 8];
     int n_outer = 0;
     snprintf(sname, sizeof sname, "%s", st->name);
-    char na[WEFT_SCHED_NAME], nt[WEFT_SCHED_NAME];
-    snprintf(na, sizeof na, "%s", st->iters[a].name);
-    snprintf(nt, sizeof nt, "%s", st->iters[t].name);
     for (int d = 0; d < n; d++)
         if (d != a && d != t) snprintf(outer[n_outer++], sizeof outer[0], "%s", st->iters[d].name);
     weft_status rc = WEFT_OK;
     const int axes[2] = {a, t};
-    const char *names[2] = {na, nt};
-    char *inner[2] = {in_a, in_t};
     for (int k = 0; k < 2 && rc == WEFT_OK; k++) {
+        char name[WEFT_SCHED_NAME];
+        snprintf(name, sizeof name, "%s", s->stages[y].iters[axes[k]].name);
         if (st->op->shape[axes[k]] > lanes) {
-            rc = weft_sched_stepf(s, "split %s %s %lld", sname, names[k], (long long)lanes);
-            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", names[k]);
-            snprintf(inner[k], WEFT_SCHED_NAME + 2, "%s.1", names[k]);
-        } else snprintf(inner[k], WEFT_SCHED_NAME + 2, "%s", names[k]);
+            rc = weft_sched_stepf(s, "split %s %s %lld", sname, name, (long long)lanes);
+            snprintf(outer[n_outer++], sizeof outer[0], "%s.0", name);
+            snprintf(inner[k], sizeof inner[k], "%s.1", name);
+        } else snprintf(inner[k], sizeof inner[k], "%s", name);
     }
-    char line[1024], fused[WEFT_SCHED_NAME * 2] = "";
+    char line[1024];
     int len = snprintf(line, sizeof line, "reorder %s", sname);
     for (int i = 0; i < n_outer; i++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
-    snprintf(line + len, sizeof line - (size_t)len, " %s %s", in_t, in_a);
+    snprintf(line + len, sizeof line - (size_t)len, " %s %s", inner[1], inner[0]);
     if (rc == WEFT_OK) rc = weft_schedule_apply(s, line);
-    par[0] = '\0';
-    if (rc == WEFT_OK && n_outer >= 2) {
-        len = snprintf(line, sizeof line, "fuse %s", sname);
-        for (int i = 0; i < n_outer; i++) {
-            len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
-            strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
-            strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
-        }
-        if (strlen(fused) < WEFT_SCHED_NAME) {
-            rc = weft_schedule_apply(s, line);
-            snprintf(par, WEFT_SCHED_NAME, "%s", fused);
-        } else snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
-    } else if (n_outer == 1) snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
-    if (rc == WEFT_OK && par[0] && parallel) rc = weft_sched_stepf(s, "parallel %s %s", sname, par);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", sname, in_a);
+    if (rc == WEFT_OK) rc = weft_sched_fuse_parallel(s, y, outer, n_outer, parallel, par);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", sname, inner[0]);
     return rc;
 }
 

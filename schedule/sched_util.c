@@ -46,6 +46,30 @@ weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char 
     return weft_sched_tile_first(s, t, tiles, -1, true, attach, par);
 }
 
+weft_status weft_sched_fuse_parallel(weft_schedule *s, int t, char (*loops)[WEFT_SCHED_NAME + 8], int n,
+                                     bool parallel, char *par)
+{
+    char sname[WEFT_SCHED_NAME];
+    snprintf(sname, sizeof sname, "%s", s->stages[t].name);
+    par[0] = '\0';
+    if (n >= 2) {
+        char line[1024];
+        int len = snprintf(line, sizeof line, "fuse %s", sname);
+        char fused[WEFT_SCHED_NAME * 2] = "";
+        for (int i = 0; i < n; i++) {
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s", loops[i]);
+            strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
+            strncat(fused, loops[i], sizeof fused - strlen(fused) - 1);
+        }
+        if (strlen(fused) < WEFT_SCHED_NAME) {
+            weft_status rc = weft_schedule_apply(s, line);
+            if (rc != WEFT_OK) return rc;
+            memcpy(par, fused, strlen(fused) + 1);
+        } else snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, loops[0]);
+    } else if (n == 1) snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, loops[0]);
+    return par[0] && parallel ? weft_sched_stepf(s, "parallel %s %s", sname, par) : WEFT_OK;
+}
+
 weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, bool parallel, char *attach,
                                   char *par)
 {
@@ -93,25 +117,8 @@ weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles,
     /* The outer loops but the innermost are fused into one parallel loop; the innermost outer
      * loop is where a producer's tile is computed. */
     int n_fuse = n_inner > 0 && n_outer > 1 ? n_outer - 1 : n_outer;
-    if (n_fuse >= 2) {
-        char line[1024];
-        int len = snprintf(line, sizeof line, "fuse %s", sname);
-        char fused[WEFT_SCHED_NAME * 2] = "";
-        for (int i = 0; i < n_fuse; i++) {
-            len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer[i]);
-            strncat(fused, i ? "@" : "", sizeof fused - strlen(fused) - 1);
-            strncat(fused, outer[i], sizeof fused - strlen(fused) - 1);
-        }
-        if (strlen(fused) < WEFT_SCHED_NAME) {
-            rc = weft_schedule_apply(s, line);
-            if (rc != WEFT_OK) return rc;
-            memcpy(par, fused, strlen(fused) + 1);
-        } else snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
-    } else if (n_fuse == 1) snprintf(par, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[0]);
-    if (par[0] && parallel) {
-        rc = weft_sched_stepf(s, "parallel %s %s", sname, par);
-        if (rc != WEFT_OK) return rc;
-    }
+    rc = weft_sched_fuse_parallel(s, t, outer, n_fuse, parallel, par);
+    if (rc != WEFT_OK) return rc;
     if (n_outer > n_fuse) snprintf(attach, WEFT_SCHED_NAME, "%.*s", WEFT_SCHED_NAME - 1, outer[n_outer - 1]);
     else snprintf(attach, WEFT_SCHED_NAME, "%s", par);
     if (vec_inner >= 0 && tiles[n - 1] <= 64) rc = weft_sched_stepf(s, "vectorize %s %s", sname, inner[vec_inner]);

@@ -33,6 +33,12 @@ weft_status weft_sched_tile(weft_schedule *s, int t, const int64_t *tiles, char 
  * !parallel: the fused loop is made but stays serial (still written to *par). */
 weft_status weft_sched_tile_first(weft_schedule *s, int t, const int64_t *tiles, int first, bool parallel, char *attach,
                                   char *par);
+/* Fuses stage t's loops `loops` (outermost first, adjacent) into one, named in *par
+ * (WEFT_SCHED_NAME bytes; the first loop when the fused name would be too long, or "" for
+ * n = 0), and makes it parallel when `parallel`. */
+weft_status weft_sched_fuse_parallel(weft_schedule *s, int t, char (*loops)[WEFT_SCHED_NAME + 8], int n,
+                                     bool parallel, char *par);
+
 /* Orders a reduction stage as reduce loops then spatial loops, unrolls unroll_axis and
  * vectorizes vec_axis when its tile is at most max_vec (axes < 0 are skipped). */
 weft_status weft_sched_register_tile(weft_schedule *s, int r, int unroll_axis, int vec_axis, int64_t max_vec,
