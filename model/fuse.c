@@ -8,7 +8,9 @@
  *   - a conv/matmul/gemm ("out" op) takes elementwise consumers as its epilogue (bias, relu,
  *     residual add), and pure elementwise/injective producers whose results it alone reads
  *     (a transpose feeding a matmul becomes an index remap) unless they enlarge their data
- *     (Resize, Pad: recomputed per reduction tap), but never a second out op or a reduction.
+ *     (Resize, Pad: recomputed per reduction tap), but never a second out op or a reduction,
+ *     nor a Transpose that makes a MatMul's B operand from another axis than its input's last
+ *     (moves_last_axis_into_b: B is then written once by a kernel of its own).
  * A merge that would create a cycle between groups (A -> X -> B) is refused. Alias ops
  * (Reshape, Flatten, ...) need no kernel: between two kernels they share their input's
  * buffer. A chain of them that joins two groups being merged, each link read by the next one

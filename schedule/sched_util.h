@@ -51,8 +51,9 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
 
 /* An elementwise stage t (its inlined producers expanded) that no read walks contiguously along
  * its last axis, which moves them, and some read walks contiguously along another axis d whose
- * extent, like the last's, is a multiple of `lanes` (<= 16): a transpose (attention's K^T, NCHW
- * <-> NHWC). Returns the last such d, or -1. Vectorized along the last axis each vector of
+ * extent is a multiple of `lanes` (<= 16; the last extent at least `lanes`, the last partial
+ * tile partitioned off by lowering): a transpose (attention's K^T, NCHW <-> NHWC). Returns the
+ * last such d, or -1. Vectorized along the last axis each vector of
  * such a stage is a gather; along d, with the last axis in a loop of `lanes` around it, the
  * loads are contiguous and the LLVM target transposes the vectors in registers for the stores
  * (targets/llvm/vector.c, transposed stores). */
