@@ -300,6 +300,22 @@ void weft_nn_axes(const weft_tensor *t, const weft_expr **idx)
     for (int d = 0; t && d < t->ndim; d++) idx[d] = weft_te_axis(t, d);
 }
 
+/* x[i0..i1) of `in` for output dims [o0, o1) of Y (axes o, shape `shape`) holding the same
+ * elements: their row-major flat index split over the input dims (one input dim: the flat
+ * index itself, affine). */
+static void reshape_run(weft_arena *a, const weft_expr *const *o, const int64_t *shape, int o0, int o1,
+                        const weft_tensor *in, int i0, int i1, const weft_expr **x)
+{
+    const weft_expr *flat = o1 > o0 ? o[o0] : weft_i64(a, 0);
+    for (int d = o0 + 1; d < o1; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
+    int64_t stride = 1;
+    for (int d = i1 - 1; d >= i0; d--) {
+        const weft_expr *q = stride == 1 ? flat : weft_floordiv(a, flat, weft_i64(a, stride));
+        x[d] = d == i0 ? q : weft_floormod(a, q, weft_i64(a, in->shape[d]));
+        stride *= in->shape[d];
+    }
+}
+
 weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_tensor *in, int ndim,
                                   const int64_t *shape)
 {
@@ -308,10 +324,11 @@ weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_te
     const weft_expr *o[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
     weft_nn_axes(Y, o);
     /* Dims of 1 are skipped; the others are matched in runs of equal product, each run a
-     * row-major flat index over its output dims split over its input dims. A dim kept as it is
-     * (Squeeze, Unsqueeze) reads the output axis directly and a split of one input dim
-     * ([T, H*D] -> [T, H, D]) reads an affine index (o_H*D + o_D), which schedules can tell
-     * the strides of; only input dims merged or regrouped go through floordiv/floormod. */
+     * row-major flat index over its output dims split over its input dims (reshape_run). A dim
+     * kept as it is (Squeeze, Unsqueeze) reads the output axis directly and a split of one input
+     * dim ([T, H*D] -> [T, H, D]) reads an affine index (o_H*D + o_D), which schedules can tell
+     * the strides of; only input dims merged or regrouped go through floordiv/floormod. Empty
+     * tensors take one run over all dims. */
     int po = 0, pi = 0;
     bool runs = true;
     while (runs && (po < ndim || pi < in->ndim)) {
@@ -324,7 +341,7 @@ weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_te
             continue;
         }
         if (po == ndim || pi == in->ndim || shape[po] < 1 || in->shape[pi] < 1) {
-            runs = false; /* empty tensors: the whole flat index below */
+            runs = false;
             break;
         }
         int o0 = po, i0 = pi;
@@ -334,26 +351,9 @@ weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_te
             else if (prod_i < prod_o && pi < in->ndim) prod_i *= in->shape[pi++];
             else runs = false;
         }
-        if (!runs) break;
-        const weft_expr *flat = o[o0];
-        for (int d = o0 + 1; d < po; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
-        int64_t stride = 1;
-        for (int d = pi - 1; d >= i0; d--) {
-            const weft_expr *q = stride == 1 ? flat : weft_floordiv(a, flat, weft_i64(a, stride));
-            x[d] = d == i0 ? q : weft_floormod(a, q, weft_i64(a, in->shape[d]));
-            stride *= in->shape[d];
-        }
+        if (runs) reshape_run(a, o, shape, o0, po, in, i0, pi, x);
     }
-    if (!runs) {
-        const weft_expr *flat = ndim > 0 ? o[0] : weft_i64(a, 0);
-        for (int d = 1; d < ndim; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
-        int64_t stride = 1;
-        for (int d = in->ndim - 1; d >= 0; d--) {
-            const weft_expr *q = stride == 1 ? flat : weft_floordiv(a, flat, weft_i64(a, stride));
-            x[d] = d == 0 ? q : weft_floormod(a, q, weft_i64(a, in->shape[d]));
-            stride *= in->shape[d];
-        }
-    }
+    if (!runs) reshape_run(a, o, shape, 0, ndim, in, 0, in->ndim, x);
     weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, in, in->ndim, x));
     return Y;
 }

@@ -56,22 +56,42 @@ static size_t value_words(const weft_graph *g, weft_value v)
     return value_elems(g, v) * (weft_graph_value_type(g, v) == WEFT_TYPE_INT64 ? 2 : 1);
 }
 
-/* Runs the compiled model twice (the second run reuses the arena) and returns max |y - ref|. */
-static double run_and_compare(const char *name, const weft_graph *g, const char *target, int threads, const float *x,
-                              const float *ref, float *y, size_t nref)
+/* g compiled for `target` (NULL: the default) on `threads` threads; the test fails otherwise. */
+static weft_model *compile_for(const char *name, const weft_graph *g, const char *target, int threads)
 {
     weft_model *m = NULL;
     weft_model_options o = weft_model_options_default();
     o.threads = threads;
-    o.target = target;
+    if (target) o.target = target;
     weft_status rc = weft_model_compile(g, &o, &m);
-    if (rc != WEFT_OK) print_error("%s (%s): %s\n", name, target, weft_last_error());
+    if (rc != WEFT_OK) print_error("%s (%s): %s\n", name, o.target, weft_last_error());
     assert_int_equal(rc, WEFT_OK);
+    return m;
+}
+
+/* max |out - ref| over n elements; *ref_max = max |ref|. */
+static double max_error(const float *out, const double *ref, int64_t n, double *ref_max)
+{
+    double err = 0, mx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(out[i] - ref[i]);
+        if (!(d <= err)) err = d; /* NaN counts as an error */
+        if (fabs(ref[i]) > mx) mx = fabs(ref[i]);
+    }
+    *ref_max = mx;
+    return err;
+}
+
+/* Runs the compiled model twice (the second run reuses the arena) and returns max |y - ref|. */
+static double run_and_compare(const char *name, const weft_graph *g, const char *target, int threads, const float *x,
+                              const float *ref, float *y, size_t nref)
+{
+    weft_model *m = compile_for(name, g, target, threads);
     memset(y, 0xff, nref * sizeof(float)); /* NaNs: an unwritten output fails */
     const void *in[1] = {x};
     void *out[1] = {y};
     for (int rep = 0; rep < 2; rep++) {
-        rc = weft_model_run(m, in, out);
+        weft_status rc = weft_model_run(m, in, out);
         if (rc != WEFT_OK) print_error("%s: %s\n", name, weft_last_error());
         assert_int_equal(rc, WEFT_OK);
     }
@@ -157,10 +177,7 @@ static void test_conv_transpose_rewritten_on_import(void **state)
         weft_graph *g = NULL;
         snprintf(path, sizeof path, DATA "%s.onnx", names[c]);
         assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
-        weft_model *m = NULL;
-        weft_model_options o = weft_model_options_default();
-        o.threads = 1;
-        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_model *m = compile_for(names[c], g, NULL, 1);
         bool has_conv = false, has_convt = false;
         for (int k = 0; k < weft_model_n_kernels(m); k++) {
             const char *kn = weft_model_kernel_name(m, k);
@@ -218,17 +235,9 @@ static void test_conv_transpose_op_vs_scatter_loop(void **state)
     float *out = malloc(sizeof(float) * (size_t)(F * OH * OW));
     assert_non_null(out);
     for (int threads = 1; threads <= 2; threads++) {
-        weft_model *m = NULL;
-        weft_model_options o = weft_model_options_default();
-        o.threads = threads;
-        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_model *m = compile_for("ConvTranspose op", g, NULL, threads);
         assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
-        double err = 0, mx = 0;
-        for (int i = 0; i < F * OH * OW; i++) {
-            double d = fabs(out[i] - ref[i]);
-            if (!(d <= err)) err = d;
-            if (fabs(ref[i]) > mx) mx = fabs(ref[i]);
-        }
+        double mx, err = max_error(out, ref, F * OH * OW, &mx);
         print_message("ConvTranspose op, %d thread(s): max |weft - loop| = %.3g (tolerance %.3g)\n", threads, err,
                       REL_TOL * (mx > 1 ? mx : 1));
         assert_true(err <= REL_TOL * (mx > 1 ? mx : 1));
@@ -315,10 +324,7 @@ static void test_attention_views_fuse(void **state)
         assert_int_equal(weft_graph_add_op(g, "Reshape", "merge", 2, (weft_value[]){back, flat}, 0, NULL, 1, &y), WEFT_OK);
         assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
         for (int threads = 1; threads <= 2; threads++) {
-            weft_model *m = NULL;
-            weft_model_options o = weft_model_options_default();
-            o.threads = threads;
-            assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+            weft_model *m = compile_for("attention", g, NULL, threads);
             static const char *const want[5] = {"slice_transpose_div_matmul_", "slice_transpose_", "softmax_",
                                                 "slice_transpose_matmul_", "transpose_"};
             bool found[5] = {false};
@@ -343,12 +349,7 @@ static void test_attention_views_fuse(void **state)
             assert_int_equal(weft_model_n_kernels(m), 5);
             for (int w = 0; w < 5; w++) assert_true(found[w]);
             assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
-            double err = 0, mx = 0;
-            for (int64_t i = 0; i < T * E; i++) {
-                double d = fabs(out[i] - ref[i]);
-                if (!(d <= err)) err = d;
-                if (fabs(ref[i]) > mx) mx = fabs(ref[i]);
-            }
+            double mx, err = max_error(out, ref, T * E, &mx);
             print_message("attention T=%lld, %d thread(s): max |weft - loop| = %.3g\n", (long long)T, threads, err);
             assert_true(err <= REL_TOL * (mx > 1 ? mx : 1));
             weft_model_destroy(m);
@@ -389,10 +390,7 @@ static void test_scatter_nd_box(void **state)
     assert_int_equal(weft_graph_add_op(g, "ScatterND", "sc", 3, (weft_value[]){xv, iv, uv}, 0, NULL, 1, &y), WEFT_OK);
     assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
     for (int threads = 1; threads <= 2; threads++) {
-        weft_model *m = NULL;
-        weft_model_options o = weft_model_options_default();
-        o.threads = threads;
-        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_model *m = compile_for("ScatterND box", g, NULL, threads);
         memset(out, 0xff, sizeof out);
         assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
         assert_memory_equal(out, ref, sizeof ref);
