@@ -31,6 +31,9 @@ weft_status weft_model_fold_constants(weft_graph *g);
 /* Folds node ni now when its inputs are constants and its outputs small (graph building). */
 weft_status weft_model_fold_small(weft_graph *g, int ni);
 weft_status weft_model_fold_batchnorm(weft_graph *g);
+/* Conv taps that read only padding for every output (dilated convs on small maps) are cut
+ * from the weights, with the padding they reached: passes.c. */
+weft_status weft_model_conv_dead_taps(weft_graph *g);
 weft_status weft_model_pretranspose_weights(weft_graph *g);
 /* winograd: -1 direct convs only, 0 Winograd where the rule takes it, 2 or 4 that size only */
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, int64_t winograd);

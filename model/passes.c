@@ -27,6 +27,11 @@
  *   so the panel a register tile streams is contiguous: no 4 KiB-strided rows fighting over L1
  *   sets, no packing at run time. N need not divide: a 1280 -> 1000 classifier's GEMV read its
  *   [1280, 1000] weight as 1 KiB pieces 4000 bytes apart.
+ * conv_dead_taps: a Conv with constant weights whose outer taps read only padding for every
+ *   output (an ASPP's 3x3 convs dilated 12, 24, 36 on a 4x4 map: only the centre tap ever
+ *   touches the image) loses those taps and the padding they reached; a single tap left along
+ *   an axis drops its dilation, so such a conv becomes pointwise (and takes that form's
+ *   layout and schedule). The output is unchanged: the dropped taps only ever added zeros.
  * dead_code: nodes none of whose outputs is used are marked dead; unread constants are freed.
  */
 #include <math.h>
@@ -73,6 +78,24 @@ static weft_status eval_node(weft_graph *g, int ni)
         o->data = weft_malloc(b ? b : 1);
         if (!o->data) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
         memcpy(o->data, in->data, b);
+        n->dead = true;
+        return WEFT_OK;
+    }
+    /* Empty outputs (shape arithmetic of slice assignments) hold nothing to compute. */
+    bool all_empty = true;
+    for (int o = 0; o < n->n_outputs; o++)
+        if (weft_gvalue_numel(&g->values[n->outputs[o]]) > 0) all_empty = false;
+    if (all_empty) {
+        for (int o = 0; o < n->n_outputs; o++) {
+            g->values[n->outputs[o]].data = weft_calloc(1, 1);
+            if (!g->values[n->outputs[o]].data) {
+                for (int p = 0; p < o; p++) {
+                    free(g->values[n->outputs[p]].data);
+                    g->values[n->outputs[p]].data = NULL;
+                }
+                return weft_fail(WEFT_ERR_NOMEM, "out of memory folding %s", n->name);
+            }
+        }
         n->dead = true;
         return WEFT_OK;
     }
@@ -301,6 +324,113 @@ static weft_status set_string_attr(weft_gnode *n, const char *name, const char *
 }
 
 static weft_status set_int_attr(weft_gnode *n, const char *name, int64_t value);
+
+/* Sets the integer-list attribute `name` of node n to v[0..cnt) (replacing one of that name). */
+static weft_status set_ints_attr(weft_gnode *n, const char *name, const int64_t *v, int cnt)
+{
+    int64_t *copy = weft_malloc(sizeof *copy * (size_t)cnt);
+    if (!copy) return WEFT_ERR_NOMEM;
+    memcpy(copy, v, sizeof *copy * (size_t)cnt);
+    for (int a = 0; a < n->n_attrs; a++)
+        if (!strcmp(n->attrs[a].name, name)) {
+            free((void *)n->attrs[a].ints);
+            n->attrs[a].kind = WEFT_ATTR_INTS;
+            n->attrs[a].ints = copy;
+            n->attrs[a].n = cnt;
+            return WEFT_OK;
+        }
+    weft_attr *at = NULL;
+    weft_status rc = append_attr(n, name, WEFT_ATTR_INTS, &at);
+    if (rc != WEFT_OK) {
+        free(copy);
+        return rc;
+    }
+    at->ints = copy;
+    at->n = cnt;
+    return WEFT_OK;
+}
+
+/* The attribute `name` of n as cnt integers, or def when n has none; false when it has another count. */
+static bool attr_ints_or(const weft_gnode *n, const char *name, int cnt, int64_t def, int64_t *v)
+{
+    for (int i = 0; i < cnt; i++) v[i] = def;
+    for (int a = 0; a < n->n_attrs; a++)
+        if (!strcmp(n->attrs[a].name, name)) {
+            if (n->attrs[a].kind != WEFT_ATTR_INTS || n->attrs[a].n != cnt) return false;
+            memcpy(v, n->attrs[a].ints, sizeof *v * (size_t)cnt);
+        }
+    return true;
+}
+
+weft_status weft_model_conv_dead_taps(weft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *n = &g->nodes[i];
+        if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || n->n_outputs != 1) continue;
+        if (strcmp(weft_gnode_attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) continue;
+        const weft_gvalue *X = &g->values[n->inputs[0]], *W = &g->values[n->inputs[1]], *Y = &g->values[n->outputs[0]];
+        if (!W->data || W->ndim != 4 || X->ndim != 4 || Y->ndim != 4 || !weft_dtype_eq(W->dtype, WEFT_F32)) continue;
+        int64_t st[2], dl[2], pads[4], lo[2], hi[2];
+        if (!attr_ints_or(n, "strides", 2, 1, st) || !attr_ints_or(n, "dilations", 2, 1, dl) ||
+            !attr_ints_or(n, "pads", 4, 0, pads))
+            continue;
+        bool dead = false, none = false;
+        for (int ax = 0; ax < 2; ax++) {
+            int64_t K = W->shape[2 + ax], in = X->shape[2 + ax], out = Y->shape[2 + ax];
+            lo[ax] = -1, hi[ax] = -1;
+            /* tap k is read by some output o when 0 <= o*s - pad + k*d < in for an o in [0, out) */
+            for (int64_t k = 0; k < K; k++) {
+                int64_t first = k * dl[ax] - pads[ax], last = (out - 1) * st[ax] + first;
+                if (last >= 0 && first < in) {
+                    /* some o*s + first lands in [0, in): the smallest o with o*s + first >= 0 */
+                    int64_t o = first >= 0 ? 0 : (-first + st[ax] - 1) / st[ax];
+                    if (o < out && o * st[ax] + first < in) {
+                        if (lo[ax] < 0) lo[ax] = k;
+                        hi[ax] = k;
+                    }
+                }
+            }
+            if (lo[ax] < 0) none = true;
+            else if (lo[ax] > 0 || hi[ax] < K - 1) dead = true;
+        }
+        if (none || !dead) continue;
+        /* new pads: the dropped taps' reach comes off the padding (never below 0) */
+        int64_t np[4], K2[2];
+        bool ok = true;
+        for (int ax = 0; ax < 2; ax++) {
+            np[ax] = pads[ax] - lo[ax] * dl[ax];
+            np[ax + 2] = pads[ax + 2] - (W->shape[2 + ax] - 1 - hi[ax]) * dl[ax];
+            K2[ax] = hi[ax] - lo[ax] + 1;
+            ok = ok && np[ax] >= 0 && np[ax + 2] >= 0;
+        }
+        if (!ok) continue;
+        int64_t F = W->shape[0], C = W->shape[1], KH = W->shape[2], KW = W->shape[3];
+        int64_t shape[4] = {F, C, K2[0], K2[1]};
+        char name[200];
+        snprintf(name, sizeof name, "%.180s.taps", W->name);
+        int nw = weft_graph_new_value(g, name, WEFT_F32, 4, shape);
+        float *dst = weft_malloc(sizeof(float) * (size_t)(F * C * K2[0] * K2[1]));
+        if (nw < 0 || !dst) {
+            free(dst);
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory cutting the taps of %s", name);
+        }
+        n = &g->nodes[i];
+        const float *src = g->values[n->inputs[1]].data;
+        for (int64_t fc = 0; fc < F * C; fc++)
+            for (int64_t y = 0; y < K2[0]; y++)
+                for (int64_t x = 0; x < K2[1]; x++)
+                    dst[(fc * K2[0] + y) * K2[1] + x] = src[(fc * KH + y + lo[0]) * KW + x + lo[1]];
+        g->values[nw].data = dst;
+        n->inputs[1] = nw;
+        /* a single tap along an axis has no dilation */
+        int64_t nd[2] = {K2[0] > 1 ? dl[0] : 1, K2[1] > 1 ? dl[1] : 1};
+        weft_status rc = set_ints_attr(n, "pads", np, 4);
+        if (rc == WEFT_OK) rc = set_ints_attr(n, "dilations", nd, 2);
+        if (rc == WEFT_OK) rc = set_ints_attr(n, "kernel_shape", K2, 2);
+        if (rc != WEFT_OK) return weft_fail(rc, "out of memory cutting the taps of %s", name);
+    }
+    return WEFT_OK;
+}
 
 /* A pointwise conv (1x1 kernel, stride 1, no padding, one group) whose output planes fill
  * whole vectors (OH*OW a multiple of fb) keeps its weights [F, C, 1, 1] and is marked

@@ -105,11 +105,18 @@ weft_status weft_nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtyp
     if (ndim < 0 || ndim > WEFT_NN_MAX_DIMS)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d would have %d dims, at most %d are supported", k, ndim,
                             WEFT_NN_MAX_DIMS);
+    /* Empty tensors (a dim of 0) exist only as constants: the output of a node evaluated at
+     * load time (shape arithmetic, as PyTorch's slice assignments export it), never at run time. */
+    bool folded = true;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0 && !g->values[n->inputs[i]].data) folded = false;
+    if (n->def && n->def->eval_static) folded = true;
     for (int d = 0; d < ndim; d++)
-        if (shape[d] <= 0)
+        if (shape[d] < 0 || (shape[d] == 0 && !folded))
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
-                                "output %d has shape %s; empty or negative dims are not supported", k,
-                                weft_nn_shape_str(ndim, shape).s);
+                                "output %d has shape %s; %s", k, weft_nn_shape_str(ndim, shape).s,
+                                shape[d] < 0 ? "negative dims are not supported"
+                                             : "empty tensors are supported only as constants computed at load time");
     /* Element counts (and byte sizes) must stay far inside int64: refuse absurd shapes. */
     int64_t numel = 1;
     for (int d = 0; d < ndim; d++) {

@@ -119,10 +119,14 @@ weft_status weft_nn_concat_compute(weft_arena *a, const weft_graph *g, const wef
         for (int i = 0; i < n->n_inputs; i++) off[i + 1] = off[i] + ins[i]->shape[ax];
         /* from the last input backwards: body = i < off[t+1] ? in_t[...] : body */
         const weft_expr *v = idx[ax], *body = NULL;
-        for (int t = n->n_inputs - 1; t >= 0; t--) {
+        int first = 0, last = n->n_inputs - 1; /* empty inputs (constants only) add nothing */
+        while (first < last && ins[first]->shape[ax] == 0) first++;
+        while (last > first && ins[last]->shape[ax] == 0) last--;
+        for (int t = last; t >= first; t--) {
+            if (ins[t]->shape[ax] == 0) continue;
             const weft_expr *local = off[t] ? weft_sub(a, v, weft_i64(a, off[t])) : v;
-            if (t > 0) local = weft_max(a, local, weft_i64(a, 0));
-            if (t < n->n_inputs - 1) local = weft_min(a, local, weft_i64(a, ins[t]->shape[ax] - 1));
+            if (t > first) local = weft_max(a, local, weft_i64(a, 0));
+            if (t < last) local = weft_min(a, local, weft_i64(a, ins[t]->shape[ax] - 1));
             x[ax] = local;
             const weft_expr *load = weft_tload(a, ins[t], r, x);
             body = body ? weft_select(a, weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, off[t + 1])), load, body) : load;

@@ -515,6 +515,74 @@ static void test_two_inputs_two_outputs(void **state)
     weft_model_destroy(m);
 }
 
+/* Empty tensors exist as constants: PyTorch exports a slice assignment (Swin's window masks)
+ * with shape arithmetic that slices a shape vector to nothing and concatenates it. Such values
+ * fold at load time and the model runs; an empty tensor computed at run time is refused. */
+static void test_empty_constants(void **state)
+{
+    (void)state;
+    weft_graph *g = NULL;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    weft_value x, s, st, en, e, e2, tail, c, r, k, ks, y, one, out, bad;
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){2, 3, 4}, &x), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Shape", "shape", 1, &x, 0, NULL, 1, &s), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "st", WEFT_TYPE_INT64, 1, (int64_t[]){1}, (int64_t[]){3}, &st), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "en", WEFT_TYPE_INT64, 1, (int64_t[]){1}, (int64_t[]){INT64_MAX}, &en),
+                     WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Slice", "rest", 3, (weft_value[]){s, st, en}, 0, NULL, 1, &e), WEFT_OK);
+    int64_t shape[8];
+    assert_int_equal(weft_graph_value_shape(g, e, shape), 1);
+    assert_int_equal(shape[0], 0);
+    weft_attr axis0 = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 0}, axis1 = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 1};
+    assert_int_equal(weft_graph_add_op(g, "Concat", "both_empty", 2, (weft_value[]){e, e}, 1, &axis0, 1, &e2), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "tail", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){4, 6}, &tail),
+                     WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Concat", "new_shape", 3, (weft_value[]){e2, tail, e}, 1, &axis0, 1, &c), WEFT_OK);
+    const int64_t *cv = weft_graph_value_data(g, c);
+    assert_non_null(cv);
+    assert_int_equal(cv[0], 4);
+    assert_int_equal(cv[1], 6);
+    assert_int_equal(weft_graph_add_op(g, "Reshape", "r", 2, (weft_value[]){x, c}, 0, NULL, 1, &r), WEFT_OK);
+    /* an empty float constant [4, 0] concatenated with a run-time value adds nothing */
+    float kv[24];
+    for (int i = 0; i < 24; i++) kv[i] = 100.0f + (float)i;
+    assert_int_equal(weft_graph_add_constant(g, "k", WEFT_TYPE_FLOAT32, 2, (int64_t[]){4, 6}, kv, &k), WEFT_OK);
+    weft_value z, ax1;
+    assert_int_equal(weft_graph_add_constant(g, "z", WEFT_TYPE_INT64, 1, (int64_t[]){1}, (int64_t[]){0}, &z), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "ax1", WEFT_TYPE_INT64, 1, (int64_t[]){1}, (int64_t[]){1}, &ax1), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Slice", "none", 4, (weft_value[]){k, z, z, ax1}, 0, NULL, 1, &ks), WEFT_OK);
+    assert_int_equal(weft_graph_value_shape(g, ks, shape), 2);
+    assert_int_equal(shape[0], 4);
+    assert_int_equal(shape[1], 0);
+    assert_int_equal(weft_graph_add_op(g, "Concat", "cat", 3, (weft_value[]){ks, r, ks}, 1, &axis1, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "one", WEFT_TYPE_FLOAT32, 1, (int64_t[]){1}, (float[]){1.0f}, &one),
+                     WEFT_OK);
+    assert_int_equal(weft_graph_binary(g, "Add", y, one, &out), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, out, "y"), WEFT_OK);
+    /* run time: a slice of the input to nothing is refused, naming the node */
+    expect_error(weft_graph_add_op(g, "Slice", "empty_x", 4, (weft_value[]){x, z, z, ax1}, 0, NULL, 1, &bad),
+                 WEFT_ERR_UNSUPPORTED, "empty_x");
+    assert_non_null(strstr(weft_last_error(), "empty tensors are supported only as constants"));
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        weft_model *m = NULL;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_tensor_info info;
+        assert_int_equal(weft_model_output_info(m, 0, &info), WEFT_OK);
+        assert_int_equal(info.ndim, 2);
+        assert_int_equal(info.shape[0], 4);
+        assert_int_equal(info.shape[1], 6);
+        float in[24], res[24];
+        for (int i = 0; i < 24; i++) in[i] = (float)i * 0.5f - 3.0f;
+        memset(res, 0xff, sizeof res);
+        assert_int_equal(weft_model_run(m, (const void *[]){in}, (void *[]){res}), WEFT_OK);
+        for (int i = 0; i < 24; i++) assert_true(res[i] == in[i] + 1.0f);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_symbolic_graph),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_two_inputs_two_outputs),
+        cmocka_unit_test(test_empty_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

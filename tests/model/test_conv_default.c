@@ -52,79 +52,86 @@ typedef struct conv_case {
     int64_t n, c, h, w, f, kh, kw, stride, pad, group;
     epi e;
     bool bias;
+    int64_t dil; /* 0: 1 */
 } conv_case;
 
 static const conv_case cases[] = {
-    {K_CONV, 1, 3, 17, 19, 10, 3, 3, 1, 1, 1, EPI_RELU, true},   /* odd sizes, F < one vector */
-    {K_CONV, 2, 8, 15, 15, 20, 3, 3, 2, 1, 1, EPI_NONE, false},  /* stride 2, batch, no bias */
-    {K_CONV, 1, 16, 7, 7, 48, 3, 3, 1, 1, 1, EPI_ADD, true},     /* 7x7 image, residual add */
-    {K_CONV, 1, 24, 9, 9, 33, 1, 1, 1, 0, 1, EPI_CLIP, true},    /* 1x1 kernel, odd F */
-    {K_CONV, 1, 32, 1, 1, 32, 3, 3, 1, 1, 1, EPI_RELU, true},    /* 1x1 image: one tap */
-    {K_CONV, 1, 16, 2, 2, 16, 3, 3, 2, 1, 1, EPI_NONE, true},    /* 2x2 -> 1x1, two taps */
-    {K_CONV, 4, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_RELU, true},    /* batch tile */
-    {K_CONV, 1, 3, 30, 30, 16, 7, 7, 2, 3, 1, EPI_RELU, true},   /* stem-like 7x7 stride 2 */
-    {K_CONV, 1, 3, 9, 9, 8, 2, 2, 2, 0, 1, EPI_NONE, true},      /* stride = kernel */
-    {K_CONV, 1, 12, 13, 11, 12, 3, 3, 1, 1, 12, EPI_RELU, true}, /* depthwise */
-    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* depthwise 5x5 stride 2 */
-    {K_CONV, 1, 40, 20, 20, 40, 3, 3, 1, 1, 40, EPI_CLIP, true}, /* depthwise, 20 columns */
-    {K_CONV, 1, 32, 10, 10, 64, 3, 3, 1, 1, 2, EPI_RELU, true},  /* grouped, whole blocks */
-    {K_CONV, 1, 12, 9, 9, 18, 3, 3, 1, 1, 3, EPI_NONE, true},    /* grouped, partial blocks */
-    {K_MAXPOOL, 1, 8, 17, 17, 0, 3, 3, 2, 1, 0, EPI_NONE, false},
-    {K_MAXPOOL, 2, 3, 12, 12, 0, 2, 2, 2, 0, 0, EPI_RELU, false},
-    {K_AVGPOOL, 1, 5, 9, 12, 0, 3, 3, 1, 1, 0, EPI_NONE, false}, /* count_include_pad = 0 */
-    {K_AVGPOOL, 2, 4, 8, 8, 0, 2, 2, 2, 0, 0, EPI_NONE, false},
-    {K_GAP, 1, 20, 7, 7, 0, 0, 0, 0, 0, 0, EPI_NONE, false},
+    {K_CONV, 1, 3, 17, 19, 10, 3, 3, 1, 1, 1, EPI_RELU, true, 0},   /* odd sizes, F < one vector */
+    {K_CONV, 2, 8, 15, 15, 20, 3, 3, 2, 1, 1, EPI_NONE, false, 0},  /* stride 2, batch, no bias */
+    {K_CONV, 1, 16, 7, 7, 48, 3, 3, 1, 1, 1, EPI_ADD, true, 0},     /* 7x7 image, residual add */
+    {K_CONV, 1, 24, 9, 9, 33, 1, 1, 1, 0, 1, EPI_CLIP, true, 0},    /* 1x1 kernel, odd F */
+    {K_CONV, 1, 32, 1, 1, 32, 3, 3, 1, 1, 1, EPI_RELU, true, 0},    /* 1x1 image: one tap */
+    {K_CONV, 1, 16, 2, 2, 16, 3, 3, 2, 1, 1, EPI_NONE, true, 0},    /* 2x2 -> 1x1, two taps */
+    {K_CONV, 4, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_RELU, true, 0},    /* batch tile */
+    {K_CONV, 1, 3, 30, 30, 16, 7, 7, 2, 3, 1, EPI_RELU, true, 0},   /* stem-like 7x7 stride 2 */
+    {K_CONV, 1, 3, 9, 9, 8, 2, 2, 2, 0, 1, EPI_NONE, true, 0},      /* stride = kernel */
+    {K_CONV, 1, 12, 13, 11, 12, 3, 3, 1, 1, 12, EPI_RELU, true, 0}, /* depthwise */
+    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true, 0}, /* depthwise 5x5 stride 2 */
+    {K_CONV, 1, 40, 20, 20, 40, 3, 3, 1, 1, 40, EPI_CLIP, true, 0}, /* depthwise, 20 columns */
+    {K_CONV, 1, 32, 10, 10, 64, 3, 3, 1, 1, 2, EPI_RELU, true, 0},  /* grouped, whole blocks */
+    {K_CONV, 1, 12, 9, 9, 18, 3, 3, 1, 1, 3, EPI_NONE, true, 0},    /* grouped, partial blocks */
+    {K_MAXPOOL, 1, 8, 17, 17, 0, 3, 3, 2, 1, 0, EPI_NONE, false, 0},
+    {K_MAXPOOL, 2, 3, 12, 12, 0, 2, 2, 2, 0, 0, EPI_RELU, false, 0},
+    {K_AVGPOOL, 1, 5, 9, 12, 0, 3, 3, 1, 1, 0, EPI_NONE, false, 0}, /* count_include_pad = 0 */
+    {K_AVGPOOL, 2, 4, 8, 8, 0, 2, 2, 2, 0, 0, EPI_NONE, false, 0},
+    {K_GAP, 1, 20, 7, 7, 0, 0, 0, 0, 0, 0, EPI_NONE, false, 0},
     /* pointwise convs whose planes are whole vectors (16 and 8 lanes): weights left [F, C, 1, 1],
      * the reduction over fused pixels */
-    {K_CONV, 1, 16, 6, 32, 24, 1, 1, 1, 0, 1, EPI_CLIP, true},   /* 19: 192 pixels */
-    {K_CONV, 2, 8, 3, 16, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, F = 20 */
-    {K_CONV, 1, 12, 2, 64, 7, 1, 1, 1, 0, 1, EPI_SILU, false},   /* SiLU, no bias */
-    {K_CONV, 1, 6, 4, 12, 5, 1, 1, 1, 0, 1, EPI_NONE, false},    /* rows of 12, planes of 48 */
-    {K_GATE, 1, 40, 7, 7, 10, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 23: gate, 49 pixels */
-    {K_GATE, 2, 24, 5, 6, 6, 1, 1, 1, 0, 1, EPI_NONE, true},     /* batch 2 */
-    {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true},     /* 3 pixels */
-    {K_GAP, 1, 20, 5, 40, 0, 0, 0, 0, 0, 0, EPI_NONE, false},    /* 26: rows of 40: partial sums */
-    {K_GAP, 2, 8, 3, 16, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* batch, one vector per row */
+    {K_CONV, 1, 16, 6, 32, 24, 1, 1, 1, 0, 1, EPI_CLIP, true, 0},   /* 19: 192 pixels */
+    {K_CONV, 2, 8, 3, 16, 20, 1, 1, 1, 0, 1, EPI_ADD, true, 0},     /* batch, residual, F = 20 */
+    {K_CONV, 1, 12, 2, 64, 7, 1, 1, 1, 0, 1, EPI_SILU, false, 0},   /* SiLU, no bias */
+    {K_CONV, 1, 6, 4, 12, 5, 1, 1, 1, 0, 1, EPI_NONE, false, 0},    /* rows of 12, planes of 48 */
+    {K_GATE, 1, 40, 7, 7, 10, 1, 1, 1, 0, 1, EPI_NONE, true, 0},    /* 23: gate, 49 pixels */
+    {K_GATE, 2, 24, 5, 6, 6, 1, 1, 1, 0, 1, EPI_NONE, true, 0},     /* batch 2 */
+    {K_GATE, 1, 16, 1, 3, 4, 1, 1, 1, 0, 1, EPI_NONE, true, 0},     /* 3 pixels */
+    {K_GAP, 1, 20, 5, 40, 0, 0, 0, 0, 0, 0, EPI_NONE, false, 0},    /* 26: rows of 40: partial sums */
+    {K_GAP, 2, 8, 3, 16, 0, 0, 0, 0, 0, 0, EPI_NONE, false, 0},     /* batch, one vector per row */
     /* batch 3 with 13x13 and 7x7 images, odd channel counts, padding (a padding row of 15 or 17
      * columns: the masked-load read of targets/llvm/vector.c), stride 1 and 2 */
-    {K_CONV, 3, 5, 13, 13, 7, 3, 3, 1, 1, 1, EPI_RELU, true},    /* 28 */
-    {K_CONV, 3, 7, 13, 13, 17, 3, 3, 2, 1, 1, EPI_CLIP, true},
-    {K_CONV, 3, 9, 13, 13, 9, 5, 5, 1, 2, 9, EPI_RELU, true},    /* depthwise 5x5, pad 2 */
-    {K_CONV, 3, 11, 7, 7, 11, 3, 3, 2, 1, 11, EPI_NONE, true},   /* depthwise stride 2 */
-    {K_MAXPOOL, 3, 5, 7, 7, 0, 3, 3, 1, 1, 0, EPI_NONE, false},  /* fill: the lowest float */
-    {K_AVGPOOL, 3, 3, 13, 13, 0, 3, 3, 2, 1, 0, EPI_NONE, false},
+    {K_CONV, 3, 5, 13, 13, 7, 3, 3, 1, 1, 1, EPI_RELU, true, 0},    /* 28 */
+    {K_CONV, 3, 7, 13, 13, 17, 3, 3, 2, 1, 1, EPI_CLIP, true, 0},
+    {K_CONV, 3, 9, 13, 13, 9, 5, 5, 1, 2, 9, EPI_RELU, true, 0},    /* depthwise 5x5, pad 2 */
+    {K_CONV, 3, 11, 7, 7, 11, 3, 3, 2, 1, 11, EPI_NONE, true, 0},   /* depthwise stride 2 */
+    {K_MAXPOOL, 3, 5, 7, 7, 0, 3, 3, 1, 1, 0, EPI_NONE, false, 0},  /* fill: the lowest float */
+    {K_AVGPOOL, 3, 3, 13, 13, 0, 3, 3, 2, 1, 0, EPI_NONE, false, 0},
     /* pointwise convs over planes that are not whole vectors, with few input channels: over
      * pixels too, the last pixel tile partial (AVX-512: 1089 = 68 x 16 + 1; 81 = 5 x 16 + 1) */
-    {K_CONV, 1, 16, 33, 33, 8, 1, 1, 1, 0, 1, EPI_SILU, true},   /* 34: 1089 pixels */
-    {K_CONV, 2, 24, 9, 9, 20, 1, 1, 1, 0, 1, EPI_ADD, true},     /* batch, residual, 81 pixels */
-    {K_CONV, 1, 96, 9, 9, 24, 1, 1, 1, 0, 1, EPI_NONE, true},    /* 36: 96 channels: blocked */
-    {K_GAP, 2, 20, 2, 3, 0, 0, 0, 0, 0, 0, EPI_NONE, false},     /* 37: plane of 6 < a vector */
+    {K_CONV, 1, 16, 33, 33, 8, 1, 1, 1, 0, 1, EPI_SILU, true, 0},   /* 34: 1089 pixels */
+    {K_CONV, 2, 24, 9, 9, 20, 1, 1, 1, 0, 1, EPI_ADD, true, 0},     /* batch, residual, 81 pixels */
+    {K_CONV, 1, 96, 9, 9, 24, 1, 1, 1, 0, 1, EPI_NONE, true, 0},    /* 36: 96 channels: blocked */
+    {K_GAP, 2, 20, 2, 3, 0, 0, 0, 0, 0, 0, EPI_NONE, false, 0},     /* 37: plane of 6 < a vector */
     /* convs with a window over 2-4 input channels (stems): weights left [F, C, KH, KW], the
      * reduction over output columns in vectors (a partial last vector: 23, 36 and 17 columns) */
-    {K_CONV, 1, 3, 45, 45, 12, 3, 3, 2, 1, 1, EPI_SILU, true},   /* 38: stride 2, SiLU */
-    {K_CONV, 2, 4, 20, 36, 8, 5, 5, 1, 2, 1, EPI_ADD, true},     /* batch, 5x5, residual */
-    {K_CONV, 1, 2, 34, 34, 16, 7, 7, 2, 3, 1, EPI_RELU, false},  /* 7x7 stride 2, no bias */
-    {K_CONV, 1, 3, 32, 32, 6, 3, 3, 1, 1, 1, EPI_CLIP, true},    /* 41: whole vectors of columns */
+    {K_CONV, 1, 3, 45, 45, 12, 3, 3, 2, 1, 1, EPI_SILU, true, 0},   /* 38: stride 2, SiLU */
+    {K_CONV, 2, 4, 20, 36, 8, 5, 5, 1, 2, 1, EPI_ADD, true, 0},     /* batch, 5x5, residual */
+    {K_CONV, 1, 2, 34, 34, 16, 7, 7, 2, 3, 1, EPI_RELU, false, 0},  /* 7x7 stride 2, no bias */
+    {K_CONV, 1, 3, 32, 32, 6, 3, 3, 1, 1, 1, EPI_CLIP, true, 0},    /* 41: whole vectors of columns */
     /* depthwise over planes narrower than a vector: the whole plane one tile (rows of 7 and
      * 14 columns), the epilogue over the flat plane; with a column stride rows in 8-lane
      * vectors (the last lanes masked), rows in balanced tiles */
-    {K_CONV, 1, 24, 7, 7, 24, 5, 5, 1, 2, 24, EPI_SILU, true},   /* 42 */
-    {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true},
-    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true}, /* 44: 7x7 out, stride 2 */
-    {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false},      /* 5x5 plane, no epilogue */
+    {K_CONV, 1, 24, 7, 7, 24, 5, 5, 1, 2, 24, EPI_SILU, true, 0},   /* 42 */
+    {K_CONV, 2, 10, 14, 14, 10, 3, 3, 1, 1, 10, EPI_RELU, true, 0},
+    {K_CONV, 1, 12, 14, 14, 12, 5, 5, 2, 2, 12, EPI_SILU, true, 0}, /* 44: 7x7 out, stride 2 */
+    {K_CONV, 1, 8, 5, 5, 8, 3, 3, 1, 1, 8, EPI_NONE, false, 0},      /* 5x5 plane, no epilogue */
     /* 3x3 stride-1 convs with 16+ channels and 16+ 2x2 tiles: Winograd F(2x2, 3x3) (too few 4x4
      * tiles for F(4x4, 3x3); odd
      * planes: a last half tile; channels and filters that do not fill vectors; a batch of
      * 4x4 images; no padding) */
-    {K_CONV, 2, 16, 13, 11, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 46 */
-    {K_CONV, 1, 20, 16, 16, 40, 3, 3, 1, 1, 1, EPI_ADD, true},
-    {K_CONV, 8, 32, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},
-    {K_CONV, 1, 16, 18, 18, 48, 3, 3, 1, 0, 1, EPI_CLIP, true},
-    {K_CONV, 1, 64, 6, 6, 64, 3, 3, 1, 1, 1, EPI_SILU, true},    /* 50: 9 tiles: direct */
+    {K_CONV, 2, 16, 13, 11, 32, 3, 3, 1, 1, 1, EPI_RELU, true, 0},  /* 46 */
+    {K_CONV, 1, 20, 16, 16, 40, 3, 3, 1, 1, 1, EPI_ADD, true, 0},
+    {K_CONV, 8, 32, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false, 0},
+    {K_CONV, 1, 16, 18, 18, 48, 3, 3, 1, 0, 1, EPI_CLIP, true, 0},
+    {K_CONV, 1, 64, 6, 6, 64, 3, 3, 1, 1, 1, EPI_SILU, true, 0},    /* 50: 9 tiles: direct */
     /* F(4x4, 3x3): enough 4x4 tiles (partial ones: 27 = 6 x 4 + 3 rows, 29 = 7 x 4 + 1 columns) */
-    {K_CONV, 2, 16, 16, 16, 32, 3, 3, 1, 1, 1, EPI_RELU, true},  /* 51 */
-    {K_CONV, 1, 24, 27, 29, 48, 3, 3, 1, 1, 1, EPI_ADD, true},
-    {K_CONV, 32, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false},  /* one tile per image */
+    {K_CONV, 2, 16, 16, 16, 32, 3, 3, 1, 1, 1, EPI_RELU, true, 0},  /* 51 */
+    {K_CONV, 1, 24, 27, 29, 48, 3, 3, 1, 1, 1, EPI_ADD, true, 0},
+    {K_CONV, 32, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false, 0},  /* one tile per image */
+    /* dilated convs (an ASPP's): outer taps that read only padding for every output are cut
+     * (model/passes.c, conv_dead_taps) */
+    {K_CONV, 1, 32, 4, 4, 48, 3, 3, 1, 12, 1, EPI_RELU, true, 12}, /* 54: the centre tap only */
+    {K_CONV, 1, 8, 5, 9, 16, 3, 3, 1, 6, 1, EPI_CLIP, true, 6},    /* one row of taps, dilated columns */
+    {K_CONV, 1, 8, 3, 3, 8, 3, 3, 2, 3, 1, EPI_NONE, true, 3},     /* stride 2: one tap */
+    {K_CONV, 2, 16, 6, 7, 24, 3, 3, 1, 4, 1, EPI_NONE, true, 4},   /* every tap reads the image */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -149,7 +156,10 @@ static float *random_buf(size_t n)
     return p;
 }
 
-static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
+static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+    return (in + 2 * p - ((k - 1) * (d ? d : 1) + 1)) / s + 1;
+}
 
 static double apply_epi(epi e, double v, double res)
 {
@@ -188,7 +198,8 @@ static void reference(const conv_case *t, const float *x, const float *wt, const
                     for (int64_t rc = 0; rc < cpg; rc++)
                         for (int64_t ry = 0; ry < kh; ry++)
                             for (int64_t rx = 0; rx < kw; rx++) {
-                                int64_t iy = oy * t->stride + ry - t->pad, ix = ox * t->stride + rx - t->pad;
+                                int64_t d = t->dil ? t->dil : 1;
+                                int64_t iy = oy * t->stride + ry * d - t->pad, ix = ox * t->stride + rx * d - t->pad;
                                 if (t->k == K_GAP) iy = ry, ix = rx;
                                 if (iy < 0 || iy >= t->h || ix < 0 || ix >= t->w) continue;
                                 int64_t c = t->k == K_CONV ? (f / fpg) * cpg + rc : f;
@@ -213,18 +224,20 @@ static weft_graph *build(const conv_case *t, const float *wt, const float *b, in
     int64_t xs[4] = {t->n, t->c, t->h, t->w};
     assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, xs, &x), WEFT_OK);
     int64_t strides[2] = {t->stride, t->stride}, pads[4] = {t->pad, t->pad, t->pad, t->pad}, ks[2] = {t->kh, t->kw};
-    weft_attr attrs[4] = {
+    int64_t dil[2] = {t->dil ? t->dil : 1, t->dil ? t->dil : 1};
+    weft_attr attrs[5] = {
         {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = strides},
         {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = pads},
         {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = ks},
         {.name = "group", .kind = WEFT_ATTR_INT, .i = t->group},
+        {.name = "dilations", .kind = WEFT_ATTR_INTS, .n = 2, .ints = dil},
     };
     weft_status rc;
     if (t->k == K_CONV) {
         int64_t ws[4] = {t->f, t->c / t->group, t->kh, t->kw};
         assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, ws, wt, &w), WEFT_OK);
         if (t->bias) assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, &t->f, b, &bias), WEFT_OK);
-        rc = weft_graph_add_op(g, "Conv", "conv", 3, (weft_value[]){x, w, bias}, 4, attrs, 1, &y);
+        rc = weft_graph_add_op(g, "Conv", "conv", 3, (weft_value[]){x, w, bias}, 5, attrs, 1, &y);
     } else if (t->k == K_GAP) {
         rc = weft_graph_add_op(g, "GlobalAveragePool", "gap", 1, &x, 0, NULL, 1, &y);
     } else if (t->k == K_GATE) {
@@ -269,8 +282,8 @@ static void run_case(const conv_case *t, const char *target, int threads)
     float *x = random_buf(nx), *wt = random_buf(nw), *b = random_buf(t->k == K_CONV ? (size_t)t->f : (size_t)t->c);
     int64_t os[8];
     weft_graph *g = build(t, wt, b, os);
-    int64_t oh = t->k == K_GAP ? 1 : out_extent(t->h, t->kh, t->stride, t->pad);
-    int64_t ow = t->k == K_GAP ? 1 : out_extent(t->w, t->kw, t->stride, t->pad);
+    int64_t oh = t->k == K_GAP ? 1 : out_extent(t->h, t->kh, t->stride, t->pad, t->dil);
+    int64_t ow = t->k == K_GAP ? 1 : out_extent(t->w, t->kw, t->stride, t->pad, t->dil);
     assert_int_equal(os[2], oh);
     assert_int_equal(os[3], ow);
     size_t ny = (size_t)(os[0] * os[1] * os[2] * os[3]);
@@ -354,6 +367,8 @@ typedef struct sched_probe {
     weft_status knob_rc;    /* of applying those knobs */
     weft_status bad_rc;     /* of knobs (tf, tx) = (2, 3): tx not a multiple of the vector width;
                              * (tf, ty) = (5, 1): 5 does not divide F */
+    int64_t wshape[5];      /* the kernel's weight input (after the layout passes; a blocked
+                             * layout [F/fb, C, KH, KW, fb] has 5 dims) */
 } sched_probe;
 
 static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const char *name)
@@ -361,6 +376,11 @@ static weft_status probe_kernel(void *ud, weft_arena *a, weft_te_func *f, const 
     (void)name;
     sched_probe *p = ud;
     weft_schedule *s = NULL;
+    for (int i = 1; i < f->n_inputs; i++) /* the conv's weight: the last input of 4 or 5 dims */
+        if (f->inputs[i]->ndim == 4 || f->inputs[i]->ndim == 5) {
+            memset(p->wshape, 0, sizeof p->wshape);
+            memcpy(p->wshape, f->inputs[i]->shape, sizeof(int64_t) * (size_t)f->inputs[i]->ndim);
+        }
     weft_status rc = weft_schedule_create(f, &s);
     if (rc == WEFT_OK) rc = weft_schedule_default(s, p->caps);
     char *text = rc == WEFT_OK ? weft_schedule_text(s) : NULL;
@@ -410,6 +430,19 @@ static void test_default_schedule_shapes(void **state)
     for (int k = 0; k < 2; k++) {
         weft_target_caps caps = weft_caps_cpu(bits[k], 2);
         sched_probe p;
+        /* dilated convs: the taps that read only padding are gone from the weights; a single
+         * tap left is a pointwise conv and takes that form */
+        schedule_of(&cases[54], &caps, &p);
+        assert_string_equal(p.ks.rule, "conv_pixels");
+        assert_true(p.wshape[0] == 48 && p.wshape[1] == 32 && p.wshape[2] == 1 && p.wshape[3] == 1);
+        const int64_t taps[3][3] = {{55, 1, 3}, {56, 1, 1}, {57, 3, 3}}; /* case, KH, KW left */
+        for (int i = 0; i < 3; i++) {
+            schedule_of(&cases[taps[i][0]], &caps, &p);
+            if (p.wshape[2] != taps[i][1] || p.wshape[3] != taps[i][2])
+                fail_msg("case %d: weight [%lld, %lld, %lld, %lld, %lld], expected %lldx%lld taps", (int)taps[i][0],
+                         (long long)p.wshape[0], (long long)p.wshape[1], (long long)p.wshape[2],
+                         (long long)p.wshape[3], (long long)p.wshape[4], (long long)taps[i][1], (long long)taps[i][2]);
+        }
         /* blocked conv: the reduction vectorized over the filter block, the padding at root */
         schedule_of(&cases[1], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
