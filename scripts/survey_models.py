@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Exports common torchvision backbones and small transformer layers to ONNX (opset 13, random
+"""Exports common torchvision backbones, small transformer layers and small audio (1-D conv),
+super-resolution (PReLU, pixel shuffle) and GroupNorm blocks to ONNX (opset 13, random
 weights, small inputs) for the op survey: `weft show MODEL.onnx` on each says which ops weft
 refuses. Run by hand (needs Debian's python3-torch, python3-torchvision); never by the tests.
 
@@ -89,6 +90,38 @@ class Seg(nn.Module):
         return self.m(x)["out"]
 
 
+def audio_cnn():
+    """An M5-style raw-audio classifier: 1-D convs with BatchNorm, ReLU and max pooling, a global
+    average over time, a Linear; the 1-D ops of speech and sensor models."""
+    def block(ci, co, k, s=1):
+        return [nn.Conv1d(ci, co, k, stride=s, padding=k // 2), nn.BatchNorm1d(co), nn.ReLU(), nn.MaxPool1d(4)]
+    return nn.Sequential(*block(1, 32, 79, 4), *block(32, 32, 3), *block(32, 64, 3), *block(64, 64, 3),
+                         nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(64, 35))
+
+
+def super_res():
+    """An ESPCN-style x3 super-resolution net: convs with PReLU, then a pixel shuffle
+    (DepthToSpace)."""
+    return nn.Sequential(nn.Conv2d(1, 64, 5, padding=2), nn.PReLU(64), nn.Conv2d(64, 32, 3, padding=1),
+                         nn.PReLU(32), nn.Conv2d(32, 9, 3, padding=1), nn.PixelShuffle(3))
+
+
+class GNBlock(nn.Module):
+    """A diffusion-UNet-style residual block: GroupNorm, SiLU, 3x3 convs, a 1x1 skip, then an
+    ELU head; GroupNorm exports as Reshape + InstanceNormalization + Reshape + Mul + Add."""
+
+    def __init__(self, ci=32, co=64):
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(8, ci), nn.Conv2d(ci, co, 3, padding=1)
+        self.n2, self.c2 = nn.GroupNorm(8, co), nn.Conv2d(co, co, 3, padding=1)
+        self.skip = nn.Conv2d(ci, co, 1)
+
+    def forward(self, x):
+        h = self.c1(nn.functional.silu(self.n1(x)))
+        h = self.c2(nn.functional.silu(self.n2(h)))
+        return nn.functional.elu(h + self.skip(x))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -122,6 +155,9 @@ MODELS = {
     ),
     # vgg's adaptive pooling to 7x7 exports only when 7 divides the feature size: 224x224
     "vgg11": (lambda: tvm.vgg11(), lambda: img(224)),
+    "audio_cnn": (audio_cnn, lambda: (torch.randn(1, 1, 8000),)),
+    "super_res": (super_res, lambda: (torch.randn(1, 1, 64, 64),)),
+    "gn_block": (lambda: GNBlock(), lambda: (torch.randn(1, 32, 32, 32),)),
     "transformer_encoder": (
         lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, activation="gelu", batch_first=True), 2),
         lambda: (torch.randn(1, 16, 64),),
