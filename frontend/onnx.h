@@ -6,7 +6,10 @@
  *   onnx_tensor.c  TensorProto -> dense little-endian data of a weft_type: raw_data, the
  *                  typed repeated fields, or an external data file kept inside the model folder.
  *   onnx_decompose.c  import-time rewrites (ConvTranspose -> sub-pixel Conv + pixel shuffle,
- *                  MaxPool ceil_mode=1 -> Pad + MaxPool).
+ *                  MaxPool ceil_mode=1 -> Pad + MaxPool, 1-D conv / pools -> the 2-D op,
+ *                  DepthToSpace / SpaceToDepth -> Reshape + Transpose, InstanceNormalization
+ *                  -> reductions and elementwise ops).
+ *   onnx_einsum.c  Einsum -> Transpose, Reshape, ReduceSum and one MatMul.
  *
  * The protobuf-c message owns every string and array read here; the loader borrows them until
  * it frees the message at the end of the load. Every field is validated before use: a file
@@ -57,10 +60,17 @@ weft_status weft_onnx_check_shape(const weft_onnx_ctx *cx, const char *what, siz
                                   int64_t *numel);
 /* onnx_decompose.c: rewrites a node into other ops when that compiles better or is supported
  * that way (ConvTranspose with constant weights -> sub-pixel Conv + pixel shuffle; MaxPool with
- * ceil_mode=1 -> Pad + MaxPool). *done says whether it did; when not,
- * the caller adds the node as it is. outs receive the node's output values. */
+ * ceil_mode=1 -> Pad + MaxPool; 1-D Conv, ConvTranspose, MaxPool, AveragePool -> Unsqueeze +
+ * the 2-D op + Squeeze; DepthToSpace, SpaceToDepth -> Reshape + Transpose + Reshape;
+ * InstanceNormalization -> ReduceMean, Sub, Mul, Sqrt, Div, Add). *done says whether it did;
+ * when not, the caller adds the node as it is. Errors name the node (op type and name) and the
+ * attribute; *done is then false. outs receive the node's output values. */
 weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                                 int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
+/* onnx_einsum.c: Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul
+ * (called by weft_onnx_decompose); refuses equations it cannot express with the node named. */
+weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,
+                             const weft_attr *attrs, int n_out, weft_value *outs);
 
 /* "[2, 3, 4]" into buf (truncated to fit). */
 void weft_onnx_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);

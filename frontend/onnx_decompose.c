@@ -27,6 +27,27 @@
  * The output extent is PyTorch's: ceil((in + pads - window) / stride) + 1, less one when the
  * last window would start beyond the input and the begin padding. Other attribute values are
  * left to the op.
+ *
+ * 1-D Conv, ConvTranspose, MaxPool and AveragePool (input [N, C, W]) run as the 2-D op on
+ * [N, C, 1, W] (the ops and their schedules are 2-D only): Unsqueeze (axis 2), the 2-D op with
+ * kernel_shape [1, k], strides [1, s], dilations [1, d], output_padding [0, o], pads [0, b, 0, e]
+ * and every other attribute as given, Squeeze (axis 2). Constant 3-D weights become a new
+ * constant [F, C/g, 1, k]. The 2-D node goes through these rewrites again, so a 1-D
+ * ConvTranspose becomes a sub-pixel Conv and a 1-D ceil_mode MaxPool a Pad + MaxPool. A per-axis
+ * attribute of the wrong length is refused here, naming the node and the attribute; other bad
+ * values reach the 2-D op, which names them. (Global pools and BatchNormalization take 3-D
+ * inputs as they are.)
+ *
+ * DepthToSpace (mode DCR, the default, or CRD, which PyTorch's pixel_shuffle exports) and
+ * SpaceToDepth become Reshape (6-D) -> Transpose -> Reshape (4-D) with constant shapes, the
+ * ONNX spec's own definition; weft has no op of their own, so every error (blocksize missing,
+ * < 1, not dividing C / bs^2 or H and W; an unknown mode; not 4-D) is reported here.
+ *
+ * InstanceNormalization (InstanceNorm1d/2d, and GroupNorm, which PyTorch exports as Reshape
+ * [N, G, -1] -> InstanceNormalization -> Reshape -> Mul -> Add) becomes, over axes [2, rank):
+ * mean = ReduceMean(x); d = x - mean; y = d / Sqrt(ReduceMean(d * d) + epsilon) * scale' + B',
+ * with scale and B as [C, 1, ...] (new constants, or Reshapes when computed). The fusion pass
+ * puts all of it (and GroupNorm's Reshape, Mul, Add) into one kernel, as it does LayerNorm.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +139,7 @@ static weft_status add_i64(weft_graph *g, const char *base, const char *suffix, 
                            weft_value *out)
 {
     char name[300];
-    snprintf(name, sizeof name, "%s.%s", base, suffix);
+    snprintf(name, sizeof name, "%.200s.%.90s", base, suffix);
     return weft_graph_add_constant(g, name, WEFT_TYPE_INT64, 1, (int64_t[]){n}, v, out);
 }
 
@@ -216,21 +237,228 @@ static weft_status dropout_identity(weft_graph *g, const char *nname, int n_in, 
     return rc;
 }
 
-weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
-                                int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
+/* "<base><suffix>" into buf. */
+static const char *sub_name(char *buf, size_t cap, const char *base, const char *suffix)
 {
-    *done = false;
-    if (strcmp(op_type, "Dropout") == 0 && n_out <= 2) return dropout_identity(g, nname, n_in, ins, n_out, outs, done);
-    int64_t pads8[8];
-    if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
-        ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {
-        weft_status rc = ceil_pool(g, nname, ins, n_attrs, attrs, pads8, outs);
-        *done = rc == WEFT_OK;
-        return rc;
+    snprintf(buf, cap, "%s%s", base, suffix);
+    return buf;
+}
+
+/* An op whose node name is "<nname><suffix>" and that has one output. */
+static weft_status add_op1(weft_graph *g, const char *op, const char *nname, const char *suffix, int n_in,
+                           const weft_value *ins, int n_attrs, const weft_attr *attrs, weft_value *out)
+{
+    char name[300];
+    return weft_graph_add_op(g, op, sub_name(name, sizeof name, nname, suffix), n_in, ins, n_attrs, attrs, 1, out);
+}
+
+/* ---- 1-D Conv / ConvTranspose / MaxPool / AveragePool -> the 2-D op on [N, C, 1, W] ---------- */
+
+static bool is_lift_op(const char *op)
+{
+    return strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "MaxPool") == 0 ||
+           strcmp(op, "AveragePool") == 0;
+}
+
+/* v with a new axis 2 of extent 1: a new constant when v is a constant, else an Unsqueeze. */
+static weft_status lift_value(weft_graph *g, const char *nname, const char *suffix, weft_value v, weft_value *out)
+{
+    int64_t sh[8];
+    int nd = weft_graph_value_shape(g, v, sh);
+    const void *data = weft_graph_value_data(g, v);
+    char name[300];
+    sub_name(name, sizeof name, nname, suffix);
+    if (data && nd == 3)
+        return weft_graph_add_constant(g, name, weft_graph_value_type(g, v), 4, (int64_t[]){sh[0], sh[1], 1, sh[2]},
+                                       data, out);
+    weft_value ax;
+    weft_status rc = add_i64(g, name, "axes", 1, (int64_t[]){2}, &ax);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Unsqueeze", name, 2, (weft_value[]){v, ax}, 0, NULL, 1, out);
+    return rc;
+}
+
+/* The node on a 3-D input as the 2-D op (itself rewritten when a 2-D rewrite applies) between
+ * Unsqueeze and Squeeze of axis 2: per-axis attributes gain a leading 1 (output_padding 0),
+ * pads [b, e] become [0, b, 0, e]; 3-D weights gain the same unit axis. */
+static weft_status lift_1d(weft_graph *g, const char *op, const char *nname, int n_in, const weft_value *ins,
+                           int n_attrs, const weft_attr *attrs, weft_value *outs, bool *done)
+{
+    enum { MAX_ATTRS = 64 };
+    weft_attr at[MAX_ATTRS];
+    int64_t vals[MAX_ATTRS][4];
+    if (n_attrs > MAX_ATTRS)
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s node '%s': %d attributes (at most %d)", op, nname, n_attrs,
+                         MAX_ATTRS);
+    for (int i = 0; i < n_attrs; i++) {
+        at[i] = attrs[i];
+        const char *nm = attrs[i].name ? attrs[i].name : "";
+        bool pads = strcmp(nm, "pads") == 0, opad = strcmp(nm, "output_padding") == 0;
+        if (!pads && !opad && strcmp(nm, "kernel_shape") != 0 && strcmp(nm, "strides") != 0 &&
+            strcmp(nm, "dilations") != 0 && strcmp(nm, "output_shape") != 0)
+            continue;
+        int want = pads ? 2 : 1;
+        if (attrs[i].kind != WEFT_ATTR_INTS || attrs[i].n != want)
+            return weft_fail(WEFT_ERR_INVALID_ARG,
+                             "%s node '%s': attribute %s has %d elements, expected %d (the input is 1-D: [N, C, W])",
+                             op, nname, nm, attrs[i].kind == WEFT_ATTR_INTS ? attrs[i].n : 0, want);
+        int64_t *v = vals[i];
+        if (pads) {
+            v[0] = 0, v[1] = attrs[i].ints[0], v[2] = 0, v[3] = attrs[i].ints[1];
+        } else {
+            v[0] = opad ? 0 : 1, v[1] = attrs[i].ints[0];
+        }
+        at[i].n = 2 * want;
+        at[i].ints = v;
     }
-    subpixel p;
-    if (strcmp(op_type, "ConvTranspose") != 0 || n_out != 1 || !subpixel_plan(g, n_in, ins, n_attrs, attrs, &p))
-        return WEFT_OK;
+    weft_value in2[3] = {-1, -1, -1}, y;
+    if (n_in > 3) return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': has %d inputs, expected at most 3", op, nname, n_in);
+    for (int i = 0; i < n_in; i++) in2[i] = ins[i];
+    weft_status rc = lift_value(g, nname, "/lift_x", ins[0], &in2[0]);
+    int64_t ws[8];
+    bool conv = strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0;
+    if (rc == WEFT_OK && conv && n_in >= 2 && ins[1] >= 0 && weft_graph_value_shape(g, ins[1], ws) == 3)
+        rc = lift_value(g, nname, "/lift_w", ins[1], &in2[1]);
+    bool inner = false;
+    if (rc == WEFT_OK) rc = weft_onnx_decompose(g, op, nname, n_in, in2, n_attrs, at, 1, &y, &inner);
+    if (rc == WEFT_OK && !inner) rc = weft_graph_add_op(g, op, nname, n_in, in2, n_attrs, at, 1, &y);
+    weft_value ax;
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "lift_axes", 1, (int64_t[]){2}, &ax);
+    if (rc == WEFT_OK) rc = add_op1(g, "Squeeze", nname, "/lift_squeeze", 2, (weft_value[]){y, ax}, 0, NULL, outs);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
+/* ---- DepthToSpace / SpaceToDepth -> Reshape, Transpose, Reshape ------------------------------ */
+
+/* DCR: [N, bs, bs, C', H, W] perm [0,3,4,1,5,2]; CRD: [N, C', bs, bs, H, W] perm [0,1,4,2,5,3];
+ * both then [N, C', H*bs, W*bs] (C' = C / bs^2). SpaceToDepth: [N, C, H/bs, bs, W/bs, bs] perm
+ * [0,3,5,1,2,4], then [N, C*bs*bs, H/bs, W/bs]. */
+static weft_status depth_space(weft_graph *g, const char *op, const char *nname, int n_in, const weft_value *ins,
+                               int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
+{
+    bool d2s = strcmp(op, "DepthToSpace") == 0;
+    if (n_in != 1 || ins[0] < 0 || n_out != 1)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': has %d inputs and %d outputs, expected 1 and 1", op,
+                         nname, n_in, n_out);
+    const weft_attr *ba = find_attr(n_attrs, attrs, "blocksize", WEFT_ATTR_INT);
+    if (!ba) return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute blocksize is missing", op, nname);
+    int64_t bs = ba->i, xs[8];
+    if (bs < 1)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute blocksize=%lld, expected >= 1", op, nname,
+                         (long long)bs);
+    const weft_attr *ma = find_attr(n_attrs, attrs, "mode", WEFT_ATTR_STRING);
+    bool crd = ma && strcmp(ma->s, "CRD") == 0;
+    if (d2s && ((ma && !crd && strcmp(ma->s, "DCR") != 0) || (!ma && any_attr(n_attrs, attrs, "mode"))))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute mode='%s', expected 'DCR' or 'CRD'", op,
+                         nname, ma ? ma->s : "?");
+    int nd = weft_graph_value_shape(g, ins[0], xs);
+    char dims[128];
+    weft_onnx_dims_str(dims, sizeof dims, (size_t)(nd > 0 ? nd : 0), xs);
+    if (nd != 4 || xs[1] < 0 || xs[2] < 0 || xs[3] < 0)
+        return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': input has shape %s, expected 4 dims [N, C, H, W] with known "
+                         "C, H, W", op, nname, dims);
+    int64_t N = xs[0] < 0 ? 0 : xs[0], C = xs[1], H = xs[2], W = xs[3]; /* 0: Reshape copies N */
+    if (d2s && (bs > C / bs || C % (bs * bs) != 0))
+        return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': blocksize=%lld does not divide the %lld channels of input %s "
+                         "into blocksize^2 groups", op, nname, (long long)bs, (long long)C, dims);
+    if (!d2s && (H % bs != 0 || W % bs != 0))
+        return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': blocksize=%lld does not divide H and W of input %s", op,
+                         nname, (long long)bs, dims);
+    int64_t r6[6], perm[6], r4[4];
+    if (!d2s) {
+        memcpy(r6, (int64_t[]){N, C, H / bs, bs, W / bs, bs}, sizeof r6);
+        memcpy(perm, (int64_t[]){0, 3, 5, 1, 2, 4}, sizeof perm);
+        memcpy(r4, (int64_t[]){N, C * bs * bs, H / bs, W / bs}, sizeof r4);
+    } else if (crd) {
+        memcpy(r6, (int64_t[]){N, C / (bs * bs), bs, bs, H, W}, sizeof r6);
+        memcpy(perm, (int64_t[]){0, 1, 4, 2, 5, 3}, sizeof perm);
+    } else {
+        memcpy(r6, (int64_t[]){N, bs, bs, C / (bs * bs), H, W}, sizeof r6);
+        memcpy(perm, (int64_t[]){0, 3, 4, 1, 5, 2}, sizeof perm);
+    }
+    if (d2s) memcpy(r4, (int64_t[]){N, C / (bs * bs), H * bs, W * bs}, sizeof r4);
+    weft_attr pa = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 6, .ints = perm};
+    weft_value s6, s4, a, b;
+    weft_status rc = add_i64(g, nname, "shape6", 6, r6, &s6);
+    if (rc == WEFT_OK) rc = add_i64(g, nname, "shape4", 4, r4, &s4);
+    if (rc == WEFT_OK) rc = add_op1(g, "Reshape", nname, "/split", 2, (weft_value[]){ins[0], s6}, 0, NULL, &a);
+    if (rc == WEFT_OK) rc = add_op1(g, "Transpose", nname, "/shuffle", 1, &a, 1, &pa, &b);
+    if (rc == WEFT_OK) rc = add_op1(g, "Reshape", nname, "", 2, (weft_value[]){b, s4}, 0, NULL, outs);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
+/* ---- InstanceNormalization -> ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div, Mul, Add -------- */
+
+/* p ([C]) as [C, 1, ...] (rank - 1 dims) to broadcast over [N, C, D1, ...]: a new constant
+ * when p is one, else a Reshape. */
+static weft_status channel_param(weft_graph *g, const char *nname, const char *what, weft_value p, int rank,
+                                 int64_t C, weft_value *out)
+{
+    int64_t sh[8] = {C, 1, 1, 1, 1, 1, 1, 1};
+    char name[300];
+    sub_name(name, sizeof name, nname, what);
+    const void *data = weft_graph_value_data(g, p);
+    if (data) return weft_graph_add_constant(g, name, weft_graph_value_type(g, p), rank - 1, sh, data, out);
+    weft_value s;
+    weft_status rc = add_i64(g, name, "shape", rank - 1, sh, &s);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", name, 2, (weft_value[]){p, s}, 0, NULL, 1, out);
+    return rc;
+}
+
+static weft_status instance_norm(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,
+                                 const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
+{
+    const char *op = "InstanceNormalization";
+    if (n_in != 3 || ins[0] < 0 || ins[1] < 0 || ins[2] < 0 || n_out != 1)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': has %d inputs and %d outputs, expected 3 (input, "
+                         "scale, B) and 1", op, nname, n_in, n_out);
+    int64_t xs[8], ps[8];
+    int r = weft_graph_value_shape(g, ins[0], xs);
+    char dims[128];
+    weft_onnx_dims_str(dims, sizeof dims, (size_t)(r > 0 ? r : 0), xs);
+    if (r < 3)
+        return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': input has shape %s, expected at least 3 dims [N, C, D1, ...]",
+                         op, nname, dims);
+    for (int i = 1; i < 3; i++) {
+        int pn = weft_graph_value_shape(g, ins[i], ps);
+        if (pn != 1 || ps[0] != xs[1]) {
+            char pd[128];
+            weft_onnx_dims_str(pd, sizeof pd, (size_t)(pn > 0 ? pn : 0), ps);
+            return weft_fail(WEFT_ERR_SHAPE, "%s node '%s': input %s has shape %s, expected [%lld] (the channels of "
+                             "input %s)", op, nname, i == 1 ? "scale" : "B", pd, (long long)xs[1], dims);
+        }
+    }
+    const weft_attr *ea = find_attr(n_attrs, attrs, "epsilon", WEFT_ATTR_FLOAT);
+    float eps = ea ? (float)ea->f : 1e-5f;
+    int64_t axes[8];
+    for (int d = 2; d < r; d++) axes[d - 2] = d;
+    weft_attr ra = {.name = "axes", .kind = WEFT_ATTR_INTS, .n = r - 2, .ints = axes};
+    weft_value scale, bias, ev, mean, d, sq, var, ve, sd, nrm, sc;
+    char name[300];
+    weft_status rc = channel_param(g, nname, ".scale", ins[1], r, xs[1], &scale);
+    if (rc == WEFT_OK) rc = channel_param(g, nname, ".bias", ins[2], r, xs[1], &bias);
+    if (rc == WEFT_OK)
+        rc = weft_graph_add_constant(g, sub_name(name, sizeof name, nname, ".epsilon"), WEFT_TYPE_FLOAT32, 0,
+                                     (int64_t[]){1}, &eps, &ev);
+    if (rc == WEFT_OK) rc = add_op1(g, "ReduceMean", nname, "/mean", 1, ins, 1, &ra, &mean);
+    if (rc == WEFT_OK) rc = add_op1(g, "Sub", nname, "/center", 2, (weft_value[]){ins[0], mean}, 0, NULL, &d);
+    if (rc == WEFT_OK) rc = add_op1(g, "Mul", nname, "/square", 2, (weft_value[]){d, d}, 0, NULL, &sq);
+    if (rc == WEFT_OK) rc = add_op1(g, "ReduceMean", nname, "/var", 1, &sq, 1, &ra, &var);
+    if (rc == WEFT_OK) rc = add_op1(g, "Add", nname, "/var_eps", 2, (weft_value[]){var, ev}, 0, NULL, &ve);
+    if (rc == WEFT_OK) rc = add_op1(g, "Sqrt", nname, "/std", 1, &ve, 0, NULL, &sd);
+    if (rc == WEFT_OK) rc = add_op1(g, "Div", nname, "/normalize", 2, (weft_value[]){d, sd}, 0, NULL, &nrm);
+    if (rc == WEFT_OK) rc = add_op1(g, "Mul", nname, "/scale", 2, (weft_value[]){nrm, scale}, 0, NULL, &sc);
+    if (rc == WEFT_OK) rc = add_op1(g, "Add", nname, "", 2, (weft_value[]){sc, bias}, 0, NULL, outs);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
+/* ConvTranspose -> sub-pixel Conv + pixel shuffle + crop (the plan p is valid). */
+static weft_status subpixel_conv(weft_graph *g, const char *nname, int n_in, const weft_value *ins,
+                                 const subpixel *pp, weft_value *outs, bool *done)
+{
+    const subpixel p = *pp;
     int64_t sy = p.s[0], sx = p.s[1], Jy = p.J[0], Jx = p.J[1], Ky = p.K[0], Kx = p.K[1];
     int64_t cpg = p.C / p.group, F2 = p.F * sy * sx;
     const float *w = weft_graph_value_data(g, ins[1]);
@@ -305,5 +533,35 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
     if (rc != WEFT_OK) return rc;
     outs[0] = y;
     *done = true;
+    return WEFT_OK;
+}
+
+weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
+                                int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
+{
+    *done = false;
+    int64_t xs[8];
+    if (strcmp(op_type, "Dropout") == 0 && n_out <= 2) return dropout_identity(g, nname, n_in, ins, n_out, outs, done);
+    if (is_lift_op(op_type) && n_in >= 1 && ins[0] >= 0 && n_out == 1 && weft_graph_value_shape(g, ins[0], xs) == 3)
+        return lift_1d(g, op_type, nname, n_in, ins, n_attrs, attrs, outs, done);
+    if (strcmp(op_type, "DepthToSpace") == 0 || strcmp(op_type, "SpaceToDepth") == 0)
+        return depth_space(g, op_type, nname, n_in, ins, n_attrs, attrs, n_out, outs, done);
+    if (strcmp(op_type, "Einsum") == 0) {
+        weft_status rc = weft_onnx_einsum(g, nname, n_in, ins, n_attrs, attrs, n_out, outs);
+        *done = rc == WEFT_OK;
+        return rc;
+    }
+    if (strcmp(op_type, "InstanceNormalization") == 0)
+        return instance_norm(g, nname, n_in, ins, n_attrs, attrs, n_out, outs, done);
+    int64_t pads8[8];
+    if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
+        ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {
+        weft_status rc = ceil_pool(g, nname, ins, n_attrs, attrs, pads8, outs);
+        *done = rc == WEFT_OK;
+        return rc;
+    }
+    subpixel p;
+    if (strcmp(op_type, "ConvTranspose") == 0 && n_out == 1 && subpixel_plan(g, n_in, ins, n_attrs, attrs, &p))
+        return subpixel_conv(g, nname, n_in, ins, &p, outs, done);
     return WEFT_OK;
 }

@@ -26,7 +26,7 @@ const unsigned weft_expr_kind_flags[WEFT_EXPR_COUNT] = {
 #undef X
 };
 const char *const weft_intrin_names[WEFT_INTRIN_COUNT] = {
-    "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "pow", "fabs", "sigmoid",
+    "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "pow", "fabs", "sigmoid", "floor", "ceil", "round", "sin", "cos",
 };
 
 int weft_intrin_arity(weft_intrin fn) { return fn == WEFT_INTRIN_POW ? 2 : 1; }

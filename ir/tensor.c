@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 
-const char *const weft_reduce_names[WEFT_REDUCE_COUNT] = {"none", "sum", "max", "min"};
+const char *const weft_reduce_names[WEFT_REDUCE_COUNT] = {"none", "sum", "max", "min", "prod"};
 
 weft_tensor *weft_te_placeholder(weft_arena *a, const char *name, weft_dtype t, int ndim, const int64_t *shape)
 {
@@ -82,18 +82,19 @@ const weft_expr *weft_te_reduce_identity(weft_arena *a, weft_reduce_kind r, weft
     if (weft_dtype_is_float(t)) {
         if (r == WEFT_REDUCE_MAX) return weft_float(a, t, -INFINITY);
         if (r == WEFT_REDUCE_MIN) return weft_float(a, t, INFINITY);
-        return weft_float(a, t, 0.0);
+        return weft_float(a, t, r == WEFT_REDUCE_PROD ? 1.0 : 0.0);
     }
     int64_t lo = t.bits == 32 ? INT32_MIN : INT64_MIN, hi = t.bits == 32 ? INT32_MAX : INT64_MAX;
     if (r == WEFT_REDUCE_MAX) return weft_int(a, t, lo);
     if (r == WEFT_REDUCE_MIN) return weft_int(a, t, hi);
-    return weft_int(a, t, 0);
+    return weft_int(a, t, r == WEFT_REDUCE_PROD ? 1 : 0);
 }
 
 const weft_expr *weft_te_reduce_combine(weft_arena *a, weft_reduce_kind r, const weft_expr *acc, const weft_expr *x)
 {
     if (r == WEFT_REDUCE_MAX) return weft_max(a, acc, x);
     if (r == WEFT_REDUCE_MIN) return weft_min(a, acc, x);
+    if (r == WEFT_REDUCE_PROD) return weft_mul(a, acc, x);
     return weft_add(a, acc, x);
 }
 

@@ -19,7 +19,9 @@
 
 #define WEFT_MAX_DIMS 8
 
-typedef enum weft_reduce_kind { WEFT_REDUCE_NONE, WEFT_REDUCE_SUM, WEFT_REDUCE_MAX, WEFT_REDUCE_MIN, WEFT_REDUCE_COUNT } weft_reduce_kind;
+typedef enum weft_reduce_kind {
+    WEFT_REDUCE_NONE, WEFT_REDUCE_SUM, WEFT_REDUCE_MAX, WEFT_REDUCE_MIN, WEFT_REDUCE_PROD, WEFT_REDUCE_COUNT
+} weft_reduce_kind;
 extern const char *const weft_reduce_names[WEFT_REDUCE_COUNT];
 
 typedef struct weft_axis {

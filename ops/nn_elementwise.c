@@ -1,4 +1,5 @@
-/* Elementwise graph ops: unary math (Relu ... Gelu, Clip), binary ops with numpy broadcasting
+/* Elementwise graph ops: unary math (Relu ... Gelu, Clip, Elu/Selu/Celu, Sign, Floor/Ceil/Round
+ * (ties to even), Sin/Cos), binary ops with numpy broadcasting
  * (Add ... Pow, variadic Max/Min, comparisons, logic), Where, Cast and Expand.
  *
  * Every compute is a single stage named `name` over the output shape with the default axis
@@ -17,7 +18,8 @@
 
 typedef enum unary_kind {
     U_RELU, U_SIGMOID, U_TANH, U_ERF, U_SQRT, U_EXP, U_LOG, U_NEG, U_ABS, U_RECIPROCAL,
-    U_LEAKY_RELU, U_GELU, U_CLIP, U_NOT, U_SOFTPLUS, U_COUNT
+    U_LEAKY_RELU, U_GELU, U_CLIP, U_NOT, U_SOFTPLUS, U_ELU, U_SELU, U_CELU, U_SIGN, U_FLOOR, U_CEIL, U_ROUND,
+    U_SIN, U_COS, U_COUNT
 } unary_kind;
 
 static const struct {
@@ -39,7 +41,33 @@ static const struct {
     [U_CLIP] = {"Clip", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
     [U_NOT] = {"Not", WEFT_NN_BOOL},
     [U_SOFTPLUS] = {"Softplus", WEFT_NN_F32},
+    [U_ELU] = {"Elu", WEFT_NN_F32},
+    [U_SELU] = {"Selu", WEFT_NN_F32},
+    [U_CELU] = {"Celu", WEFT_NN_F32},
+    [U_SIGN] = {"Sign", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32},
+    [U_FLOOR] = {"Floor", WEFT_NN_F32},
+    [U_CEIL] = {"Ceil", WEFT_NN_F32},
+    [U_ROUND] = {"Round", WEFT_NN_F32},
+    [U_SIN] = {"Sin", WEFT_NN_F32},
+    [U_COS] = {"Cos", WEFT_NN_F32},
 };
+
+/* Selu's defaults (ONNX: alpha 1.67326319217681884765625, gamma 1.05070102214813232421875). */
+#define SELU_ALPHA 1.67326319217681884765625
+#define SELU_GAMMA 1.05070102214813232421875
+
+/* The alpha attribute of Elu/Selu/Celu (and Selu's gamma) is finite, Celu's nonzero. */
+static weft_status check_exp_act_attrs(const weft_gnode *n, unary_kind k)
+{
+    double alpha = weft_gnode_attr_float(n, "alpha", k == U_SELU ? SELU_ALPHA : 1.0);
+    if (!isfinite(alpha) || (k == U_CELU && alpha == 0))
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute alpha=%g must be finite%s", alpha,
+                            k == U_CELU ? " and nonzero" : "");
+    double gamma = weft_gnode_attr_float(n, "gamma", SELU_GAMMA);
+    if (k == U_SELU && !isfinite(gamma))
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute gamma=%g must be finite", gamma);
+    return WEFT_OK;
+}
 
 static int unary_find(const char *op)
 {
@@ -84,6 +112,8 @@ weft_status weft_nn_unary_infer(weft_graph *g, const weft_gnode *n)
         double lo, hi;
         if ((st = clip_bounds(g, n, &hl, &lo, &hh, &hi)) != WEFT_OK) return st;
     }
+    if ((k == U_ELU || k == U_SELU || k == U_CELU) && (st = check_exp_act_attrs(n, (unary_kind)k)) != WEFT_OK)
+        return st;
     if (k == U_GELU) {
         const char *approx = weft_gnode_attr_string(n, "approximate", "none");
         if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0)
@@ -137,6 +167,27 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
     case U_NOT: return weft_not(a, x);
     case U_SOFTPLUS:
         return weft_call1(a, WEFT_INTRIN_LOG, weft_add(a, weft_call1(a, WEFT_INTRIN_EXP, x), weft_f32(a, 1.0)));
+    case U_ELU:
+    case U_SELU:
+    case U_CELU: {
+        /* x < 0: alpha * (exp(x) - 1) (Celu: alpha * (exp(x / alpha) - 1)); Selu scales both arms by gamma */
+        double alpha = weft_gnode_attr_float(n, "alpha", k == U_SELU ? SELU_ALPHA : 1.0);
+        const weft_expr *arg = k == U_CELU ? weft_mul(a, x, weft_f32(a, 1.0 / alpha)) : x;
+        const weft_expr *neg =
+            weft_mul(a, weft_f32(a, alpha), weft_sub(a, weft_call1(a, WEFT_INTRIN_EXP, arg), weft_f32(a, 1.0)));
+        const weft_expr *y = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, x, weft_f32(a, 0.0)), neg, x);
+        return k == U_SELU ? weft_mul(a, weft_f32(a, weft_gnode_attr_float(n, "gamma", SELU_GAMMA)), y) : y;
+    }
+    case U_SIGN: {
+        const weft_expr *zero = weft_nn_const(a, t, 0);
+        return weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, zero), weft_nn_const(a, t, 1),
+                           weft_select(a, weft_cmp(a, WEFT_EXPR_LT, x, zero), weft_nn_const(a, t, -1), zero));
+    }
+    case U_FLOOR: return weft_call1(a, WEFT_INTRIN_FLOOR, x);
+    case U_CEIL: return weft_call1(a, WEFT_INTRIN_CEIL, x);
+    case U_ROUND: return weft_call1(a, WEFT_INTRIN_ROUND, x);
+    case U_SIN: return weft_call1(a, WEFT_INTRIN_SIN, x);
+    case U_COS: return weft_call1(a, WEFT_INTRIN_COS, x);
     case U_COUNT: break;
     }
     return NULL;

@@ -1,5 +1,6 @@
 /* Injective graph ops (index remapping, no arithmetic on values): Transpose, Concat, Split,
- * Slice, Gather. Shape-like inputs (Split's split, Slice's starts/ends/axes/steps, constant
+ * Slice, Gather, Tile (out[i] = in[i mod in_shape]). Shape-like inputs (Split's split, Slice's
+ * starts/ends/axes/steps, Tile's repeats, constant
  * Gather indices) are read from the graph's constant data, never from tensors.
  *
  * Concat is a select chain over the inputs; each arm reads its input at an index clamped into
@@ -391,6 +392,61 @@ weft_status weft_nn_gather_compute(weft_arena *a, const weft_graph *g, const wef
     x[p++] = sel;
     for (int d = ax + 1; d < X->ndim; d++) x[p++] = idx[d - 1 + I->ndim];
     weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- Tile -------------------------------------------------------------------------------- */
+
+/* The constant repeats (one per dim of X, each >= 0). */
+static weft_status tile_repeats(const weft_graph *g, const weft_gnode *n, int rank, int64_t *rep)
+{
+    const weft_gvalue *r = weft_nn_in(g, n, 1);
+    weft_status st = weft_nn_check_dtype(n, r, "input repeats", WEFT_NN_I64);
+    if (st != WEFT_OK) return st;
+    int cnt;
+    if ((st = weft_nn_const_ints(g, n, 1, "repeats", rep, WEFT_NN_MAX_DIMS, &cnt)) != WEFT_OK) return st;
+    if (r->ndim != 1 || cnt != rank)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input repeats has shape %s, expected [%d] (one per dim of input)",
+                            weft_nn_shape_str(r->ndim, r->shape).s, rank);
+    for (int d = 0; d < rank; d++)
+        if (rep[d] < 0)
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "repeats[%d] = %" PRId64 " is negative", d, rep[d]);
+    return WEFT_OK;
+}
+
+weft_status weft_nn_tile_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 2, 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    int64_t rep[WEFT_NN_MAX_DIMS], shape[WEFT_NN_MAX_DIMS];
+    if ((st = tile_repeats(g, n, x->ndim, rep)) != WEFT_OK) return st;
+    for (int d = 0; d < x->ndim; d++) {
+        if (rep[d] != 0 && x->shape[d] > INT64_MAX / rep[d])
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "repeats[%d] = %" PRId64 " overflows dim %d", d, rep[d], d);
+        shape[d] = x->shape[d] * rep[d];
+    }
+    return weft_nn_set_out(g, n, 0, x->dtype, x->ndim, shape);
+}
+
+weft_status weft_nn_tile_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                 const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    if (Y) {
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *xi[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        for (int d = 0; d < X->ndim; d++)
+            xi[d] = X->shape[d] == 1               ? weft_i64(a, 0)
+                    : out->shape[d] == X->shape[d] ? idx[d]
+                                                   : weft_floormod(a, idx[d], weft_i64(a, X->shape[d]));
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, xi));
+    }
     outs[0] = Y;
     return weft_nn_done(a, n);
 }

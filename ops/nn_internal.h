@@ -143,6 +143,10 @@ WEFT_NN_COMPUTE(weft_nn_global_pool_compute);
 /* nn_reduce.c */
 WEFT_NN_INFER(weft_nn_reduce_infer);
 WEFT_NN_COMPUTE(weft_nn_reduce_compute);
+WEFT_NN_INFER(weft_nn_arg_infer);
+WEFT_NN_COMPUTE(weft_nn_arg_compute);
+WEFT_NN_INFER(weft_nn_cumsum_infer);
+WEFT_NN_COMPUTE(weft_nn_cumsum_compute);
 WEFT_NN_INFER(weft_nn_softmax_infer);
 WEFT_NN_COMPUTE(weft_nn_softmax_compute);
 WEFT_NN_INFER(weft_nn_layernorm_infer);
@@ -176,10 +180,14 @@ WEFT_NN_INFER(weft_nn_slice_infer);
 WEFT_NN_COMPUTE(weft_nn_slice_compute);
 WEFT_NN_INFER(weft_nn_gather_infer);
 WEFT_NN_COMPUTE(weft_nn_gather_compute);
+WEFT_NN_INFER(weft_nn_tile_infer);
+WEFT_NN_COMPUTE(weft_nn_tile_compute);
 
 /* nn_activation.c */
 WEFT_NN_INFER(weft_nn_hard_act_infer);
 WEFT_NN_COMPUTE(weft_nn_hard_act_compute);
+WEFT_NN_INFER(weft_nn_prelu_infer);
+WEFT_NN_COMPUTE(weft_nn_prelu_compute);
 
 /* nn_resize.c (Resize, Upsample), nn_pad.c, nn_conv_transpose.c */
 WEFT_NN_INFER(weft_nn_resize_infer);

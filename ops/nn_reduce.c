@@ -1,14 +1,19 @@
-/* Reductions: ReduceMean/Sum/Max/Min, Softmax/LogSoftmax, LayerNormalization.
+/* Reductions: ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare/LogSumExp, ArgMax/ArgMin,
+ * Softmax/LogSoftmax, LayerNormalization.
  *
  * A reduction stage only has the kept dims as output axes (named like the input's axes at
  * those positions), with one reduction axis per reduced dim ("k", or "k0", "k1", ...). With
  * keepdims=1 an elementwise stage `name` then restores the extent-1 dims by reading the
  * reduction at the kept axes (a reduction stage with extent-1 output axes its body never reads
- * would classify as OUT_REDUCTION_REUSE). Stages: Reduce* "<name>.red" (Mean: "<name>.sum")
- * then `name`, or the reduction is `name` itself when nothing follows; Softmax "<name>.max",
+ * would classify as OUT_REDUCTION_REUSE). Stages: Reduce* "<name>.red" (Mean: "<name>.sum";
+ * LogSumExp: "<name>.max", "<name>.sum") then `name`, or the reduction is `name` itself when
+ * nothing follows; ArgMax/ArgMin "<name>.ext", "<name>.idx" (or `name`), then `name`; Softmax "<name>.max",
  * "<name>.exp", "<name>.sum", then `name` = exp / sum (like ops/softmax.c); LayerNormalization
  * "<name>.sum", "<name>.mean", "<name>.sqsum", "<name>.rstd", then `name` (like
- * ops/layer_norm.c).
+ * ops/layer_norm.c). CumSum is one reduction stage `name` over the input's shape: y[.., i, ..] =
+ * sum over k of select(k <= i, x[.., k, ..], 0) (k < i exclusive; k >= i, k > i reversed), which
+ * does n^2/2 adds per row of n where a scan does n: fine for the position ids and short axes
+ * exported models use it on, and any schedule of a reduction applies.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -84,23 +89,71 @@ static weft_status reduce_axes(const weft_graph *g, const weft_gnode *n, int ran
     return WEFT_OK;
 }
 
-static bool is_mean(const weft_gnode *n) { return strcmp(n->op_type, "ReduceMean") == 0; }
+/* The Reduce* ops: y = post(REDUCE(pre(x))). LogSumExp reduces exp(x - m) after a max stage m
+ * and adds m back: log(sum(exp(x - m))) + m. */
+typedef enum reduce_op { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LSE, R_COUNT } reduce_op;
 
-static weft_reduce_kind reduce_kind(const weft_gnode *n)
+#define R_NUM (WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)
+static const struct {
+    const char *op;
+    weft_reduce_kind kind;
+    unsigned dtypes;
+} reduce_ops[R_COUNT] = {
+    [R_SUM] = {"ReduceSum", WEFT_REDUCE_SUM, R_NUM},       [R_MEAN] = {"ReduceMean", WEFT_REDUCE_SUM, WEFT_NN_F32},
+    [R_MAX] = {"ReduceMax", WEFT_REDUCE_MAX, R_NUM},       [R_MIN] = {"ReduceMin", WEFT_REDUCE_MIN, R_NUM},
+    [R_PROD] = {"ReduceProd", WEFT_REDUCE_PROD, R_NUM},    [R_L1] = {"ReduceL1", WEFT_REDUCE_SUM, R_NUM},
+    [R_L2] = {"ReduceL2", WEFT_REDUCE_SUM, WEFT_NN_F32},   [R_SUMSQ] = {"ReduceSumSquare", WEFT_REDUCE_SUM, R_NUM},
+    [R_LSE] = {"ReduceLogSumExp", WEFT_REDUCE_SUM, WEFT_NN_F32},
+};
+
+static reduce_op reduce_find(const weft_gnode *n)
 {
-    if (strcmp(n->op_type, "ReduceMax") == 0) return WEFT_REDUCE_MAX;
-    if (strcmp(n->op_type, "ReduceMin") == 0) return WEFT_REDUCE_MIN;
-    return WEFT_REDUCE_SUM;
+    for (int k = 0; k < R_COUNT; k++)
+        if (strcmp(reduce_ops[k].op, n->op_type) == 0) return (reduce_op)k;
+    return R_COUNT;
 }
+
+/* |x| (floats through fabs, integers as max(x, -x)). */
+static const weft_expr *abs_of(weft_arena *a, const weft_expr *x)
+{
+    if (!x) return NULL;
+    if (weft_dtype_is_float(x->dtype)) return weft_call1(a, WEFT_INTRIN_FABS, x);
+    return weft_max(a, x, weft_sub(a, weft_nn_const(a, x->dtype, 0), x));
+}
+
+/* pre(x) of op k; m is the row maximum (LogSumExp only). */
+static const weft_expr *reduce_pre(weft_arena *a, reduce_op k, const weft_expr *x, const weft_expr *m)
+{
+    switch (k) {
+    case R_L1: return abs_of(a, x);
+    case R_L2:
+    case R_SUMSQ: return weft_mul(a, x, x);
+    case R_LSE: return weft_call1(a, WEFT_INTRIN_EXP, weft_sub(a, x, m));
+    default: return x;
+    }
+}
+
+/* post(v) of op k over `count` reduced elements; m as for reduce_pre. */
+static const weft_expr *reduce_post(weft_arena *a, reduce_op k, const weft_expr *v, int64_t count, const weft_expr *m)
+{
+    switch (k) {
+    case R_MEAN: return weft_mul(a, v, weft_f32(a, 1.0 / (double)count));
+    case R_L2: return weft_call1(a, WEFT_INTRIN_SQRT, v);
+    case R_LSE: return weft_add(a, weft_call1(a, WEFT_INTRIN_LOG, v), m);
+    default: return v;
+    }
+}
+
+static bool has_post(reduce_op k) { return k == R_MEAN || k == R_L2 || k == R_LSE; }
 
 weft_status weft_nn_reduce_infer(weft_graph *g, const weft_gnode *n)
 {
+    reduce_op k = reduce_find(n);
+    if (k == R_COUNT) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a Reduce op");
     weft_status st = weft_nn_check_arity(n, 1, 2, 1, 1);
     if (st != WEFT_OK) return st;
     const weft_gvalue *X = weft_nn_in(g, n, 0);
-    if ((st = weft_nn_check_dtype(n, X, "input data",
-                                  is_mean(n) ? WEFT_NN_F32 : WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK)
-        return st;
+    if ((st = weft_nn_check_dtype(n, X, "input data", reduce_ops[k].dtypes)) != WEFT_OK) return st;
     bool reduced[WEFT_NN_MAX_DIMS], noop;
     if ((st = reduce_axes(g, n, X->ndim, reduced, &noop)) != WEFT_OK) return st;
     bool keep = weft_gnode_attr_int(n, "keepdims", 1) != 0;
@@ -113,9 +166,27 @@ weft_status weft_nn_reduce_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, X->dtype, r, shape);
 }
 
+/* noop_with_empty_axes with empty axes: each element reduced alone, post(pre(x)) (so
+ * ReduceSumSquare squares and ReduceL1/L2 take |x|, as numpy with axis=()). */
+static weft_tensor *reduce_noop(weft_arena *a, const char *name, reduce_op k, const weft_tensor *X)
+{
+    if (k == R_SUM || k == R_MEAN || k == R_MAX || k == R_MIN || k == R_PROD || k == R_LSE)
+        return weft_nn_reshape_copy(a, name, X, X->ndim, X->shape);
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, X->shape);
+    if (Y) {
+        const weft_expr *idx[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        const weft_expr *x = weft_tload(a, X, X->ndim, idx);
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, k == R_L2 ? abs_of(a, x) : reduce_pre(a, k, x, NULL));
+    }
+    return Y;
+}
+
 weft_status weft_nn_reduce_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                    const weft_tensor *const *ins, weft_tensor **outs)
 {
+    reduce_op k = reduce_find(n);
+    if (k == R_COUNT) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "not a Reduce op");
     weft_status st = weft_nn_check_in(g, n, ins, 0);
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
@@ -123,16 +194,25 @@ weft_status weft_nn_reduce_compute(weft_arena *a, const weft_graph *g, const wef
     if ((st = reduce_axes(g, n, X->ndim, reduced, &noop)) != WEFT_OK) return st;
     const weft_gvalue *out = weft_nn_out_c(g, n, 0);
     if (noop) {
-        outs[0] = weft_nn_reshape_copy(a, name, X, X->ndim, X->shape);
+        outs[0] = reduce_noop(a, name, k, X);
         return weft_nn_done(a, n);
     }
-    bool keep = out->ndim == X->ndim, mean = is_mean(n);
+    bool keep = out->ndim == X->ndim;
     int64_t count = 1;
     for (int d = 0; d < X->ndim; d++) count *= reduced[d] ? X->shape[d] : 1;
-    bool single = !keep && !mean;
+    bool single = !keep && !has_post(k);
     const weft_expr *xi[WEFT_NN_MAX_DIMS];
-    weft_tensor *R = reduce_stage(a, single ? name : weft_nn_stage(a, name, mean ? ".sum" : ".red"), X, reduced, xi);
-    if (R) weft_te_set_body(R, reduce_kind(n), weft_tload(a, X, X->ndim, xi));
+    weft_tensor *mx = NULL;
+    if (k == R_LSE) {
+        mx = reduce_stage(a, weft_nn_stage(a, name, ".max"), X, reduced, xi);
+        if (mx) weft_te_set_body(mx, WEFT_REDUCE_MAX, weft_tload(a, X, X->ndim, xi));
+    }
+    const char *rname = single ? name : weft_nn_stage(a, name, k == R_MEAN || k == R_LSE ? ".sum" : ".red");
+    weft_tensor *R = reduce_stage(a, rname, X, reduced, xi);
+    if (R) {
+        const weft_expr *m = mx ? read_kept(a, mx, X->ndim, reduced, xi) : NULL;
+        weft_te_set_body(R, reduce_ops[k].kind, reduce_pre(a, k, weft_tload(a, X, X->ndim, xi), m));
+    }
     weft_tensor *Y = R;
     if (!single) {
         Y = weft_nn_compute(a, name, out->ndim, out->shape);
@@ -141,9 +221,143 @@ weft_status weft_nn_reduce_compute(weft_arena *a, const weft_graph *g, const wef
             weft_nn_axes(Y, idx);
             /* with keepdims the output axes line up with X's dims; without, they are the kept ones */
             const weft_expr *v = keep ? read_kept(a, R, X->ndim, reduced, idx) : weft_tload(a, R, out->ndim, idx);
-            if (mean) v = weft_mul(a, v, weft_f32(a, 1.0 / (double)count));
-            weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
+            const weft_expr *m = !mx ? NULL : keep ? read_kept(a, mx, X->ndim, reduced, idx)
+                                                   : weft_tload(a, mx, out->ndim, idx);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, reduce_post(a, k, v, count, m));
         }
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- ArgMax, ArgMin ---------------------------------------------------------------------- */
+
+/* The axis and select_last_index of an ArgMax/ArgMin over rank dims. */
+static weft_status arg_attrs(const weft_gnode *n, int rank, int *ax, bool *last)
+{
+    weft_status st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), rank, false, ax);
+    if (st != WEFT_OK) return st;
+    int64_t sl = weft_gnode_attr_int(n, "select_last_index", 0);
+    if (sl != 0 && sl != 1)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute select_last_index=%" PRId64 ", expected 0 or 1", sl);
+    int64_t kd = weft_gnode_attr_int(n, "keepdims", 1);
+    if (kd != 0 && kd != 1)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute keepdims=%" PRId64 ", expected 0 or 1", kd);
+    *last = sl != 0;
+    return WEFT_OK;
+}
+
+weft_status weft_nn_arg_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, X, "input data", R_NUM)) != WEFT_OK) return st;
+    if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "input data is a scalar, expected at least 1 dim");
+    int ax;
+    bool last;
+    if ((st = arg_attrs(n, X->ndim, &ax, &last)) != WEFT_OK) return st;
+    bool keep = weft_gnode_attr_int(n, "keepdims", 1) != 0;
+    int r = 0;
+    int64_t shape[WEFT_NN_MAX_DIMS];
+    for (int d = 0; d < X->ndim; d++) {
+        if (d != ax) shape[r++] = X->shape[d];
+        else if (keep) shape[r++] = 1;
+    }
+    return weft_nn_set_out(g, n, 0, WEFT_I64, r, shape);
+}
+
+/* Stages "<name>.ext" (the max or min along axis), then the index: the smallest k with
+ * x[k] == ext (a MIN reduction of select(x == ext, k, K)), or with select_last_index the largest
+ * (MAX of select(x == ext, k, -1)); with keepdims `name` restores the extent-1 dim. */
+weft_status weft_nn_arg_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    int ax, r = X->ndim;
+    bool last;
+    if ((st = arg_attrs(n, r, &ax, &last)) != WEFT_OK) return st;
+    bool is_max = strcmp(n->op_type, "ArgMax") == 0, keep = weft_nn_out_c(g, n, 0)->ndim == r;
+    bool reduced[WEFT_NN_MAX_DIMS] = {false};
+    reduced[ax] = true;
+    const weft_expr *xi[WEFT_NN_MAX_DIMS];
+    weft_tensor *ext = reduce_stage(a, weft_nn_stage(a, name, ".ext"), X, reduced, xi);
+    if (ext) weft_te_set_body(ext, is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_MIN, weft_tload(a, X, r, xi));
+    weft_tensor *I = reduce_stage(a, keep ? weft_nn_stage(a, name, ".idx") : name, X, reduced, xi);
+    if (I) {
+        const weft_expr *hit = weft_cmp(a, WEFT_EXPR_EQ, weft_tload(a, X, r, xi), read_kept(a, ext, r, reduced, xi));
+        const weft_expr *miss = weft_i64(a, last ? -1 : X->shape[ax]);
+        weft_te_set_body(I, last ? WEFT_REDUCE_MAX : WEFT_REDUCE_MIN, weft_select(a, hit, xi[ax], miss));
+    }
+    weft_tensor *Y = I;
+    if (keep) {
+        int64_t shape[WEFT_NN_MAX_DIMS];
+        for (int d = 0; d < r; d++) shape[d] = d == ax ? 1 : X->shape[d];
+        Y = weft_nn_compute(a, name, r, shape);
+        if (Y) {
+            const weft_expr *idx[WEFT_NN_MAX_DIMS];
+            weft_nn_axes(Y, idx);
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, read_kept(a, I, r, reduced, idx));
+        }
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- CumSum ------------------------------------------------------------------------------ */
+
+/* CumSum's axis (input 1: a constant integer scalar or one-element tensor) and flags. */
+static weft_status cumsum_attrs(const weft_graph *g, const weft_gnode *n, int rank, int *ax, bool *excl, bool *rev)
+{
+    int64_t v[2];
+    int cnt = 0;
+    weft_status st = weft_nn_const_ints(g, n, 1, "axis", v, 2, &cnt);
+    if (st != WEFT_OK) return st;
+    if (cnt != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input axis has %d elements, expected 1", cnt);
+    if ((st = weft_nn_axis(n, "axis", v[0], rank, false, ax)) != WEFT_OK) return st;
+    int64_t e = weft_gnode_attr_int(n, "exclusive", 0), r = weft_gnode_attr_int(n, "reverse", 0);
+    if (e != 0 && e != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute exclusive=%" PRId64 ", expected 0 or 1", e);
+    if (r != 0 && r != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute reverse=%" PRId64 ", expected 0 or 1", r);
+    *excl = e != 0, *rev = r != 0;
+    return WEFT_OK;
+}
+
+weft_status weft_nn_cumsum_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 2, 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *X = weft_nn_in(g, n, 0);
+    if ((st = weft_nn_check_dtype(n, X, "input x", WEFT_NN_F32 | WEFT_NN_I64)) != WEFT_OK) return st;
+    if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "input x is a scalar, expected at least 1 dim");
+    int ax;
+    bool excl, rev;
+    if ((st = cumsum_attrs(g, n, X->ndim, &ax, &excl, &rev)) != WEFT_OK) return st;
+    return weft_nn_set_out(g, n, 0, X->dtype, X->ndim, X->shape);
+}
+
+weft_status weft_nn_cumsum_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    int ax, r = X->ndim;
+    bool excl, rev;
+    if ((st = cumsum_attrs(g, n, r, &ax, &excl, &rev)) != WEFT_OK) return st;
+    weft_tensor *Y = weft_nn_compute(a, name, r, X->shape);
+    if (Y) {
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *xi[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        memcpy(xi, idx, sizeof xi);
+        const weft_expr *k = weft_te_reduce_axis(a, Y, "k", X->shape[ax]);
+        xi[ax] = k;
+        /* k <= i, k < i (exclusive); reversed: i <= k, i < k */
+        const weft_expr *in = rev ? weft_cmp(a, excl ? WEFT_EXPR_LT : WEFT_EXPR_LE, idx[ax], k)
+                                  : weft_cmp(a, excl ? WEFT_EXPR_LT : WEFT_EXPR_LE, k, idx[ax]);
+        const weft_expr *zero = weft_dtype_eq(X->dtype, WEFT_F32) ? weft_f32(a, 0.0) : weft_i64(a, 0);
+        weft_te_set_body(Y, WEFT_REDUCE_SUM, weft_select(a, in, weft_tload(a, X, r, xi), zero));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);

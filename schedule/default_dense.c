@@ -13,7 +13,7 @@ static void find_costly_call(void *ud, const weft_expr *e)
     if (e->kind == WEFT_EXPR_CALL) {
         weft_intrin fn = weft_expr_call_fn(e);
         if (fn == WEFT_INTRIN_EXP || fn == WEFT_INTRIN_LOG || fn == WEFT_INTRIN_ERF || fn == WEFT_INTRIN_TANH ||
-            fn == WEFT_INTRIN_SIGMOID || fn == WEFT_INTRIN_POW) {
+            fn == WEFT_INTRIN_SIGMOID || fn == WEFT_INTRIN_POW || fn == WEFT_INTRIN_SIN || fn == WEFT_INTRIN_COS) {
             *found = true;
             return;
         }

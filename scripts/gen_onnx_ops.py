@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the ONNX op test models of tests/data/onnx_ops: one tiny model per op variant
 (Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode,
-Range, Dropout with its mask;
+Range, Dropout with its mask; 1-D Conv / ConvTranspose / MaxPool / AveragePool / global pools,
+DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNorm's export of it; Einsum;
 Resize in modes nearest, linear and cubic), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
@@ -49,6 +50,26 @@ def convt(*args, **kw):
     return build
 
 
+def seeded(build):
+    """build() with seeded random weights, and random affine parameters and BatchNorm running
+    statistics (their defaults, ones and zeros, would hide a misplaced scale or shift)."""
+    def wrapped():
+        torch.manual_seed(0)
+        m = build()
+        with torch.no_grad():
+            for mod in m.modules():
+                if isinstance(mod, (nn.BatchNorm1d, nn.InstanceNorm1d, nn.InstanceNorm2d, nn.GroupNorm)):
+                    if mod.weight is not None:
+                        mod.weight.uniform_(0.5, 1.5)
+                        mod.bias.uniform_(-0.5, 0.5)
+                    if getattr(mod, "running_mean", None) is not None:
+                        mod.running_mean.uniform_(-0.3, 0.3)
+                        mod.running_var.uniform_(0.5, 1.5)
+        return m
+
+    return wrapped
+
+
 def decoder():
     """A tiny decoder: Conv -> ReLU -> ConvTranspose(stride 2) -> HardSwish -> bilinear x2 ->
     reflect Pad -> Conv; exercises fusion around the new ops."""
@@ -82,6 +103,21 @@ class TokenAttention(nn.Module):
 # name -> (builder, input shape, opset); an input of dtype int64 is token ids in [0, 50) with
 # the last two set to 0 (padding)
 INT_INPUTS = {"token_attention_ids"}
+
+class Ein(nn.Module):
+    """torch.einsum(eq, x, other(x)) or, with a weight shape, einsum(eq, x, W) for a fixed W."""
+
+    def __init__(self, eq, other=None, wshape=None):
+        super().__init__()
+        self.eq, self.other = eq, other
+        g = torch.Generator().manual_seed(5)
+        self.w = nn.Parameter(torch.randn(*wshape, generator=g)) if wshape else None
+
+    def forward(self, x):
+        if self.w is not None:
+            return torch.einsum(self.eq, x, self.w)
+        return torch.einsum(self.eq, x, self.other(x)) if self.other else torch.einsum(self.eq, x)
+
 
 TORCH_CASES = {
     "resize_nearest_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="nearest")), (1, 2, 4, 5), 13),
@@ -118,6 +154,31 @@ TORCH_CASES = {
     "hardswish_opset14": (lambda: nn.Hardswish(), (2, 3, 4, 5), 14),
     "decoder_tiny": (decoder, (1, 3, 6, 6), 13),
     "token_attention_ids": (TokenAttention, (2, 8), 13),
+    # Einsum (frontend/onnx_einsum.c): batch, contracted, free and summed labels, "...", a weight
+    "einsum_attention": (lambda: Ein("bhid,bhjd->bhij", lambda x: x * 0.5 + 1), (2, 3, 5, 4), 13),
+    "einsum_weight": (lambda: Ein("bld,dh->blh", wshape=(6, 7)), (2, 5, 6), 13),
+    "einsum_ellipsis": (lambda: Ein("...ij,...kj->...ki", lambda x: x.flip(-1)), (2, 3, 4, 5), 13),
+    "einsum_summed": (lambda: Ein("bij,bjk->kb", wshape=(2, 4, 3)), (2, 3, 4), 13),
+    "einsum_single": (lambda: Ein("ijk->ki"), (3, 4, 5), 13),
+    # 1-D ops: lifted to the 2-D op on [N, C, 1, W] at import
+    "conv1d_pad": (seeded(lambda: nn.Conv1d(3, 4, 3, padding=1)), (2, 3, 10), 13),
+    "conv1d_s2_d2": (seeded(lambda: nn.Conv1d(3, 5, 3, stride=2, dilation=2, padding=1)), (1, 3, 13), 13),
+    "conv1d_depthwise": (seeded(lambda: nn.Conv1d(4, 4, 5, padding=2, groups=4)), (2, 4, 9), 13),
+    "conv1d_bn_relu": (seeded(lambda: nn.Sequential(nn.Conv1d(3, 6, 3), nn.BatchNorm1d(6), nn.ReLU())),
+                       (2, 3, 11), 13),
+    "convt1d_s2": (seeded(lambda: nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1)), (1, 3, 5), 13),
+    "maxpool1d": (lambda: nn.MaxPool1d(3, 2), (1, 2, 11), 13),
+    "maxpool1d_ceil": (lambda: nn.MaxPool1d(3, 2, ceil_mode=True), (1, 2, 10), 13),
+    "avgpool1d_pad": (lambda: nn.AvgPool1d(3, 2, padding=1, count_include_pad=False), (1, 2, 10), 13),
+    "avgpool1d_pad_incl": (lambda: nn.AvgPool1d(3, 2, padding=1, count_include_pad=True), (1, 2, 10), 13),
+    "global_pool1d": (lambda: Fn(lambda x: F.adaptive_avg_pool1d(x, 1) + F.adaptive_max_pool1d(x, 1)), (2, 3, 7), 13),
+    # DepthToSpace mode CRD; pixel_unshuffle exports Reshape + Transpose + Reshape itself
+    "pixel_shuffle": (lambda: nn.PixelShuffle(2), (1, 8, 3, 4), 13),
+    "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), (1, 2, 6, 4), 13),
+    # InstanceNormalization
+    "instancenorm2d": (seeded(lambda: nn.InstanceNorm2d(4, affine=True)), (2, 4, 5, 6), 13),
+    "instancenorm1d": (seeded(lambda: nn.InstanceNorm1d(4)), (2, 4, 9), 13),
+    "groupnorm": (seeded(lambda: nn.GroupNorm(4, 8)), (2, 8, 3, 5), 13),
 }
 
 
@@ -176,6 +237,17 @@ def hand_cases():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
     yield "dropout_mask", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
         lambda t: t.clone()
+    # DepthToSpace in mode DCR (PyTorch exports CRD) and SpaceToDepth (PyTorch writes Reshapes)
+    for name, op, shape, ref in (
+            ("depth_to_space_dcr", "DepthToSpace", (2, 12, 2, 3),
+             lambda t: t.reshape(2, 2, 2, 3, 2, 3).permute(0, 3, 4, 1, 5, 2).reshape(2, 3, 4, 6)),
+            ("space_to_depth", "SpaceToDepth", (1, 3, 4, 6),
+             lambda t: t.reshape(1, 3, 2, 2, 3, 2).permute(0, 3, 5, 1, 2, 4).reshape(1, 12, 2, 3))):
+        x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        out_shape = tuple(ref(torch.zeros(shape)).shape)
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="d2s", blocksize=2)], name, [x4],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+        yield name, shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), ref
     # Pad-18-style axes input is not written: opset 13 is the export target
 
 

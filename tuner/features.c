@@ -294,7 +294,7 @@ static void record_access(walk *w, const weft_buffer *b, const weft_expr *index,
 static bool is_transcendental(int fn)
 {
     return fn == WEFT_INTRIN_EXP || fn == WEFT_INTRIN_LOG || fn == WEFT_INTRIN_TANH || fn == WEFT_INTRIN_ERF ||
-           fn == WEFT_INTRIN_POW || fn == WEFT_INTRIN_SIGMOID;
+           fn == WEFT_INTRIN_POW || fn == WEFT_INTRIN_SIGMOID || fn == WEFT_INTRIN_SIN || fn == WEFT_INTRIN_COS;
 }
 
 /* Counts the ops of e into oc (one execution) and records its loads as accesses. */

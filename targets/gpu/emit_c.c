@@ -131,6 +131,11 @@ static void expr(ectx *c, const weft_expr *e)
         case WEFT_INTRIN_ERF: call(c, f32 ? "erff" : "erf", a, NULL); return;
         case WEFT_INTRIN_POW: call(c, f32 ? "powf" : "pow", a, b); return;
         case WEFT_INTRIN_FABS: call(c, f32 ? "fabsf" : "fabs", a, NULL); return;
+        case WEFT_INTRIN_FLOOR: call(c, f32 ? "floorf" : "floor", a, NULL); return;
+        case WEFT_INTRIN_CEIL: call(c, f32 ? "ceilf" : "ceil", a, NULL); return;
+        case WEFT_INTRIN_ROUND: call(c, f32 ? "rintf" : "rint", a, NULL); return; /* ties to even */
+        case WEFT_INTRIN_SIN: call(c, f32 ? "sinf" : "sin", a, NULL); return;
+        case WEFT_INTRIN_COS: call(c, f32 ? "cosf" : "cos", a, NULL); return;
         case WEFT_INTRIN_RSQRT:
             weft_strbuf_printf(sb, "(%s / ", one);
             call(c, f32 ? "sqrtf" : "sqrt", a, NULL);

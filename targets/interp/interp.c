@@ -122,6 +122,11 @@ static ival call_f32(int fn, float x, float y)
     case WEFT_INTRIN_ERF: r.f = erff(x); break;
     case WEFT_INTRIN_POW: r.f = powf(x, y); break;
     case WEFT_INTRIN_FABS: r.f = fabsf(x); break;
+    case WEFT_INTRIN_FLOOR: r.f = floorf(x); break;
+    case WEFT_INTRIN_CEIL: r.f = ceilf(x); break;
+    case WEFT_INTRIN_ROUND: r.f = nearbyintf(x); break; /* default rounding mode: ties to even */
+    case WEFT_INTRIN_SIN: r.f = sinf(x); break;
+    case WEFT_INTRIN_COS: r.f = cosf(x); break;
     default: r.f = 1.0f / (1.0f + expf(-x)); break; /* sigmoid */
     }
     return r;
@@ -139,6 +144,11 @@ static ival call_f64(int fn, double x, double y)
     case WEFT_INTRIN_ERF: r.d = erf(x); break;
     case WEFT_INTRIN_POW: r.d = pow(x, y); break;
     case WEFT_INTRIN_FABS: r.d = fabs(x); break;
+    case WEFT_INTRIN_FLOOR: r.d = floor(x); break;
+    case WEFT_INTRIN_CEIL: r.d = ceil(x); break;
+    case WEFT_INTRIN_ROUND: r.d = nearbyint(x); break;
+    case WEFT_INTRIN_SIN: r.d = sin(x); break;
+    case WEFT_INTRIN_COS: r.d = cos(x); break;
     default: r.d = 1.0 / (1.0 + exp(-x)); break;
     }
     return r;

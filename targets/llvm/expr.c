@@ -463,6 +463,11 @@ static weft_status emit_call(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef 
     case WEFT_INTRIN_LOG: *out = call_intrinsic(cg, "llvm.log", ty, x, 1); break;
     case WEFT_INTRIN_SQRT: *out = call_intrinsic(cg, "llvm.sqrt", ty, x, 1); break;
     case WEFT_INTRIN_FABS: *out = call_intrinsic(cg, "llvm.fabs", ty, x, 1); break;
+    case WEFT_INTRIN_FLOOR: *out = call_intrinsic(cg, "llvm.floor", ty, x, 1); break;
+    case WEFT_INTRIN_CEIL: *out = call_intrinsic(cg, "llvm.ceil", ty, x, 1); break;
+    case WEFT_INTRIN_ROUND: *out = call_intrinsic(cg, "llvm.roundeven", ty, x, 1); break;
+    case WEFT_INTRIN_SIN: *out = call_intrinsic(cg, "llvm.sin", ty, x, 1); break; /* vectors: per lane */
+    case WEFT_INTRIN_COS: *out = call_intrinsic(cg, "llvm.cos", ty, x, 1); break;
     case WEFT_INTRIN_POW: *out = call_intrinsic(cg, "llvm.pow", ty, x, 2); break;
     case WEFT_INTRIN_RSQRT:
         *out = fm(LLVMBuildFDiv(cg->b, one, call_intrinsic(cg, "llvm.sqrt", ty, x, 1), ""));

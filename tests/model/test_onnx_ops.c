@@ -1,8 +1,14 @@
 /* ONNX op coverage end to end: the tiny models of tests/data/onnx_ops (written by
  * scripts/gen_onnx_ops.py with PyTorch 1.13; one per variant of Resize / Upsample, Pad,
  * ConvTranspose, HardSigmoid, HardSwish, bicubic Resize, MaxPool with ceil_mode, Range, a
- * Dropout asked for its mask, a small decoder that chains them, and an attention
- * layer reading int64 token ids as its graph input) are loaded,
+ * Dropout asked for its mask, a small decoder that chains them, an attention
+ * layer reading int64 token ids as its graph input; 1-D Conv / ConvTranspose / MaxPool /
+ * AveragePool / global pools and Conv1d -> BatchNorm1d -> ReLU, which the frontend lifts to the
+ * 2-D ops; DepthToSpace (DCR, and CRD from pixel_shuffle), SpaceToDepth, pixel_unshuffle;
+ * InstanceNorm2d / 1d and GroupNorm, whose InstanceNormalization the frontend rewrites into
+ * reductions and elementwise ops; Einsum with batch, contracted, free and summed labels, "...",
+ * a constant weight and one operand, which the frontend rewrites into Transpose / Reshape /
+ * ReduceSum / MatMul) are loaded,
  * compiled with default schedules and run at 1 and 2 threads (LLVM), and once through the
  * loop-IR interpreter, and must match PyTorch's output for the committed input:
  *
@@ -10,7 +16,8 @@
  *
  * (measured: at most 1.1e-6 absolute; nearest and pad variants are exact). Then bad attribute
  * values and unsupported modes, built with the graph API, must fail with a message naming the
- * op, the node and the attribute. Python is not needed: the reference outputs are committed. */
+ * op, the node and the attribute (for the frontend's rewrites, through weft_onnx_decompose,
+ * the path of an ONNX node). Python is not needed: the reference outputs are committed. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/onnx.h"
 #include "model/model_internal.h"
 #include "weft/graph.h"
 #include "weft/onnx.h"
@@ -158,7 +166,11 @@ static void check_case(const char *name)
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
     X(maxpool_ceil) X(maxpool_ceil_pad) X(maxpool_ceil_2x2) X(maxpool_ceil_drop)                                        \
-    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids) X(range_add) X(dropout_mask)
+    X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids) X(range_add) X(dropout_mask)          \
+    X(conv1d_pad) X(conv1d_s2_d2) X(conv1d_depthwise) X(conv1d_bn_relu) X(convt1d_s2) X(maxpool1d) X(maxpool1d_ceil)   \
+    X(avgpool1d_pad) X(avgpool1d_pad_incl) X(global_pool1d) X(pixel_shuffle) X(pixel_unshuffle)                        \
+    X(depth_to_space_dcr) X(space_to_depth) X(instancenorm2d) X(instancenorm1d) X(groupnorm)                          \
+    X(einsum_attention) X(einsum_weight) X(einsum_ellipsis) X(einsum_summed) X(einsum_single)
 CASES(CASE)
 
 static weft_attr ints_attr(const char *name, int n, const int64_t *v);
@@ -611,6 +623,137 @@ static void test_conv_transpose_bad(void **state)
     convt_with(1, grp, WEFT_ERR_INVALID_ARG, "group=3");
 }
 
+/* ---- the frontend's rewrites (frontend/onnx_decompose.c): errors and kernel counts ---------- */
+
+/* weft_onnx_decompose(op) on b's graph fails with `want`, rewrites nothing and says every
+ * string of `needles`. */
+static void decompose_fail(bad_graph *b, const char *op, int n_in, const weft_value *ins, int n_attrs,
+                           const weft_attr *attrs, weft_status want, const char *const *needles)
+{
+    weft_value out = -1;
+    bool done = true;
+    weft_status rc = weft_onnx_decompose(b->g, op, "bad", n_in, ins, n_attrs, attrs, 1, &out, &done);
+    const char *msg = weft_last_error();
+    print_message("%s: %s\n", op, msg);
+    assert_int_equal(rc, want);
+    assert_false(done);
+    for (int i = 0; needles[i]; i++) {
+        if (!strstr(msg, needles[i])) print_error("missing '%s' in: %s\n", needles[i], msg);
+        assert_non_null(strstr(msg, needles[i]));
+    }
+    weft_graph_destroy(b->g);
+}
+
+static weft_attr int_attr(const char *name, int64_t v) { return (weft_attr){.name = name, .kind = WEFT_ATTR_INT, .i = v}; }
+
+static void test_depth_space_bad(void **state)
+{
+    (void)state;
+    bad_graph b = bad_new(); /* x [1, 2, 4, 4] */
+    weft_attr bs2[1] = {int_attr("blocksize", 2)};
+    decompose_fail(&b, "DepthToSpace", 1, &b.x, 1, bs2, WEFT_ERR_SHAPE,
+                   (const char *const[]){"DepthToSpace node 'bad'", "blocksize=2", "2 channels", NULL});
+    b = bad_new();
+    decompose_fail(&b, "DepthToSpace", 1, &b.x, 0, NULL, WEFT_ERR_INVALID_ARG,
+                   (const char *const[]){"DepthToSpace node 'bad'", "blocksize is missing", NULL});
+    b = bad_new();
+    weft_attr bs0[1] = {int_attr("blocksize", 0)};
+    decompose_fail(&b, "SpaceToDepth", 1, &b.x, 1, bs0, WEFT_ERR_INVALID_ARG,
+                   (const char *const[]){"SpaceToDepth node 'bad'", "blocksize=0", NULL});
+    b = bad_new();
+    weft_attr bs3[1] = {int_attr("blocksize", 3)};
+    decompose_fail(&b, "SpaceToDepth", 1, &b.x, 1, bs3, WEFT_ERR_SHAPE,
+                   (const char *const[]){"SpaceToDepth node 'bad'", "blocksize=3", "[1, 2, 4, 4]", NULL});
+    b = bad_new();
+    weft_attr mode[2] = {int_attr("blocksize", 1), str_attr("mode", "RDC")};
+    decompose_fail(&b, "DepthToSpace", 1, &b.x, 2, mode, WEFT_ERR_INVALID_ARG,
+                   (const char *const[]){"DepthToSpace node 'bad'", "mode='RDC'", NULL});
+    /* InstanceNormalization with a scale of the wrong size */
+    static const float one[3] = {1, 1, 1};
+    b = bad_new();
+    weft_value in[3] = {b.x, f32_const(&b, "s", 3, one), f32_const(&b, "b", 2, one)};
+    decompose_fail(&b, "InstanceNormalization", 3, in, 0, NULL, WEFT_ERR_SHAPE,
+                   (const char *const[]){"InstanceNormalization node 'bad'", "scale has shape [3]", NULL});
+}
+
+/* A 1-D Conv (x [1, 2, 8], w [3, 2, 3]) with 2-D pads is refused by the lift; with strides 0
+ * it reaches the 2-D Conv, which names the node and the attribute. */
+static void test_conv1d_bad(void **state)
+{
+    (void)state;
+    static const float w[3 * 2 * 3] = {0};
+    static const int64_t pads4[4] = {1, 1, 1, 1}, s0[1] = {0};
+    for (int c = 0; c < 2; c++) {
+        bad_graph b = {0};
+        weft_value wv;
+        assert_int_equal(weft_graph_create(&b.g), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(b.g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 2, 8}, &b.x), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(b.g, "w", WEFT_TYPE_FLOAT32, 3, (int64_t[]){3, 2, 3}, w, &wv), WEFT_OK);
+        weft_attr at[1] = {c == 0 ? ints_attr("pads", 4, pads4) : ints_attr("strides", 1, s0)};
+        if (c == 0)
+            decompose_fail(&b, "Conv", 2, (weft_value[]){b.x, wv}, 1, at, WEFT_ERR_INVALID_ARG,
+                           (const char *const[]){"Conv node 'bad'", "pads has 4 elements, expected 2", NULL});
+        else
+            decompose_fail(&b, "Conv", 2, (weft_value[]){b.x, wv}, 1, at, WEFT_ERR_INVALID_ARG,
+                           (const char *const[]){"Conv node 'bad'", "strides", NULL});
+    }
+}
+
+/* Einsum (frontend/onnx_einsum.c) refuses what it cannot express, naming node and equation;
+ * x is [1, 2, 4, 4]. */
+static void test_einsum_bad(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *eq;
+        int n_in;
+        weft_status want;
+        const char *needle;
+    } cases[] = {
+        {"iijk->ijk", 1, WEFT_ERR_UNSUPPORTED, "repeats a label within operand 0"},
+        {"abcd,abce->abde", 1, WEFT_ERR_INVALID_ARG, "does not match"},
+        {"abc->abc", 1, WEFT_ERR_INVALID_ARG, "does not match"},
+        {"abcd,abdc->abcz", 2, WEFT_ERR_INVALID_ARG, "output label 'z'"},
+        {"abcd,abce->abdd", 2, WEFT_ERR_INVALID_ARG, "repeats a label in its output"},
+        {"abcd,abcd,abcd->a", 3, WEFT_ERR_UNSUPPORTED, "3 operands"},
+        {"abcd,bacd->ab", 2, WEFT_ERR_SHAPE, "label 'a'"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bad_graph b = bad_new();
+        weft_attr eq[1] = {str_attr("equation", cases[c].eq)};
+        weft_value ins[3] = {b.x, b.x, b.x};
+        decompose_fail(&b, "Einsum", cases[c].n_in, ins, 1, eq, cases[c].want,
+                       (const char *const[]){"Einsum node 'bad'", cases[c].needle, NULL});
+    }
+    bad_graph b = bad_new();
+    decompose_fail(&b, "Einsum", 1, &b.x, 0, NULL, WEFT_ERR_INVALID_ARG,
+                   (const char *const[]){"Einsum node 'bad'", "equation is missing", NULL});
+}
+
+/* InstanceNormalization's rewrite (and GroupNorm's Reshapes, gamma and beta around it) fuses
+ * into one kernel, as LayerNormalization does; the 1-D Conv's lift keeps the BatchNorm folded
+ * into the Conv (counts are upper bounds: the ReLU after the lift's Squeeze is a kernel of its
+ * own for now). */
+static void test_rewrites_kernel_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int kernels;
+    } want[] = {{"groupnorm", 1}, {"instancenorm2d", 1}, {"instancenorm1d", 1}, {"pixel_shuffle", 1}, {"conv1d_bn_relu", 2}};
+    for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
+        char path[256];
+        weft_graph *g = NULL;
+        snprintf(path, sizeof path, DATA "%s.onnx", want[c].name);
+        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
+        weft_model *m = compile_for(want[c].name, g, NULL, 1);
+        print_message("%s: %d kernel(s)\n", want[c].name, weft_model_n_kernels(m));
+        assert_true(weft_model_n_kernels(m) <= want[c].kernels);
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
 #define ENTRY(n) cmocka_unit_test(test_##n),
@@ -619,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_conv_transpose_op_vs_scatter_loop), cmocka_unit_test(test_resize_bad_modes), cmocka_unit_test(test_resize_bad_scales_sizes),
         cmocka_unit_test(test_pad_bad), cmocka_unit_test(test_conv_transpose_bad), cmocka_unit_test(test_attention_views_fuse),
         cmocka_unit_test(test_scatter_nd_box), cmocka_unit_test(test_range_and_scatter_bad),
+        cmocka_unit_test(test_depth_space_bad), cmocka_unit_test(test_conv1d_bad), cmocka_unit_test(test_einsum_bad), cmocka_unit_test(test_rewrites_kernel_counts),
     };
     return cmocka_run_group_tests_name("model_onnx_ops", tests, NULL, NULL);
 }
