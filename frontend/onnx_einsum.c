@@ -192,10 +192,11 @@ weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const w
         /* the output's "..." holds as many dims as the operands' */
         term fixed = {.n = 0};
         for (int i = 0; i < out.n; i++)
-            if (out.lab[i] == '0') {
-                for (int e = 0; e < (n_ell > 0 ? n_ell : 0); e++) fixed.lab[fixed.n++] = (char)('0' + e);
-            } else if (!(out.lab[i] > '0' && out.lab[i] <= '9')) {
-                fixed.lab[fixed.n++] = out.lab[i];
+            for (int e = 0; e < (out.lab[i] == '0' ? (n_ell > 0 ? n_ell : 0) : 1); e++) {
+                if (fixed.n == EIN_MAX)
+                    return weft_fail(WEFT_ERR_UNSUPPORTED, "Einsum node '%s': the output of equation '%.100s' has "
+                                                           "more than %d dims", nname, eq, EIN_MAX);
+                fixed.lab[fixed.n++] = out.lab[i] == '0' ? (char)('0' + e) : out.lab[i];
             }
         if (strstr(o, "...") && n_ell < 0)
             return weft_fail(WEFT_ERR_INVALID_ARG, "Einsum node '%s': equation '%.100s' has '...' only in its output", nname, eq);

@@ -717,6 +717,7 @@ static void test_einsum_bad(void **state)
         {"abcd,abce->abdd", 2, WEFT_ERR_INVALID_ARG, "repeats a label in its output"},
         {"abcd,abcd,abcd->a", 3, WEFT_ERR_UNSUPPORTED, "3 operands"},
         {"abcd,bacd->ab", 2, WEFT_ERR_SHAPE, "label 'a'"},
+        {"...,abcd->...abcda", 2, WEFT_ERR_UNSUPPORTED, "more than 8 dims"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         bad_graph b = bad_new();
