@@ -227,6 +227,7 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_conv_dead_taps(g);
+    if (rc == WEFT_OK) rc = weft_model_sink_unit_views(g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
     if (rc == WEFT_OK) {
         /* Winograd 3x3 convs on CPUs (their default schedule is schedule/default_conv.c's);

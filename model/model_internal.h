@@ -34,6 +34,8 @@ weft_status weft_model_fold_batchnorm(weft_graph *g);
 /* Conv taps that read only padding for every output (dilated convs on small maps) are cut
  * from the weights, with the padding they reached: passes.c. */
 weft_status weft_model_conv_dead_taps(weft_graph *g);
+/* Views that only drop or insert unit dims moved below the elementwise op reading them: passes.c. */
+weft_status weft_model_sink_unit_views(weft_graph *g);
 weft_status weft_model_pretranspose_weights(weft_graph *g);
 /* winograd: -1 direct convs only, 0 Winograd where the rule takes it, 2 or 4 that size only */
 weft_status weft_model_conv_weight_layout(weft_graph *g, int64_t fb, int64_t winograd);

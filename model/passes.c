@@ -32,6 +32,10 @@
  *   touches the image) loses those taps and the padding they reached; a single tap left along
  *   an axis drops its dilation, so such a conv becomes pointwise (and takes that form's
  *   layout and schedule). The output is unchanged: the dropped taps only ever added zeros.
+ * sink_unit_views: a view that only drops or inserts extent-1 dims (the Squeeze after a 1-D
+ *   conv lifted to 2-D) read by one elementwise op whose other operands are scalar constants
+ *   moves below that op, so the op fuses into the conv's epilogue (fusion takes no epilogue
+ *   through a view) and the view reads its output instead.
  * dead_code: nodes none of whose outputs is used are marked dead; unread constants are freed.
  */
 #include <math.h>
@@ -257,6 +261,64 @@ weft_status weft_model_fold_batchnorm(weft_graph *g)
         weft_graph_replace_uses(g, bn->outputs[0], x);
         if (g->values[bn->outputs[0]].is_output) g->values[x].is_output = true;
         bn->dead = true;
+    }
+    return WEFT_OK;
+}
+
+/* True when view node a (an alias) only drops or inserts extent-1 dims of its input. */
+static bool unit_dims_only(const weft_graph *g, const weft_gnode *a)
+{
+    const weft_gvalue *x = &g->values[a->inputs[0]], *v = &g->values[a->outputs[0]];
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < x->ndim && x->shape[i] == 1) i++;
+        while (j < v->ndim && v->shape[j] == 1) j++;
+        if (i == x->ndim || j == v->ndim) return i == x->ndim && j == v->ndim;
+        if (x->shape[i++] != v->shape[j++]) return false;
+    }
+}
+
+weft_status weft_model_sink_unit_views(weft_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        weft_gnode *a = &g->nodes[i];
+        if (a->dead || !a->def || !a->def->alias || a->n_outputs != 1 || a->n_inputs < 1 || a->inputs[0] < 0) continue;
+        int x = a->inputs[0], v = a->outputs[0];
+        if (g->values[x].data || g->values[v].data || g->values[v].is_output || weft_graph_n_uses(g, v) != 1) continue;
+        bool consts = true; /* Squeeze's axes, Reshape's shape */
+        for (int k = 1; k < a->n_inputs; k++) consts = consts && (a->inputs[k] < 0 || g->values[a->inputs[k]].data);
+        if (!consts || !unit_dims_only(g, a)) continue;
+        int j = -1, slot = -1;
+        for (int m = i + 1; m < g->n_nodes && j < 0; m++)
+            for (int k = 0; k < g->nodes[m].n_inputs; k++)
+                if (!g->nodes[m].dead && g->nodes[m].inputs[k] == v) j = m, slot = k;
+        if (j < 0) continue;
+        const weft_gnode *e = &g->nodes[j];
+        if (!e->def || e->def->pattern != WEFT_PATTERN_ELEMWISE || e->def->alias || e->n_outputs != 1) continue;
+        bool scalars = true; /* the other operands broadcast the same against either shape */
+        for (int k = 0; k < e->n_inputs; k++)
+            if (k != slot && e->inputs[k] >= 0)
+                scalars = scalars && g->values[e->inputs[k]].data && weft_gvalue_numel(&g->values[e->inputs[k]]) == 1 &&
+                          g->values[e->inputs[k]].ndim <= g->values[x].ndim;
+        int w = e->outputs[0];
+        if (!scalars || g->values[w].ndim != g->values[v].ndim) continue;
+        for (int d = 0; d < g->values[v].ndim; d++) scalars = scalars && g->values[w].shape[d] == g->values[v].shape[d];
+        if (!scalars) continue;
+        /* E now reads x into v (x's shape, E's dtype) at position i; the view reads v into w at j */
+        weft_gnode tmp = g->nodes[i];
+        g->nodes[i] = g->nodes[j];
+        g->nodes[j] = tmp;
+        g->nodes[i].inputs[slot] = x;
+        g->nodes[i].outputs[0] = v;
+        g->nodes[j].inputs[0] = v;
+        g->nodes[j].outputs[0] = w;
+        weft_gvalue *vv = &g->values[v];
+        vv->dtype = g->values[w].dtype;
+        vv->ndim = g->values[x].ndim;
+        memcpy(vv->shape, g->values[x].shape, sizeof vv->shape);
+        vv->producer = i;
+        g->values[w].producer = j;
+        i--; /* the elementwise op now at i may be followed by another view to sink */
     }
     return WEFT_OK;
 }
