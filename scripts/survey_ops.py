@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""One-op PyTorch modules exported to ONNX (opset 13) and checked with `weft run`: which ops and
+forms of ops unseen models bring does weft refuse or get wrong? Run by hand (Debian's
+python3-torch and python3-onnx); never by the tests.
+
+    /usr/bin/python3 scripts/survey_ops.py OUT_DIR [NAME ...]            export
+    /usr/bin/python3 scripts/survey_ops.py --check WEFT OUT_DIR [NAME ...] run and compare
+
+Per case NAME: NAME.onnx, NAME.in0.bin (the input) and NAME.out0.bin (PyTorch's output; int64
+for argmax); --check prints per case "ok" / "WRONG" with max |weft - torch| / max(1, max |torch|)
+(ok below 1e-4), or the line weft refused it with.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+class M(nn.Module):
+    def __init__(s, f, mods=None):
+        super().__init__(); s.f=f; s.m=nn.ModuleList(mods or [])
+    def forward(s, x): return s.f(s, x)
+img=lambda: torch.randn(1,8,16,16)
+seq=lambda: torch.randn(2,8,50)
+cases = {
+ "conv1d": (M(lambda s,x: s.m[0](x), [nn.Conv1d(8,16,3,padding=1)]), seq),
+ "conv1d_stride_dil": (M(lambda s,x: s.m[0](x), [nn.Conv1d(8,16,5,stride=2,dilation=2,padding=4)]), seq),
+ "conv1d_dw": (M(lambda s,x: s.m[0](x), [nn.Conv1d(8,8,3,padding=1,groups=8)]), seq),
+ "maxpool1d": (M(lambda s,x: F.max_pool1d(x,2)), seq),
+ "avgpool1d": (M(lambda s,x: F.avg_pool1d(x,3,stride=1,padding=1)), seq),
+ "batchnorm1d": (M(lambda s,x: s.m[0](x), [nn.BatchNorm1d(8).eval()]), seq),
+ "convtranspose1d": (M(lambda s,x: s.m[0](x), [nn.ConvTranspose1d(8,4,4,stride=2,padding=1)]), seq),
+ "prelu": (M(lambda s,x: s.m[0](x), [nn.PReLU(8)]), img),
+ "elu": (M(lambda s,x: F.elu(x)), img),
+ "selu": (M(lambda s,x: F.selu(x)), img),
+ "celu": (M(lambda s,x: F.celu(x)), img),
+ "mish": (M(lambda s,x: F.mish(x)), img),
+ "softsign": (M(lambda s,x: F.softsign(x)), img),
+ "hardtanh": (M(lambda s,x: F.hardtanh(x)), img),
+ "leaky": (M(lambda s,x: F.leaky_relu(x,0.2)), img),
+ "instancenorm": (M(lambda s,x: s.m[0](x), [nn.InstanceNorm2d(8, affine=True)]), img),
+ "groupnorm": (M(lambda s,x: s.m[0](x), [nn.GroupNorm(4,8)]), img),
+ "layernorm_chw": (M(lambda s,x: s.m[0](x), [nn.LayerNorm([8,16,16])]), img),
+ "pixelshuffle": (M(lambda s,x: F.pixel_shuffle(x,2)), img),
+ "pixelunshuffle": (M(lambda s,x: F.pixel_unshuffle(x,2)), img),
+ "argmax": (M(lambda s,x: x.argmax(1)), img),
+ "max_dim": (M(lambda s,x: x.max(1)[0]), img),
+ "topk": (M(lambda s,x: x.flatten(1).topk(5)[0]), img),
+ "tile": (M(lambda s,x: x.repeat(1,2,1,1)), img),
+ "sum3": (M(lambda s,x: torch.stack([x,x*2,x*3]).sum(0)), img),
+ "einsum": (M(lambda s,x: torch.einsum('bchw,bdhw->bcd', x, x)), img),
+ "bmm": (M(lambda s,x: torch.bmm(x.flatten(2), x.flatten(2).transpose(1,2))), img),
+ "floor_ceil": (M(lambda s,x: torch.floor(x)+torch.ceil(x)+torch.round(x)), img),
+ "sign_abs": (M(lambda s,x: torch.sign(x)*x.abs()), img),
+ "clamp_min": (M(lambda s,x: x.clamp(min=0.1)), img),
+ "sin_cos": (M(lambda s,x: torch.sin(x)+torch.cos(x)), img),
+ "log_softmax": (M(lambda s,x: F.log_softmax(x,1)), img),
+ "softmax_dim1": (M(lambda s,x: F.softmax(x,1)), img),
+ "l2norm": (M(lambda s,x: F.normalize(x,dim=1)), img),
+ "cumsum": (M(lambda s,x: x.cumsum(1)), img),
+ "reduce_prod": (M(lambda s,x: x.prod(1)), img),
+ "reduce_l2": (M(lambda s,x: x.norm(dim=1)), img),
+ "logsumexp": (M(lambda s,x: torch.logsumexp(x,1)), img),
+ "var": (M(lambda s,x: x.var(1)), img),
+ "adaptive_avg": (M(lambda s,x: F.adaptive_avg_pool2d(x,(4,4))), img),
+ "adaptive_max": (M(lambda s,x: F.adaptive_max_pool2d(x,(1,1))), img),
+ "upsample_nearest": (M(lambda s,x: F.interpolate(x,scale_factor=2)), img),
+ "gru_bf": (M(lambda s,x: s.m[0](x.flatten(2).transpose(1,2))[0], [nn.GRU(8,16,batch_first=True)]), img),
+ "lstm_bf": (M(lambda s,x: s.m[0](x.flatten(2).transpose(1,2))[0], [nn.LSTM(8,16,batch_first=True, num_layers=2)]), img),
+ "conv3d": (M(lambda s,x: s.m[0](x.unsqueeze(2)), [nn.Conv3d(8,4,(1,3,3),padding=(0,1,1))]), img),
+ "where_mask": (M(lambda s,x: torch.where(x>0, x, torch.zeros_like(x))), img),
+ "expand_as": (M(lambda s,x: x.mean((2,3),keepdim=True).expand_as(x)*x), img),
+ "std": (M(lambda s,x: x.std(1)), img),
+ "min_max_clip": (M(lambda s,x: torch.minimum(torch.maximum(x, -x*0.5), x*0.5+1)), img),
+ "gelu_tanh": (M(lambda s,x: F.gelu(x, approximate='tanh')), img),
+ "silu": (M(lambda s,x: F.silu(x)), img),
+ "hardswish": (M(lambda s,x: F.hardswish(x)), img),
+ "chunk": (M(lambda s,x: sum(x.chunk(4,1))), img),
+ "flip": (M(lambda s,x: x.flip(3)), img),
+ "roll": (M(lambda s,x: x.roll(3, 3)), img),
+ "matmul_bcast": (M(lambda s,x: x @ s.m[0].weight, [nn.Linear(16, 16, bias=False)]), img),
+ "sqrt_rsqrt": (M(lambda s,x: torch.rsqrt(x.abs()+1)), img),
+ "reciprocal_div": (M(lambda s,x: 1.0/(x.abs()+1)), img),
+ "bool_logic": (M(lambda s,x: ((x>0)&(x<1)|(x<-1)).float()*x), img),
+ "pow_sq": (M(lambda s,x: x.pow(2)+x**3), img),
+}
+
+
+def export(out, names):
+    os.makedirs(out, exist_ok=True)
+    for n in names:
+        m, inp = cases[n]
+        x = inp()
+        try:
+            p = os.path.join(out, n)
+            torch.onnx.export(m.eval(), (x,), p + ".onnx", opset_version=13, input_names=["in0"], output_names=["out0"])
+            with torch.no_grad():
+                y = m(x)
+            x.numpy().tofile(p + ".in0.bin")
+            (y if y.dtype == torch.int64 else y.float()).numpy().tofile(p + ".out0.bin")
+            print(n, "ok", tuple(y.shape), y.dtype, flush=True)
+        except Exception as e:  # noqa: BLE001  (the survey records export failures too)
+            print(n, "EXPORT FAILED", str(e)[:100], flush=True)
+
+
+def check(weft, out, names):
+    for n in names:
+        p = os.path.join(out, n)
+        if not os.path.exists(p + ".onnx"):
+            continue
+        r = subprocess.run([weft, "run", p + ".onnx", "--input", "in0=" + p + ".in0.bin", "--output",
+                            os.path.join(out, "out_" + n) + "/", "--threads", "1", "--repeat", "1"],
+                           capture_output=True, text=True)
+        if r.returncode:
+            print("%-20s REFUSED: %s" % (n, (r.stderr.strip().splitlines() or ["?"])[-1][:150]))
+            continue
+        ref = np.fromfile(p + ".out0.bin", dtype=np.int64 if n == "argmax" else np.float32)
+        got = np.fromfile(os.path.join(out, "out_" + n, "out0.bin"), dtype=ref.dtype)
+        if got.size != ref.size:
+            print("%-20s SIZE %d vs %d" % (n, got.size, ref.size))
+            continue
+        err = np.abs(got.astype(np.float64) - ref).max() / max(1, np.abs(ref).max())
+        print("%-20s %s %.2e" % (n, "ok" if err < 1e-4 else "WRONG", err))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4:] or list(cases))
+    elif len(sys.argv) > 1:
+        export(sys.argv[1], sys.argv[2:] or list(cases))
+    else:
+        print(__doc__)
+        sys.exit(2)
