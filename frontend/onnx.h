@@ -67,6 +67,12 @@ weft_status weft_onnx_check_shape(const weft_onnx_ctx *cx, const char *what, siz
  * attribute; *done is then false. outs receive the node's output values. */
 weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                                 int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
+/* onnx_decompose.c's builders, shared with onnx_einsum.c: a 1-D int64 constant named
+ * "<base>.<suffix>", and an op of one output named "<nname><suffix>". */
+weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,
+                              weft_value *out);
+weft_status weft_onnx_add_op1(weft_graph *g, const char *op, const char *nname, const char *suffix, int n_in,
+                              const weft_value *ins, int n_attrs, const weft_attr *attrs, weft_value *out);
 /* onnx_einsum.c: Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul
  * (called by weft_onnx_decompose); refuses equations it cannot express with the node named. */
 weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,

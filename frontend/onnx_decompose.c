@@ -135,8 +135,8 @@ static bool subpixel_plan(weft_graph *g, int n_in, const weft_value *ins, int n_
     return true;
 }
 
-static weft_status add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,
-                           weft_value *out)
+weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,
+                              weft_value *out)
 {
     char name[300];
     snprintf(name, sizeof name, "%.200s.%.90s", base, suffix);
@@ -180,7 +180,7 @@ static weft_status ceil_pool(weft_graph *g, const char *nname, const weft_value 
 {
     weft_value pv, cv, padded;
     float lowest = -3.4028234663852886e38f;
-    weft_status rc = add_i64(g, nname, "ceil_pads", 8, pads8, &pv);
+    weft_status rc = weft_onnx_add_i64(g, nname, "ceil_pads", 8, pads8, &pv);
     char name[300];
     snprintf(name, sizeof name, "%s.ceil_fill", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 0, (int64_t[]){1}, &lowest, &cv);
@@ -245,8 +245,8 @@ static const char *sub_name(char *buf, size_t cap, const char *base, const char 
 }
 
 /* An op whose node name is "<nname><suffix>" and that has one output. */
-static weft_status add_op1(weft_graph *g, const char *op, const char *nname, const char *suffix, int n_in,
-                           const weft_value *ins, int n_attrs, const weft_attr *attrs, weft_value *out)
+weft_status weft_onnx_add_op1(weft_graph *g, const char *op, const char *nname, const char *suffix, int n_in,
+                              const weft_value *ins, int n_attrs, const weft_attr *attrs, weft_value *out)
 {
     char name[300];
     return weft_graph_add_op(g, op, sub_name(name, sizeof name, nname, suffix), n_in, ins, n_attrs, attrs, 1, out);
@@ -272,7 +272,7 @@ static weft_status lift_value(weft_graph *g, const char *nname, const char *suff
         return weft_graph_add_constant(g, name, weft_graph_value_type(g, v), 4, (int64_t[]){sh[0], sh[1], 1, sh[2]},
                                        data, out);
     weft_value ax;
-    weft_status rc = add_i64(g, name, "axes", 1, (int64_t[]){2}, &ax);
+    weft_status rc = weft_onnx_add_i64(g, name, "axes", 1, (int64_t[]){2}, &ax);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Unsqueeze", name, 2, (weft_value[]){v, ax}, 0, NULL, 1, out);
     return rc;
 }
@@ -322,8 +322,8 @@ static weft_status lift_1d(weft_graph *g, const char *op, const char *nname, int
     if (rc == WEFT_OK) rc = weft_onnx_decompose(g, op, nname, n_in, in2, n_attrs, at, 1, &y, &inner);
     if (rc == WEFT_OK && !inner) rc = weft_graph_add_op(g, op, nname, n_in, in2, n_attrs, at, 1, &y);
     weft_value ax;
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "lift_axes", 1, (int64_t[]){2}, &ax);
-    if (rc == WEFT_OK) rc = add_op1(g, "Squeeze", nname, "/lift_squeeze", 2, (weft_value[]){y, ax}, 0, NULL, outs);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "lift_axes", 1, (int64_t[]){2}, &ax);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Squeeze", nname, "/lift_squeeze", 2, (weft_value[]){y, ax}, 0, NULL, outs);
     *done = rc == WEFT_OK;
     return rc;
 }
@@ -379,11 +379,11 @@ static weft_status depth_space(weft_graph *g, const char *op, const char *nname,
     if (d2s) memcpy(r4, (int64_t[]){N, C / (bs * bs), H * bs, W * bs}, sizeof r4);
     weft_attr pa = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 6, .ints = perm};
     weft_value s6, s4, a, b;
-    weft_status rc = add_i64(g, nname, "shape6", 6, r6, &s6);
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "shape4", 4, r4, &s4);
-    if (rc == WEFT_OK) rc = add_op1(g, "Reshape", nname, "/split", 2, (weft_value[]){ins[0], s6}, 0, NULL, &a);
-    if (rc == WEFT_OK) rc = add_op1(g, "Transpose", nname, "/shuffle", 1, &a, 1, &pa, &b);
-    if (rc == WEFT_OK) rc = add_op1(g, "Reshape", nname, "", 2, (weft_value[]){b, s4}, 0, NULL, outs);
+    weft_status rc = weft_onnx_add_i64(g, nname, "shape6", 6, r6, &s6);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "shape4", 4, r4, &s4);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Reshape", nname, "/split", 2, (weft_value[]){ins[0], s6}, 0, NULL, &a);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Transpose", nname, "/shuffle", 1, &a, 1, &pa, &b);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Reshape", nname, "", 2, (weft_value[]){b, s4}, 0, NULL, outs);
     *done = rc == WEFT_OK;
     return rc;
 }
@@ -401,7 +401,7 @@ static weft_status channel_param(weft_graph *g, const char *nname, const char *w
     const void *data = weft_graph_value_data(g, p);
     if (data) return weft_graph_add_constant(g, name, weft_graph_value_type(g, p), rank - 1, sh, data, out);
     weft_value s;
-    weft_status rc = add_i64(g, name, "shape", rank - 1, sh, &s);
+    weft_status rc = weft_onnx_add_i64(g, name, "shape", rank - 1, sh, &s);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", name, 2, (weft_value[]){p, s}, 0, NULL, 1, out);
     return rc;
 }
@@ -441,15 +441,15 @@ static weft_status instance_norm(weft_graph *g, const char *nname, int n_in, con
     if (rc == WEFT_OK)
         rc = weft_graph_add_constant(g, sub_name(name, sizeof name, nname, ".epsilon"), WEFT_TYPE_FLOAT32, 0,
                                      (int64_t[]){1}, &eps, &ev);
-    if (rc == WEFT_OK) rc = add_op1(g, "ReduceMean", nname, "/mean", 1, ins, 1, &ra, &mean);
-    if (rc == WEFT_OK) rc = add_op1(g, "Sub", nname, "/center", 2, (weft_value[]){ins[0], mean}, 0, NULL, &d);
-    if (rc == WEFT_OK) rc = add_op1(g, "Mul", nname, "/square", 2, (weft_value[]){d, d}, 0, NULL, &sq);
-    if (rc == WEFT_OK) rc = add_op1(g, "ReduceMean", nname, "/var", 1, &sq, 1, &ra, &var);
-    if (rc == WEFT_OK) rc = add_op1(g, "Add", nname, "/var_eps", 2, (weft_value[]){var, ev}, 0, NULL, &ve);
-    if (rc == WEFT_OK) rc = add_op1(g, "Sqrt", nname, "/std", 1, &ve, 0, NULL, &sd);
-    if (rc == WEFT_OK) rc = add_op1(g, "Div", nname, "/normalize", 2, (weft_value[]){d, sd}, 0, NULL, &nrm);
-    if (rc == WEFT_OK) rc = add_op1(g, "Mul", nname, "/scale", 2, (weft_value[]){nrm, scale}, 0, NULL, &sc);
-    if (rc == WEFT_OK) rc = add_op1(g, "Add", nname, "", 2, (weft_value[]){sc, bias}, 0, NULL, outs);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "ReduceMean", nname, "/mean", 1, ins, 1, &ra, &mean);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Sub", nname, "/center", 2, (weft_value[]){ins[0], mean}, 0, NULL, &d);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Mul", nname, "/square", 2, (weft_value[]){d, d}, 0, NULL, &sq);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "ReduceMean", nname, "/var", 1, &sq, 1, &ra, &var);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Add", nname, "/var_eps", 2, (weft_value[]){var, ev}, 0, NULL, &ve);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Sqrt", nname, "/std", 1, &ve, 0, NULL, &sd);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Div", nname, "/normalize", 2, (weft_value[]){d, sd}, 0, NULL, &nrm);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Mul", nname, "/scale", 2, (weft_value[]){nrm, scale}, 0, NULL, &sc);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Add", nname, "", 2, (weft_value[]){sc, bias}, 0, NULL, outs);
     *done = rc == WEFT_OK;
     return rc;
 }
@@ -510,18 +510,18 @@ static weft_status subpixel_conv(weft_graph *g, const char *nname, int n_in, con
     snprintf(node, sizeof node, "%s/subpixel_conv", nname);
     if (rc == WEFT_OK)
         rc = weft_graph_add_op(g, "Conv", node, 3, (weft_value[]){ins[0], wv, bv}, 3, conv_attrs, 1, &z);
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_shape6", 6, shape6, &r6);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_shape6", 6, shape6, &r6);
     snprintf(node, sizeof node, "%s/subpixel_split", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r6}, 0, NULL, 1, &tr);
     snprintf(node, sizeof node, "%s/subpixel_shuffle", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Transpose", node, 1, &tr, 1, &perm_attr, 1, &z);
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_shape4", 4, shape4, &r4);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_shape4", 4, shape4, &r4);
     snprintf(node, sizeof node, "%s/subpixel_merge", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r4}, 0, NULL, 1, &tr);
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_starts", 2, p.pb, &st);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_starts", 2, p.pb, &st);
     if (rc == WEFT_OK)
-        rc = add_i64(g, nname, "subpixel_ends", 2, (int64_t[]){p.pb[0] + p.out[0], p.pb[1] + p.out[1]}, &en);
-    if (rc == WEFT_OK) rc = add_i64(g, nname, "subpixel_axes", 2, (int64_t[]){2, 3}, &ax);
+        rc = weft_onnx_add_i64(g, nname, "subpixel_ends", 2, (int64_t[]){p.pb[0] + p.out[0], p.pb[1] + p.out[1]}, &en);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_axes", 2, (int64_t[]){2, 3}, &ax);
     if (rc == WEFT_OK) {
         bool crop = p.pb[0] || p.pb[1] || p.pb[0] + p.out[0] != zh * sy || p.pb[1] + p.out[1] != zw * sx;
         if (crop) {

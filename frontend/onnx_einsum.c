@@ -80,20 +80,20 @@ typedef struct ein_ctx {
     int step;
 } ein_ctx;
 
+/* An op of one output named "<nname>.einK" (K counts the steps), or `final` (the node's name). */
 static weft_status op1(ein_ctx *c, const char *op, int n_in, const weft_value *ins, int n_attrs, const weft_attr *attrs,
-                       weft_value *out, const char *final_name)
+                       weft_value *out, const char *final)
 {
-    char name[300];
-    if (final_name) snprintf(name, sizeof name, "%s", final_name);
-    else snprintf(name, sizeof name, "%s.ein%d", c->nname, c->step++);
-    return weft_graph_add_op(c->g, op, name, n_in, ins, n_attrs, attrs, 1, out);
+    char suffix[24];
+    snprintf(suffix, sizeof suffix, ".ein%d", c->step++);
+    return weft_onnx_add_op1(c->g, op, final ? final : c->nname, final ? "" : suffix, n_in, ins, n_attrs, attrs, out);
 }
 
 static weft_status ints_const(ein_ctx *c, int n, const int64_t *v, weft_value *out)
 {
-    char name[300];
-    snprintf(name, sizeof name, "%s.ein%d", c->nname, c->step++);
-    return weft_graph_add_constant(c->g, name, WEFT_TYPE_INT64, 1, (int64_t[]){n}, v, out);
+    char suffix[24];
+    snprintf(suffix, sizeof suffix, "ein%d", c->step++);
+    return weft_onnx_add_i64(c->g, c->nname, suffix, n, v, out);
 }
 
 /* x (labels *t, extents ext) transposed to the label order `want`; *t becomes want. */

@@ -295,15 +295,16 @@ weft_status weft_model_sink_unit_views(weft_graph *g)
         if (j < 0) continue;
         const weft_gnode *e = &g->nodes[j];
         if (!e->def || e->def->pattern != WEFT_PATTERN_ELEMWISE || e->def->alias || e->n_outputs != 1) continue;
-        bool scalars = true; /* the other operands broadcast the same against either shape */
+        /* the other operands are scalar constants (they broadcast the same against either shape),
+         * and the op's output has the view's shape */
+        int w = e->outputs[0];
+        bool ok = g->values[w].ndim == g->values[v].ndim &&
+                  !memcmp(g->values[w].shape, g->values[v].shape, sizeof(int64_t) * (size_t)g->values[v].ndim);
         for (int k = 0; k < e->n_inputs; k++)
             if (k != slot && e->inputs[k] >= 0)
-                scalars = scalars && g->values[e->inputs[k]].data && weft_gvalue_numel(&g->values[e->inputs[k]]) == 1 &&
-                          g->values[e->inputs[k]].ndim <= g->values[x].ndim;
-        int w = e->outputs[0];
-        if (!scalars || g->values[w].ndim != g->values[v].ndim) continue;
-        for (int d = 0; d < g->values[v].ndim; d++) scalars = scalars && g->values[w].shape[d] == g->values[v].shape[d];
-        if (!scalars) continue;
+                ok = ok && g->values[e->inputs[k]].data && weft_gvalue_numel(&g->values[e->inputs[k]]) == 1 &&
+                     g->values[e->inputs[k]].ndim <= g->values[x].ndim;
+        if (!ok) continue;
         /* E now reads x into v (x's shape, E's dtype) at position i; the view reads v into w at j */
         weft_gnode tmp = g->nodes[i];
         g->nodes[i] = g->nodes[j];
@@ -415,13 +416,10 @@ static weft_status set_ints_attr(weft_gnode *n, const char *name, const int64_t 
 /* The attribute `name` of n as cnt integers, or def when n has none; false when it has another count. */
 static bool attr_ints_or(const weft_gnode *n, const char *name, int cnt, int64_t def, int64_t *v)
 {
-    for (int i = 0; i < cnt; i++) v[i] = def;
-    for (int a = 0; a < n->n_attrs; a++)
-        if (!strcmp(n->attrs[a].name, name)) {
-            if (n->attrs[a].kind != WEFT_ATTR_INTS || n->attrs[a].n != cnt) return false;
-            memcpy(v, n->attrs[a].ints, sizeof *v * (size_t)cnt);
-        }
-    return true;
+    const int64_t *p = NULL;
+    int have = weft_gnode_attr_ints(n, name, &p);
+    for (int i = 0; i < cnt; i++) v[i] = have == cnt ? p[i] : def;
+    return have < 0 || have == cnt;
 }
 
 weft_status weft_model_conv_dead_taps(weft_graph *g)
@@ -442,14 +440,11 @@ weft_status weft_model_conv_dead_taps(weft_graph *g)
             lo[ax] = -1, hi[ax] = -1;
             /* tap k is read by some output o when 0 <= o*s - pad + k*d < in for an o in [0, out) */
             for (int64_t k = 0; k < K; k++) {
-                int64_t first = k * dl[ax] - pads[ax], last = (out - 1) * st[ax] + first;
-                if (last >= 0 && first < in) {
-                    /* some o*s + first lands in [0, in): the smallest o with o*s + first >= 0 */
-                    int64_t o = first >= 0 ? 0 : (-first + st[ax] - 1) / st[ax];
-                    if (o < out && o * st[ax] + first < in) {
-                        if (lo[ax] < 0) lo[ax] = k;
-                        hi[ax] = k;
-                    }
+                /* the smallest o with o*s + first >= 0 is the one that can land in [0, in) */
+                int64_t first = k * dl[ax] - pads[ax], o = first >= 0 ? 0 : (-first + st[ax] - 1) / st[ax];
+                if (o < out && o * st[ax] + first < in) {
+                    if (lo[ax] < 0) lo[ax] = k;
+                    hi[ax] = k;
                 }
             }
             if (lo[ax] < 0) none = true;

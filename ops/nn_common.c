@@ -223,6 +223,15 @@ weft_status weft_nn_attr_ints(const weft_gnode *n, const char *name, int64_t *ou
     return WEFT_OK;
 }
 
+weft_status weft_nn_attr_flag(const weft_gnode *n, const char *name, int64_t dflt, bool *out)
+{
+    int64_t v = weft_gnode_attr_int(n, name, dflt);
+    if (v != 0 && v != 1)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute %s=%" PRId64 ", expected 0 or 1", name, v);
+    *out = v != 0;
+    return WEFT_OK;
+}
+
 bool weft_nn_onnx_dtype(int64_t code, weft_dtype *out)
 {
     switch (code) {

@@ -74,6 +74,8 @@ double weft_nn_data_float(const weft_gvalue *v, int64_t j);
 /* ints attribute `name` into out (count), or *count = -1 when absent; more than max elements:
  * WEFT_ERR_INVALID_ARG. */
 weft_status weft_nn_attr_ints(const weft_gnode *n, const char *name, int64_t *out, int max, int *count);
+/* A 0/1 attribute (default dflt) as a bool; INVALID_ARG naming it otherwise. */
+weft_status weft_nn_attr_flag(const weft_gnode *n, const char *name, int64_t dflt, bool *out);
 /* ONNX TensorProto data type code to a dtype; false when unsupported. */
 bool weft_nn_onnx_dtype(int64_t code, weft_dtype *out);
 

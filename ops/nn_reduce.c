@@ -232,19 +232,13 @@ weft_status weft_nn_reduce_compute(weft_arena *a, const weft_graph *g, const wef
 
 /* ---- ArgMax, ArgMin ---------------------------------------------------------------------- */
 
-/* The axis and select_last_index of an ArgMax/ArgMin over rank dims. */
-static weft_status arg_attrs(const weft_gnode *n, int rank, int *ax, bool *last)
+/* The axis, select_last_index and keepdims of an ArgMax/ArgMin over rank dims. */
+static weft_status arg_attrs(const weft_gnode *n, int rank, int *ax, bool *last, bool *keep)
 {
     weft_status st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), rank, false, ax);
     if (st != WEFT_OK) return st;
-    int64_t sl = weft_gnode_attr_int(n, "select_last_index", 0);
-    if (sl != 0 && sl != 1)
-        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute select_last_index=%" PRId64 ", expected 0 or 1", sl);
-    int64_t kd = weft_gnode_attr_int(n, "keepdims", 1);
-    if (kd != 0 && kd != 1)
-        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute keepdims=%" PRId64 ", expected 0 or 1", kd);
-    *last = sl != 0;
-    return WEFT_OK;
+    if ((st = weft_nn_attr_flag(n, "select_last_index", 0, last)) != WEFT_OK) return st;
+    return weft_nn_attr_flag(n, "keepdims", 1, keep);
 }
 
 weft_status weft_nn_arg_infer(weft_graph *g, const weft_gnode *n)
@@ -256,8 +250,8 @@ weft_status weft_nn_arg_infer(weft_graph *g, const weft_gnode *n)
     if (X->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "input data is a scalar, expected at least 1 dim");
     int ax;
     bool last;
-    if ((st = arg_attrs(n, X->ndim, &ax, &last)) != WEFT_OK) return st;
-    bool keep = weft_gnode_attr_int(n, "keepdims", 1) != 0;
+    bool keep;
+    if ((st = arg_attrs(n, X->ndim, &ax, &last, &keep)) != WEFT_OK) return st;
     int r = 0;
     int64_t shape[WEFT_NN_MAX_DIMS];
     for (int d = 0; d < X->ndim; d++) {
@@ -277,9 +271,9 @@ weft_status weft_nn_arg_compute(weft_arena *a, const weft_graph *g, const weft_g
     if (st != WEFT_OK) return st;
     const weft_tensor *X = ins[0];
     int ax, r = X->ndim;
-    bool last;
-    if ((st = arg_attrs(n, r, &ax, &last)) != WEFT_OK) return st;
-    bool is_max = strcmp(n->op_type, "ArgMax") == 0, keep = weft_nn_out_c(g, n, 0)->ndim == r;
+    bool last, keep;
+    if ((st = arg_attrs(n, r, &ax, &last, &keep)) != WEFT_OK) return st;
+    bool is_max = strcmp(n->op_type, "ArgMax") == 0;
     bool reduced[WEFT_NN_MAX_DIMS] = {false};
     reduced[ax] = true;
     const weft_expr *xi[WEFT_NN_MAX_DIMS];
@@ -317,11 +311,8 @@ static weft_status cumsum_attrs(const weft_graph *g, const weft_gnode *n, int ra
     if (st != WEFT_OK) return st;
     if (cnt != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input axis has %d elements, expected 1", cnt);
     if ((st = weft_nn_axis(n, "axis", v[0], rank, false, ax)) != WEFT_OK) return st;
-    int64_t e = weft_gnode_attr_int(n, "exclusive", 0), r = weft_gnode_attr_int(n, "reverse", 0);
-    if (e != 0 && e != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute exclusive=%" PRId64 ", expected 0 or 1", e);
-    if (r != 0 && r != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "attribute reverse=%" PRId64 ", expected 0 or 1", r);
-    *excl = e != 0, *rev = r != 0;
-    return WEFT_OK;
+    if ((st = weft_nn_attr_flag(n, "exclusive", 0, excl)) != WEFT_OK) return st;
+    return weft_nn_attr_flag(n, "reverse", 0, rev);
 }
 
 weft_status weft_nn_cumsum_infer(weft_graph *g, const weft_gnode *n)

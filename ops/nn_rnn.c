@@ -107,9 +107,8 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
             if (!strcmp(n->attrs[k].name, refused[i]))
                 return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute '%s' is not supported (default "
                                     "activations, without clip)", refused[i]);
-    int64_t lbr = weft_gnode_attr_int(n, "linear_before_reset", 0);
-    if (c == CELL_GRU && lbr != 0 && lbr != 1)
-        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "linear_before_reset=%" PRId64 ", expected 0 or 1", lbr);
+    bool lbr;
+    if (c == CELL_GRU && (st = weft_nn_attr_flag(n, "linear_before_reset", 0, &lbr)) != WEFT_OK) return st;
     if (c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "input_forget=1 is not supported");
     if (c == CELL_LSTM && weft_nn_has_in(n, 7))

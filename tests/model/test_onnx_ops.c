@@ -690,12 +690,9 @@ static void test_conv1d_bad(void **state)
         assert_int_equal(weft_graph_add_input(b.g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 2, 8}, &b.x), WEFT_OK);
         assert_int_equal(weft_graph_add_constant(b.g, "w", WEFT_TYPE_FLOAT32, 3, (int64_t[]){3, 2, 3}, w, &wv), WEFT_OK);
         weft_attr at[1] = {c == 0 ? ints_attr("pads", 4, pads4) : ints_attr("strides", 1, s0)};
-        if (c == 0)
-            decompose_fail(&b, "Conv", 2, (weft_value[]){b.x, wv}, 1, at, WEFT_ERR_INVALID_ARG,
-                           (const char *const[]){"Conv node 'bad'", "pads has 4 elements, expected 2", NULL});
-        else
-            decompose_fail(&b, "Conv", 2, (weft_value[]){b.x, wv}, 1, at, WEFT_ERR_INVALID_ARG,
-                           (const char *const[]){"Conv node 'bad'", "strides", NULL});
+        const char *why = c == 0 ? "pads has 4 elements, expected 2" : "strides";
+        decompose_fail(&b, "Conv", 2, (weft_value[]){b.x, wv}, 1, at, WEFT_ERR_INVALID_ARG,
+                       (const char *const[]){"Conv node 'bad'", why, NULL});
     }
 }
 
