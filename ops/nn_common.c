@@ -117,10 +117,11 @@ weft_status weft_nn_set_out(weft_graph *g, const weft_gnode *n, int k, weft_dtyp
                                 "output %d has shape %s; %s", k, weft_nn_shape_str(ndim, shape).s,
                                 shape[d] < 0 ? "negative dims are not supported"
                                              : "empty tensors are supported only as constants computed at load time");
-    /* Element counts (and byte sizes) must stay far inside int64: refuse absurd shapes. */
+    /* Element counts (and byte sizes) must stay far inside int64: refuse absurd shapes (each
+     * dim too: an empty tensor's product is 0 whatever its other dims). */
     int64_t numel = 1;
     for (int d = 0; d < ndim; d++) {
-        if (shape[d] > WEFT_NN_MAX_NUMEL / numel)
+        if (shape[d] > WEFT_NN_MAX_NUMEL || (numel > 0 && shape[d] > WEFT_NN_MAX_NUMEL / numel))
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "output %d has shape %s: more than 2^40 elements", k,
                                 weft_nn_shape_str(ndim, shape).s);
         numel *= shape[d];

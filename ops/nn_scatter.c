@@ -45,6 +45,9 @@ static weft_status index_box(const weft_graph *g, const weft_gnode *n, int64_t *
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices must be constants (after constant folding)");
     int k = (int)I->shape[I->ndim - 1];
     int64_t rows = weft_gvalue_numel(I) / k;
+    if (rows == 0) /* an empty constant: no position to read the box from */
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices %s are empty (a scatter of nothing is not supported)",
+                            weft_nn_shape_str(I->ndim, I->shape).s);
     const int64_t *ix = I->data;
     for (int a = 0; a < k; a++) start[a] = extent[a] = 0;
     /* the box: the first row is its start; its extents from the last row */

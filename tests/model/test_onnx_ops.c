@@ -605,6 +605,22 @@ static void test_range_and_scatter_bad(void **state)
     weft_attr red[1] = {str_attr("reduction", "add")};
     expect_fail(&b, "ScatterND", 3, sc, 1, red, WEFT_ERR_UNSUPPORTED,
                 (const char *const[]){"ScatterND node 'bad'", "reduction='add'", NULL});
+    /* empty constant indices [0, 4] (and updates [0]): refused when the kernel is built, not read */
+    b = bad_new();
+    static const int64_t none[1] = {0};
+    static const float nothing[1] = {0};
+    weft_value ei, eu, y;
+    assert_int_equal(weft_graph_add_constant(b.g, "ei", WEFT_TYPE_INT64, 2, (int64_t[]){0, 4}, none, &ei), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(b.g, "eu", WEFT_TYPE_FLOAT32, 1, (int64_t[]){0}, nothing, &eu), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(b.g, "ScatterND", "bad", 3, (weft_value[]){b.x, ei, eu}, 0, NULL, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(b.g, y, "y"), WEFT_OK);
+    weft_model *m = NULL;
+    weft_status rc = weft_model_compile(b.g, NULL, &m);
+    print_message("ScatterND: %s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(weft_last_error(), "are empty"));
+    assert_null(m);
+    weft_graph_destroy(b.g);
 }
 
 static void test_conv_transpose_bad(void **state)
