@@ -21,10 +21,12 @@ static const weft_op_def op_table[] = {
     UNARY("Relu"), UNARY("Sigmoid"), UNARY("Tanh"), UNARY("Erf"), UNARY("Sqrt"), UNARY("Exp"), UNARY("Log"),
     UNARY("Neg"), UNARY("Abs"), UNARY("Reciprocal"), UNARY("LeakyRelu"), UNARY("Gelu"), UNARY("Clip"),
     UNARY("Not"), UNARY("Softplus"), UNARY("Elu"), UNARY("Selu"), UNARY("Celu"), UNARY("Sign"), UNARY("Floor"),
-    UNARY("Ceil"), UNARY("Round"), UNARY("Sin"), UNARY("Cos"),
+    UNARY("Ceil"), UNARY("Round"), UNARY("Sin"), UNARY("Cos"), UNARY("Tan"), UNARY("Asin"), UNARY("Acos"),
+    UNARY("Atan"), UNARY("Sinh"), UNARY("Cosh"), UNARY("Asinh"), UNARY("Acosh"), UNARY("Atanh"), UNARY("IsNaN"),
+    UNARY("IsInf"), UNARY("Softsign"), UNARY("Shrink"), UNARY("ThresholdedRelu"), UNARY("Mish"),
     BINARY("Add"), BINARY("Sub"), BINARY("Mul"), BINARY("Div"), BINARY("Pow"), BINARY("Max"), BINARY("Min"),
     BINARY("Equal"), BINARY("Less"), BINARY("Greater"), BINARY("LessOrEqual"), BINARY("GreaterOrEqual"),
-    BINARY("And"), BINARY("Or"), BINARY("Mod"),
+    BINARY("And"), BINARY("Or"), BINARY("Mod"), BINARY("Xor"), BINARY("Sum"), BINARY("Mean"),
     {"Where", ELEMWISE, false, weft_nn_where_infer, weft_nn_where_compute, NULL},
     {"Cast", ELEMWISE, false, weft_nn_cast_infer, weft_nn_cast_compute, NULL},
     {"Expand", ELEMWISE, false, weft_nn_expand_infer, weft_nn_expand_compute, NULL},
@@ -51,6 +53,7 @@ static const weft_op_def op_table[] = {
     {"ArgMax", REDUCTION, false, weft_nn_arg_infer, weft_nn_arg_compute, NULL},
     {"ArgMin", REDUCTION, false, weft_nn_arg_infer, weft_nn_arg_compute, NULL},
     {"CumSum", REDUCTION, false, weft_nn_cumsum_infer, weft_nn_cumsum_compute, NULL},
+    {"TopK", REDUCTION, false, weft_nn_topk_infer, weft_nn_topk_compute, NULL},
     {"Softmax", REDUCTION, false, weft_nn_softmax_infer, weft_nn_softmax_compute, NULL},
     {"LogSoftmax", REDUCTION, false, weft_nn_softmax_infer, weft_nn_softmax_compute, NULL},
     {"LayerNormalization", REDUCTION, false, weft_nn_layernorm_infer, weft_nn_layernorm_compute, NULL},
@@ -69,6 +72,9 @@ static const weft_op_def op_table[] = {
     {"Slice", INJECTIVE, false, weft_nn_slice_infer, weft_nn_slice_compute, NULL},
     {"Gather", INJECTIVE, false, weft_nn_gather_infer, weft_nn_gather_compute, NULL},
     {"Tile", INJECTIVE, false, weft_nn_tile_infer, weft_nn_tile_compute, NULL},
+    {"Trilu", ELEMWISE, false, weft_nn_trilu_infer, weft_nn_trilu_compute, NULL},
+    {"OneHot", INJECTIVE, false, weft_nn_onehot_infer, weft_nn_onehot_compute, NULL},
+    {"GatherElements", INJECTIVE, false, weft_nn_gather_elements_infer, weft_nn_gather_elements_compute, NULL},
     /* exported-model coverage (nn_activation.c, nn_resize.c, nn_pad.c, nn_conv_transpose.c, nn_range.c,
      * nn_scatter.c) */
     {"HardSigmoid", ELEMWISE, false, weft_nn_hard_act_infer, weft_nn_hard_act_compute, NULL},
@@ -100,7 +106,7 @@ const weft_op_def *weft_op_find(const char *op_type)
     return NULL;
 }
 
-static char supported_list[2048];
+static char supported_list[4096];
 static once_flag supported_once = ONCE_FLAG_INIT;
 
 static void build_supported_list(void)

@@ -1,5 +1,6 @@
 /* Injective graph ops (index remapping, no arithmetic on values): Transpose, Concat, Split,
- * Slice, Gather, Tile (out[i] = in[i mod in_shape]). Shape-like inputs (Split's split, Slice's
+ * Slice, Gather, Tile (out[i] = in[i mod in_shape]), Trilu (a mask on the last two indices),
+ * OneHot (a compare of the index with the output coordinate), GatherElements. Shape-like inputs (Split's split, Slice's
  * starts/ends/axes/steps, Tile's repeats, constant
  * Gather indices) are read from the graph's constant data, never from tensors.
  *
@@ -446,6 +447,171 @@ weft_status weft_nn_tile_compute(weft_arena *a, const weft_graph *g, const weft_
                     : out->shape[d] == X->shape[d] ? idx[d]
                                                    : weft_floormod(a, idx[d], weft_i64(a, X->shape[d]));
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, xi));
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- Trilu ------------------------------------------------------------------------------- */
+
+/* Trilu's diagonal offset k: the optional constant input 1 (a one-element int64), else 0. */
+static weft_status trilu_k(const weft_graph *g, const weft_gnode *n, int64_t *k)
+{
+    *k = 0;
+    if (!weft_nn_has_in(n, 1)) return WEFT_OK;
+    int cnt;
+    int64_t v[1];
+    weft_status st = weft_nn_check_dtype(n, weft_nn_in(g, n, 1), "input k", WEFT_NN_I64);
+    if (st != WEFT_OK) return st;
+    if ((st = weft_nn_const_ints(g, n, 1, "k", v, 1, &cnt)) != WEFT_OK) return st;
+    if (cnt != 1) return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "input k has %d elements, expected 1", cnt);
+    *k = v[0];
+    return WEFT_OK;
+}
+
+weft_status weft_nn_trilu_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 1, 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0);
+    if (x->ndim < 2)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input has shape %s, expected at least 2 dims",
+                            weft_nn_shape_str(x->ndim, x->shape).s);
+    bool upper;
+    int64_t k;
+    if ((st = weft_nn_attr_flag(n, "upper", 1, &upper)) != WEFT_OK || (st = trilu_k(g, n, &k)) != WEFT_OK) return st;
+    return weft_nn_set_out(g, n, 0, x->dtype, x->ndim, x->shape);
+}
+
+/* out[..., i, j] = x[..., i, j] where j - i >= k (upper) or j - i <= k (lower), else 0. */
+weft_status weft_nn_trilu_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                  const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st = weft_nn_check_in(g, n, ins, 0);
+    if (st != WEFT_OK) return st;
+    bool upper;
+    int64_t k;
+    if ((st = weft_nn_attr_flag(n, "upper", 1, &upper)) != WEFT_OK || (st = trilu_k(g, n, &k)) != WEFT_OK) return st;
+    const weft_tensor *X = ins[0];
+    weft_tensor *Y = weft_nn_compute(a, name, X->ndim, X->shape);
+    if (Y) {
+        const weft_expr *idx[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        int r = X->ndim;
+        const weft_expr *diff = weft_sub(a, idx[r - 1], idx[r - 2]);
+        const weft_expr *keep = weft_cmp(a, upper ? WEFT_EXPR_GE : WEFT_EXPR_LE, diff, weft_i64(a, k));
+        weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                         weft_select(a, keep, weft_tload(a, X, r, idx), weft_nn_const(a, X->dtype, 0)));
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- OneHot ------------------------------------------------------------------------------ */
+
+/* OneHot's constant depth (input 1, a one-element number, >= 1) and output axis. */
+static weft_status onehot_plan(const weft_graph *g, const weft_gnode *n, int64_t *depth, int *axis)
+{
+    const weft_gvalue *ix = weft_nn_in(g, n, 0), *dv = weft_nn_in(g, n, 1), *vv = weft_nn_in(g, n, 2);
+    weft_status st = weft_nn_check_dtype(n, ix, "input indices", WEFT_NN_I64 | WEFT_NN_I32 | WEFT_NN_F32);
+    if (st != WEFT_OK) return st;
+    if (vv->ndim != 1 || vv->shape[0] != 2)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "input values has shape %s, expected [2] (off, on)",
+                            weft_nn_shape_str(vv->ndim, vv->shape).s);
+    double d;
+    if (!weft_nn_const_scalar(g, n, 1, &d))
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "input depth (shape %s) must be a constant scalar",
+                            weft_nn_shape_str(dv->ndim, dv->shape).s);
+    if (!(d >= 1 && d <= (double)(INT64_C(1) << 31)))
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "depth %g is out of range (1 to 2^31)", d);
+    *depth = (int64_t)d;
+    return weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", -1), ix->ndim, true, axis);
+}
+
+weft_status weft_nn_onehot_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 3, 3, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *ix = weft_nn_in(g, n, 0);
+    if (ix->ndim + 1 > WEFT_NN_MAX_DIMS)
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices of %d dims: the output would have more than %d",
+                            ix->ndim, WEFT_NN_MAX_DIMS);
+    int64_t depth, shape[WEFT_NN_MAX_DIMS];
+    int axis;
+    if ((st = onehot_plan(g, n, &depth, &axis)) != WEFT_OK) return st;
+    for (int d = 0, s = 0; d <= ix->ndim; d++) shape[d] = d == axis ? depth : ix->shape[s++];
+    return weft_nn_set_out(g, n, 0, weft_nn_in(g, n, 2)->dtype, ix->ndim + 1, shape);
+}
+
+/* out[..., c at axis, ...] = c == (i < 0 ? i + depth : i) ? values[1] : values[0], with i the
+ * index there (a float index truncated): an index outside [-depth, depth) gives all off. */
+weft_status weft_nn_onehot_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                   const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st;
+    for (int i = 0; i < 3; i += 2)
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    int64_t depth;
+    int axis;
+    if ((st = onehot_plan(g, n, &depth, &axis)) != WEFT_OK) return st;
+    const weft_gvalue *out = weft_nn_out_c(g, n, 0);
+    weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
+    if (Y) {
+        const weft_tensor *I = ins[0], *V = ins[2];
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *ii[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        for (int d = 0, s = 0; d < out->ndim; d++)
+            if (d != axis) ii[s++] = idx[d];
+        const weft_expr *i = weft_tload(a, I, I->ndim, ii);
+        if (!weft_dtype_eq(I->dtype, WEFT_I64)) i = weft_cast(a, WEFT_I64, i);
+        i = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, i, weft_i64(a, 0)), weft_add(a, i, weft_i64(a, depth)), i);
+        const weft_expr *on = weft_tload(a, V, 1, (const weft_expr *const[]){weft_i64(a, 1)});
+        const weft_expr *off = weft_tload(a, V, 1, (const weft_expr *const[]){weft_i64(a, 0)});
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, i, idx[axis]), on, off));
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* ---- GatherElements ---------------------------------------------------------------------- */
+
+weft_status weft_nn_gather_elements_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 2, 2, 1, 1);
+    if (st != WEFT_OK) return st;
+    const weft_gvalue *x = weft_nn_in(g, n, 0), *ix = weft_nn_in(g, n, 1);
+    if ((st = weft_nn_check_dtype(n, ix, "input indices", WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    int ax;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), x->ndim, false, &ax)) != WEFT_OK) return st;
+    bool ok = ix->ndim == x->ndim;
+    for (int d = 0; ok && d < x->ndim; d++) ok = d == ax || ix->shape[d] <= x->shape[d];
+    if (!ok)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n, "indices of shape %s do not fit data of shape %s (same rank, no dim "
+                            "larger off the axis)", weft_nn_shape_str(ix->ndim, ix->shape).s,
+                            weft_nn_shape_str(x->ndim, x->shape).s);
+    return weft_nn_set_out(g, n, 0, x->dtype, ix->ndim, ix->shape);
+}
+
+/* out[i] = x[i with the axis coordinate replaced by indices[i]] (negative indices count from
+ * the end; an index out of range is clamped into it, as Gather's run-time indices are). */
+weft_status weft_nn_gather_elements_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
+                                            const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st;
+    for (int i = 0; i < 2; i++)
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    const weft_tensor *X = ins[0], *I = ins[1];
+    int ax;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), X->ndim, false, &ax)) != WEFT_OK) return st;
+    weft_tensor *Y = weft_nn_compute(a, name, I->ndim, I->shape);
+    if (Y) {
+        const weft_expr *idx[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, idx);
+        int64_t dim = X->shape[ax];
+        const weft_expr *v = weft_cast(a, WEFT_I64, weft_tload(a, I, I->ndim, idx));
+        v = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, 0)), weft_add(a, v, weft_i64(a, dim)), v);
+        for (int d = 0; d < X->ndim; d++) x[d] = d == ax ? weft_nn_clamp(a, v, 0, dim - 1) : idx[d];
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);

@@ -184,6 +184,12 @@ WEFT_NN_INFER(weft_nn_gather_infer);
 WEFT_NN_COMPUTE(weft_nn_gather_compute);
 WEFT_NN_INFER(weft_nn_tile_infer);
 WEFT_NN_COMPUTE(weft_nn_tile_compute);
+WEFT_NN_INFER(weft_nn_trilu_infer);
+WEFT_NN_COMPUTE(weft_nn_trilu_compute);
+WEFT_NN_INFER(weft_nn_onehot_infer);
+WEFT_NN_COMPUTE(weft_nn_onehot_compute);
+WEFT_NN_INFER(weft_nn_gather_elements_infer);
+WEFT_NN_COMPUTE(weft_nn_gather_elements_compute);
 
 /* nn_activation.c */
 WEFT_NN_INFER(weft_nn_hard_act_infer);
@@ -205,6 +211,9 @@ WEFT_NN_EVAL(weft_nn_range_eval);
 WEFT_NN_COMPUTE(weft_nn_range_compute);
 WEFT_NN_INFER(weft_nn_scatter_nd_infer);
 WEFT_NN_COMPUTE(weft_nn_scatter_nd_compute);
+/* nn_topk.c */
+WEFT_NN_INFER(weft_nn_topk_infer);
+WEFT_NN_COMPUTE(weft_nn_topk_compute);
 /* nn_conv.c: the input checks Conv and ConvTranspose share (arity, dtypes, 4-D X) */
 weft_status weft_nn_conv_inputs(weft_graph *g, const weft_gnode *n, const char *what, const weft_gvalue **X,
                                 const weft_gvalue **W, const weft_gvalue **B);

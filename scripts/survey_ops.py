@@ -87,17 +87,86 @@ cases = {
  "reciprocal_div": (M(lambda s,x: 1.0/(x.abs()+1)), img),
  "bool_logic": (M(lambda s,x: ((x>0)&(x<1)|(x<-1)).float()*x), img),
  "pow_sq": (M(lambda s,x: x.pow(2)+x**3), img),
+ # second batch: more forms exporters produce, and opsets 14-17
+ "gather_elements": (M(lambda s,x: torch.gather(x, 1, x.abs().argsort(1)[:, :4])), img),
+ "index_select": (M(lambda s,x: x.index_select(1, torch.tensor([0, 3, 5]))), img),
+ "embedding": (M(lambda s,x: s.m[0]((x[:, 0, 0, :].abs()*3).long()), [nn.Embedding(50, 12)]), img),
+ "masked_fill": (M(lambda s,x: x.masked_fill(x > 0.5, -1e4)), img),
+ "triu": (M(lambda s,x: torch.triu(x)), img, 14),
+ "tril_mask": (M(lambda s,x: x.masked_fill(torch.ones(16, 16).tril() == 0, float('-inf')).softmax(-1)), img, 14),
+ "sort": (M(lambda s,x: x.sort(-1)[0]), img),
+ "topk_axis1": (M(lambda s,x: x.topk(3, dim=1)[0]), img),
+ "topk_idx": (M(lambda s,x: x.flatten(1).topk(5)[1].float()), img),
+ "one_hot": (M(lambda s,x: F.one_hot((x[:, 0].abs()*2).long().clamp(max=7), 8).float()), img),
+ "glu": (M(lambda s,x: F.glu(x, 1)), img),
+ "hardshrink": (M(lambda s,x: F.hardshrink(x, 0.5)), img),
+ "softshrink": (M(lambda s,x: F.softshrink(x, 0.5)), img),
+ "tanhshrink": (M(lambda s,x: F.tanhshrink(x)), img),
+ "logsigmoid": (M(lambda s,x: F.logsigmoid(x)), img),
+ "lrn": (M(lambda s,x: F.local_response_norm(x, 5)), img),
+ "unfold": (M(lambda s,x: F.unfold(x, 3, padding=1)), img),
+ "avgpool_ceil": (M(lambda s,x: F.avg_pool2d(x, 3, stride=2, ceil_mode=True)), img),
+ "avgpool_noinc": (M(lambda s,x: F.avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=False)), img),
+ "maxpool_dil": (M(lambda s,x: F.max_pool2d(x, 3, stride=1, dilation=2)), img),
+ "maxpool_idx": (M(lambda s,x: F.max_pool2d(x, 2, return_indices=True)[1].float()), img),
+ "bicubic": (M(lambda s,x: F.interpolate(x, scale_factor=2, mode='bicubic', align_corners=False)), img),
+ "bilinear_ac": (M(lambda s,x: F.interpolate(x, size=(24, 20), mode='bilinear', align_corners=True)), img),
+ "grid_sample": (M(lambda s,x: F.grid_sample(x, torch.tanh(x[:, :2].permute(0, 2, 3, 1)), align_corners=False)), img, 16),
+ "pad_replicate": (M(lambda s,x: F.pad(x, (1, 2, 1, 2), mode='replicate')), img),
+ "remainder": (M(lambda s,x: torch.remainder(x, 0.7) + torch.fmod(x, 0.7)), img),
+ "floor_divide": (M(lambda s,x: torch.div(x, 0.3, rounding_mode='floor')), img),
+ "amax_amin": (M(lambda s,x: x.amax((2, 3)) - x.amin((2, 3))), img),
+ "any_all": (M(lambda s,x: (x > 0).any(1).float() + (x > -2).all(1).float()), img),
+ "isnan_isinf": (M(lambda s,x: torch.isnan(torch.log(x)).float() + torch.isinf(x * 1e30 * 1e30).float()), img),
+ "mish_softplus_big": (M(lambda s,x: F.mish(x * 40) + F.softplus(x * 60)), img),
+ "trig": (M(lambda s,x: torch.atan(x) + torch.tan(x * 0.3) + torch.asin(x.clamp(-1, 1)) + torch.acos(x.clamp(-1, 1))), img),
+ "log_variants": (M(lambda s,x: torch.log1p(x.abs()) + torch.log2(x.abs() + 1)), img),
+ "xor": (M(lambda s,x: torch.logical_xor(x > 0, x < 0.5).float()), img),
+ "mha": (M(lambda s,x: s.m[0](x.flatten(2).transpose(1, 2), x.flatten(2).transpose(1, 2), x.flatten(2).transpose(1, 2))[0],
+           [nn.MultiheadAttention(8, 2, batch_first=True)]), img),
+ "layernorm17": (M(lambda s,x: s.m[0](x.permute(0, 2, 3, 1)), [nn.LayerNorm(8)]), img, 17),
+ "reduce_opset17": (M(lambda s,x: x.mean(1) + x.sum(2, keepdim=True).squeeze(2) + x.amax(3)), img, 17),
+ "split_opset17": (M(lambda s,x: sum(x.split([2, 6], 1)[i].sum(1) for i in range(2))), img, 17),
+ "hardswish17": (M(lambda s,x: F.hardswish(x) + F.hardsigmoid(x)), img, 17),
+ "batchnorm17": (M(lambda s,x: s.m[0](x), [nn.BatchNorm2d(8).eval()]), img, 17),
+ "group_norm17": (M(lambda s,x: s.m[0](x), [nn.GroupNorm(2, 8)]), img, 17),
+ "repeat_interleave": (M(lambda s,x: x.repeat_interleave(2, dim=1)), img),
+ "unflatten_permute": (M(lambda s,x: x.flatten(2).reshape(1, 8, 4, 64).permute(0, 3, 1, 2).contiguous()), img),
+ "clamp_tensor": (M(lambda s,x: torch.clamp(x, min=x.mean(), max=x.max())), img),
+ "std_mean": (M(lambda s,x: torch.std_mean(x, 1)[0] + torch.var_mean(x, (2, 3), unbiased=False)[1].unsqueeze(-1).unsqueeze(-1)), img),
+ "conv3d_k3": (M(lambda s,x: s.m[0](x.unsqueeze(2).repeat(1, 1, 4, 1, 1)), [nn.Conv3d(8, 4, 3, padding=1)]), img),
+ "maxpool3d": (M(lambda s,x: F.max_pool3d(x.unsqueeze(2).repeat(1, 1, 4, 1, 1), 2)), img),
+ "avgpool3d_global": (M(lambda s,x: F.adaptive_avg_pool3d(x.unsqueeze(2).repeat(1, 1, 4, 1, 1), 1)), img),
+ "convtranspose_grouped": (M(lambda s,x: s.m[0](x), [nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=4)]), img),
+ "conv_grouped": (M(lambda s,x: s.m[0](x), [nn.Conv2d(8, 16, 3, padding=1, groups=2)]), img),
+ "conv_asym_pad": (M(lambda s,x: s.m[0](F.pad(x, (0, 1, 0, 1))), [nn.Conv2d(8, 8, 3, stride=2)]), img),
+ "conv_nobias_rect": (M(lambda s,x: s.m[0](x), [nn.Conv2d(8, 8, (1, 7), padding=(0, 3), bias=False)]), img),
+ "conv_rect_stride": (M(lambda s,x: s.m[0](x), [nn.Conv2d(8, 12, (3, 5), stride=(2, 1), padding=(1, 2))]), img),
+ "cumsum_rev": (M(lambda s,x: x.flip(1).cumsum(1).flip(1)), img),
+ "expand_mul_int": (M(lambda s,x: x * torch.arange(16).float()), img),
+ "layernorm_noaffine": (M(lambda s,x: F.layer_norm(x, (16,))), img),
+ "instancenorm_noaffine": (M(lambda s,x: F.instance_norm(x)), img),
+ "mean_var_norm": (M(lambda s,x: (x - x.mean((0, 2, 3), keepdim=True)) / (x.var((0, 2, 3), keepdim=True, unbiased=False) + 1e-5).sqrt()), img),
+ "pow_frac": (M(lambda s,x: x.abs().pow(0.5) + x.abs().pow(1.7)), img),
+ "sqrt_ints": (M(lambda s,x: x / torch.tensor(x.shape[-1]).float().sqrt()), img),
+ "narrow_step": (M(lambda s,x: x[:, ::2, 1::3, 2:15:2]), img),
+ "stack_unbind": (M(lambda s,x: torch.stack(x.unbind(1)[::-1], 1)), img),
+ "cat_neg": (M(lambda s,x: torch.cat([x, -x], -1)), img),
+ "softplus_beta": (M(lambda s,x: F.softplus(x * 20, beta=2)), img),
+ "relu6": (M(lambda s,x: F.relu6(x * 4)), img),
+ "rrelu_eval": (M(lambda s,x: F.rrelu(x, training=False)), img),
 }
 
 
 def export(out, names):
     os.makedirs(out, exist_ok=True)
     for n in names:
-        m, inp = cases[n]
+        m, inp = cases[n][:2]
+        opset = cases[n][2] if len(cases[n]) > 2 else 13
         x = inp()
         try:
             p = os.path.join(out, n)
-            torch.onnx.export(m.eval(), (x,), p + ".onnx", opset_version=13, input_names=["in0"], output_names=["out0"])
+            torch.onnx.export(m.eval(), (x,), p + ".onnx", opset_version=opset, input_names=["in0"], output_names=["out0"])
             with torch.no_grad():
                 y = m(x)
             x.numpy().tofile(p + ".in0.bin")

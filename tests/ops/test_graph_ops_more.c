@@ -1,6 +1,9 @@
 /* Graph operator registry, part 3: ops that exported models use beyond the core set — PRelu,
  * Elu, Selu, Celu, Sign, Floor, Ceil, Round, Sin, Cos; ReduceProd, ReduceL1, ReduceL2,
- * ReduceSumSquare, ReduceLogSumExp; Tile; ArgMax, ArgMin; CumSum — and their errors.
+ * ReduceSumSquare, ReduceLogSumExp; Tile; ArgMax, ArgMin; CumSum; Tan, Asin, Acos, Atan, Sinh,
+ * Cosh, Asinh, Acosh, Atanh, Softsign, Softplus, Mish, Shrink, ThresholdedRelu; Mod (fmod 0/1), Xor,
+ * IsNaN, IsInf, Sum, Mean, Clip with run-time bounds, Trilu, OneHot, GatherElements — and their
+ * errors.
  *
  * Every case of the table runs twice against the same hand-computed double reference: the
  * node alone in the interpreter (the harness), then as a one-node model through the public API
@@ -22,7 +25,7 @@
 #define MAXN 512
 
 /* Input data modes: values a case's X is filled with. */
-enum { D_RAND, D_ROUND, D_TIES, D_WIDE };
+enum { D_RAND, D_ROUND, D_TIES, D_WIDE, D_GE1, D_HUGE };
 
 typedef struct tcase tcase;
 struct tcase {
@@ -62,6 +65,8 @@ static double fill(int mode, int64_t i, uint32_t *seed)
     }
     case D_TIES: return (double)((i * 7 + i / 5) % 4); /* many equal values: first/last index matter */
     case D_WIDE: return 4.0 * r;
+    case D_GE1: return 1.0 + 4.0 * fabs(r); /* Acosh's domain */
+    case D_HUGE: return 120.0 * r;           /* exp(x) overflows float: Softplus, Mish */
     default: return r;
     }
 }
@@ -139,6 +144,20 @@ static double unary_ref(const char *op, double x)
     }
     if (!strcmp(op, "Sin")) return sin(x);
     if (!strcmp(op, "Cos")) return cos(x);
+    if (!strcmp(op, "Tan")) return tan(x);
+    if (!strcmp(op, "Atan")) return atan(x);
+    if (!strcmp(op, "Asin")) return asin(x);
+    if (!strcmp(op, "Acos")) return acos(x);
+    if (!strcmp(op, "Sinh")) return sinh(x);
+    if (!strcmp(op, "Cosh")) return cosh(x);
+    if (!strcmp(op, "Asinh")) return asinh(x);
+    if (!strcmp(op, "Acosh")) return acosh(x);
+    if (!strcmp(op, "Atanh")) return atanh(x);
+    if (!strcmp(op, "Softsign")) return x / (1 + fabs(x));
+    if (!strcmp(op, "Softplus")) return x > 30 ? x : log1p(exp(x));
+    if (!strcmp(op, "Mish")) return x * tanh(x > 30 ? x : log1p(exp(x)));
+    if (!strcmp(op, "Shrink")) return x < -0.25 ? x + 0.5 : x > 0.25 ? x - 0.5 : 0; /* lambd 0.25, bias 0.5 */
+    if (!strcmp(op, "ThresholdedRelu")) return x > 0.3 ? x : 0;                    /* alpha 0.3 */
     fail_msg("no reference for %s", op);
     return 0;
 }
@@ -282,6 +301,20 @@ static const tcase cases[] = {
     UN("Round", D_ROUND, .n_attrs = 0),
     UN("Sin", D_WIDE, .n_attrs = 0),
     UN("Cos", D_WIDE, .n_attrs = 0),
+    UN("Tan", D_RAND, .n_attrs = 0),
+    UN("Atan", D_WIDE, .n_attrs = 0),
+    UN("Asin", D_RAND, .n_attrs = 0),
+    UN("Acos", D_RAND, .n_attrs = 0),
+    UN("Sinh", D_WIDE, .n_attrs = 0),
+    UN("Cosh", D_WIDE, .n_attrs = 0),
+    UN("Asinh", D_WIDE, .n_attrs = 0),
+    UN("Acosh", D_GE1, .n_attrs = 0),
+    UN("Atanh", D_RAND, .n_attrs = 0),
+    UN("Softsign", D_WIDE, .n_attrs = 0),
+    UN("Softplus", D_HUGE, .n_attrs = 0),
+    UN("Mish", D_HUGE, .n_attrs = 0),
+    UN("Shrink", D_RAND, .n_attrs = 2, .attrs = {AF("lambd", 0.25), AF("bias", 0.5)}),
+    UN("ThresholdedRelu", D_RAND, .n_attrs = 1, .attrs = {AF("alpha", 0.3)}),
     /* axes as an attribute (opset < 18) and as an input (opset 18); no axes: all dims */
     {.label = "ReduceProd axes=[1] keep", .op = "ReduceProd", X234, .xt = F32, .build = build_plain,
      .ref = ref_reduce, .n_axes = 1, .axes = {1}, .keep = true, .n_attrs = 1, .attrs = {AIS("axes", 1, 1)}},
@@ -489,6 +522,138 @@ static void test_elementwise_fuse_into_matmul(void **state)
     }
 }
 
+/* ---- ops of several inputs or non-float outputs, through the public API ------------------------ */
+
+static void fx_assert_shape_g(const weft_graph *g, weft_value v, int ndim, const int64_t *shape)
+{
+    int64_t s[8];
+    assert_int_equal(weft_graph_value_shape(g, v, s), ndim);
+    for (int d = 0; d < ndim; d++)
+        if (s[d] != shape[d]) fail_msg("dim %d: %lld, expected %lld", d, (long long)s[d], (long long)shape[d]);
+}
+
+/* Compiles g (outputs set) for target at threads, runs it on the inputs, fills the outputs. */
+static void run_graph(weft_graph *g, const char *target, int threads, const void *const *in, void *const *out)
+{
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    o.target = target;
+    weft_status st = weft_model_compile(g, &o, &m);
+    if (st != WEFT_OK) fail_msg("compile (%s): %s", target, weft_last_error());
+    st = weft_model_run(m, in, out);
+    weft_model_destroy(m);
+    if (st != WEFT_OK) fail_msg("run (%s): %s", target, weft_last_error());
+}
+
+#define NX 24 /* x, y: [2, 3, 4] */
+
+/* Mod (fmod 0 on int64, fmod 1 on float and int64), Xor, IsNaN, IsInf (each direction), Sum,
+ * Mean, Clip with run-time bounds, Trilu (upper, lower, k), OneHot (negative and out-of-range
+ * indices, axis 1), GatherElements (axis 1, negative indices): interpreter and LLVM at 1 and 2
+ * threads against C loops; floats within TOL, integers and booleans exactly. */
+static void test_multi_input_ops(void **state)
+{
+    (void)state;
+    static const char *const targets[3] = {"interp", "llvm", "llvm"};
+    float x[NX], y[NX], lo = -0.3f, hi = 0.45f;
+    int64_t xi[NX], yi[NX], ids[6] = {0, 3, -1, 5, -4, 2}, gidx[2 * 2 * 4];
+    for (int i = 0; i < NX; i++) {
+        x[i] = (float)((i * 37) % 23) / 4.0f - 2.9f;
+        y[i] = (float)((i * 11) % 7) / 3.0f + 0.4f;
+        if (i % 5 == 0) y[i] = -y[i];
+        xi[i] = (i * 29) % 17 - 8;
+        yi[i] = i % 3 == 0 ? -3 : (i % 4) + 2;
+    }
+    x[3] = NAN, x[7] = INFINITY, x[8] = -INFINITY;
+    for (int i = 0; i < 16; i++) gidx[i] = (i * 5) % 6 - 3; /* -3..2 over an axis of 3 */
+    for (int t = 0; t < 3; t++) {
+        weft_graph *g = NULL;
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        weft_value vx, vy, vxi, vyi, vlo, vhi, vid, vdepth, vvals, vk, vgi, r[16];
+        assert_int_equal(weft_graph_add_input(g, "x", F32, 3, SHAPE(2, 3, 4), &vx), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "y", F32, 3, SHAPE(2, 3, 4), &vy), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "xi", I64, 3, SHAPE(2, 3, 4), &vxi), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "yi", I64, 3, SHAPE(2, 3, 4), &vyi), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "lo", F32, 0, NULL, &vlo), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "hi", F32, 1, SHAPE(1), &vhi), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "ids", I64, 2, SHAPE(2, 3), &vid), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "gidx", I64, 3, SHAPE(2, 2, 4), &vgi), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "depth", I64, 0, NULL, (const int64_t[]){4}, &vdepth), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "vals", F32, 1, SHAPE(2), (const float[]){-1.0f, 2.5f}, &vvals),
+                         WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "k", I64, 1, SHAPE(1), (const int64_t[]){-1}, &vk), WEFT_OK);
+        weft_value bx, by;
+        assert_int_equal(weft_graph_add_op(g, "IsNaN", "bx", 1, &vx, 0, NULL, 1, &bx), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Greater", "by", 2, VALS(vy, vx), 0, NULL, 1, &by), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Mod", "modi", 2, VALS(vxi, vyi), 0, NULL, 1, &r[0]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Mod", "fmodi", 2, VALS(vxi, vyi), 1, ATTRS(attr_i("fmod", 1)), 1, &r[1]),
+                         WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Mod", "fmodf", 2, VALS(vx, vy), 1, ATTRS(attr_i("fmod", 1)), 1, &r[2]),
+                         WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Xor", "xor", 2, VALS(bx, by), 0, NULL, 1, &r[3]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "IsInf", "inf", 1, &vx, 0, NULL, 1, &r[4]), WEFT_OK);
+        assert_int_equal(
+            weft_graph_add_op(g, "IsInf", "ninf", 1, &vx, 1, ATTRS(attr_i("detect_positive", 0)), 1, &r[5]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Sum", "sum", 3, VALS(vx, vy, vy), 0, NULL, 1, &r[6]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Mean", "mean", 3, VALS(vy, vy, vx), 0, NULL, 1, &r[7]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Clip", "clip", 3, VALS(vy, vlo, vhi), 0, NULL, 1, &r[8]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "Trilu", "triu", 1, &vy, 0, NULL, 1, &r[9]), WEFT_OK);
+        assert_int_equal(
+            weft_graph_add_op(g, "Trilu", "tril", 2, VALS(vy, vk), 1, ATTRS(attr_i("upper", 0)), 1, &r[10]), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "OneHot", "oh", 3, VALS(vid, vdepth, vvals), 1,
+                                           ATTRS(attr_i("axis", 1)), 1, &r[11]),
+                         WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "GatherElements", "ge", 2, VALS(vy, vgi), 1, ATTRS(attr_i("axis", 1)), 1,
+                                           &r[12]),
+                         WEFT_OK);
+        static const char *const names[13] = {"modi", "fmodi", "fmodf", "xor", "inf", "ninf", "sum",
+                                              "mean", "clip",  "triu",  "tril", "oh",  "ge"};
+        for (int k = 0; k < 13; k++) assert_int_equal(weft_graph_set_output(g, r[k], names[k]), WEFT_OK);
+        fx_assert_shape_g(g, r[11], 3, SHAPE(2, 4, 3));
+        fx_assert_shape_g(g, r[12], 3, SHAPE(2, 2, 4));
+        static int64_t omodi[NX], ofmodi[NX];
+        static float ofmodf[NX], osum[NX], omean[NX], oclip[NX], otriu[NX], otril[NX], ooh[24], oge[16];
+        static bool oxor[NX], oinf[NX], oninf[NX];
+        run_graph(g, targets[t], t == 2 ? 2 : 1, (const void *[]){x, y, xi, yi, &lo, &hi, ids, gidx},
+                  (void *[]){omodi, ofmodi, ofmodf, oxor, oinf, oninf, osum, omean, oclip, otriu, otril, ooh, oge});
+        weft_graph_destroy(g);
+        const char *where = targets[t];
+        for (int i = 0; i < NX; i++) {
+            int64_t m = xi[i] % yi[i];
+            if (m != 0 && (m < 0) != (yi[i] < 0)) m += yi[i];
+            if (omodi[i] != m) fail_msg("%s: Mod[%d] = %lld, expected %lld", where, i, (long long)omodi[i], (long long)m);
+            if (ofmodi[i] != xi[i] % yi[i]) fail_msg("%s: Mod fmod=1 [%d]", where, i);
+            if (isfinite(x[i]) && fabs(ofmodf[i] - fmod(x[i], y[i])) > TOL)
+                fail_msg("%s: Mod float [%d] = %g, expected %g", where, i, ofmodf[i], fmod(x[i], y[i]));
+            if (oxor[i] != (isnan(x[i]) != (y[i] > x[i]))) fail_msg("%s: Xor[%d]", where, i);
+            if (oinf[i] != (isinf(x[i]) != 0)) fail_msg("%s: IsInf[%d]", where, i);
+            if (oninf[i] != (isinf(x[i]) && x[i] < 0)) fail_msg("%s: IsInf negative only [%d]", where, i);
+            if (isfinite(x[i]) && fabs(osum[i] - ((double)x[i] + 2.0 * y[i])) > TOL * 8) fail_msg("%s: Sum[%d]", where, i);
+            if (isfinite(x[i]) && fabs(omean[i] - ((double)x[i] + 2.0 * y[i]) / 3) > TOL * 4)
+                fail_msg("%s: Mean[%d]", where, i);
+            if (oclip[i] != fminf(fmaxf(y[i], lo), hi)) fail_msg("%s: Clip[%d] = %g", where, i, oclip[i]);
+            int row = (i / 4) % 3, col = i % 4;
+            if (otriu[i] != (col >= row ? y[i] : 0.0f)) fail_msg("%s: Trilu upper [%d]", where, i);
+            if (otril[i] != (col - row <= -1 ? y[i] : 0.0f)) fail_msg("%s: Trilu lower k=-1 [%d]", where, i);
+        }
+        for (int b = 0; b < 2; b++) /* OneHot [2,3] -> [2,4,3]: ids 5 and -4... -4 + 4 = 0, 5 out of range */
+            for (int c = 0; c < 4; c++)
+                for (int j = 0; j < 3; j++) {
+                    int64_t id = ids[b * 3 + j], n = id < 0 ? id + 4 : id;
+                    float want = n == c ? 2.5f : -1.0f;
+                    if (ooh[(b * 4 + c) * 3 + j] != want) fail_msg("%s: OneHot[%d,%d,%d]", where, b, c, j);
+                }
+        for (int b = 0; b < 2; b++)
+            for (int j = 0; j < 2; j++)
+                for (int c = 0; c < 4; c++) {
+                    int64_t id = gidx[(b * 2 + j) * 4 + c];
+                    if (id < 0) id += 3;
+                    if (oge[(b * 2 + j) * 4 + c] != y[(b * 3 + id) * 4 + c]) fail_msg("%s: GatherElements", where);
+                }
+    }
+}
+
 /* ---- errors -------------------------------------------------------------------------------- */
 
 /* Adding op on inputs in must fail with want, naming the op, the node and `what`. */
@@ -545,6 +710,28 @@ static void test_errors(void **state)
     expect_error(f, "CumSum", "cs3", 2, VALS(x, one), 1, ATTRS(attr_i("reverse", 2)), WEFT_ERR_INVALID_ARG,
                  "reverse");
     expect_error(f, "CumSum", "cs4", 1, &x, 0, NULL, WEFT_ERR_INVALID_ARG, NULL);
+    /* Mod: floats need fmod=1; Xor takes booleans; IsNaN floats */
+    expect_error(f, "Mod", "mod", 2, VALS(x, x), 0, NULL, WEFT_ERR_INVALID_ARG, "fmod");
+    expect_error(f, "Xor", "xor", 2, VALS(x, x), 0, NULL, WEFT_ERR_INVALID_ARG, "input A");
+    expect_error(f, "IsNaN", "isnan", 1, &xi, 0, NULL, WEFT_ERR_INVALID_ARG, "input X");
+    /* Clip: a run-time bound must be one element of X's dtype */
+    expect_error(f, "Clip", "clip", 2, VALS(x, fx_input(f, "lo3", F32, 1, SHAPE(3))), 0, NULL, WEFT_ERR_INVALID_ARG,
+                 "min");
+    /* Trilu: at least 2 dims, a constant k */
+    expect_error(f, "Trilu", "tr1", 1, VALS(fx_input(f, "v1", F32, 1, SHAPE(4))), 0, NULL, WEFT_ERR_SHAPE, "2 dims");
+    expect_error(f, "Trilu", "tr2", 2, VALS(x, fx_input(f, "kin", I64, 1, SHAPE(1))), 0, NULL, WEFT_ERR_UNSUPPORTED,
+                 "k");
+    /* OneHot: a constant depth >= 1, values [2] */
+    weft_value ohv = fx_const_f32(f, "ohv", 1, SHAPE(2), (const float[]){0, 1});
+    weft_value oh3 = fx_const_f32(f, "oh3", 1, SHAPE(3), (const float[]){0, 1, 2});
+    expect_error(f, "OneHot", "oh1", 3, VALS(xi, fx_input(f, "din", I64, 0, NULL), ohv), 0, NULL,
+                 WEFT_ERR_UNSUPPORTED, "depth");
+    expect_error(f, "OneHot", "oh2", 3, VALS(xi, one, oh3), 0, NULL, WEFT_ERR_SHAPE, "values");
+    expect_error(f, "OneHot", "oh3", 3, VALS(xi, fx_const_i64(f, "zero", 1, SHAPE(0)), ohv), 0, NULL,
+                 WEFT_ERR_INVALID_ARG, "depth");
+    /* GatherElements: indices of X's rank, integer */
+    expect_error(f, "GatherElements", "ge1", 2, VALS(x, xi), 0, NULL, WEFT_ERR_SHAPE, "indices");
+    expect_error(f, "GatherElements", "ge2", 2, VALS(x, x), 0, NULL, WEFT_ERR_INVALID_ARG, "indices");
 }
 
 int main(void)
@@ -555,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_cases_llvm),
         cmocka_unit_test(test_reduce_prod_of_shape_folds),
         cmocka_unit_test(test_elementwise_fuse_into_matmul),
+        cmocka_unit_test(test_multi_input_ops),
         cmocka_unit_test_setup_teardown(test_errors, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
