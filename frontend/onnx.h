@@ -10,6 +10,8 @@
  *                  DepthToSpace / SpaceToDepth -> Reshape + Transpose, InstanceNormalization
  *                  -> reductions and elementwise ops).
  *   onnx_einsum.c  Einsum -> Transpose, Reshape, ReduceSum and one MatMul.
+ *   onnx_conv3d.c  3-D Conv / MaxPool / AveragePool -> the 2-D ops; LRN -> AveragePool over
+ *                  channels and elementwise ops.
  *
  * The protobuf-c message owns every string and array read here; the loader borrows them until
  * it frees the message at the end of the load. Every field is validated before use: a file
@@ -77,6 +79,12 @@ weft_status weft_onnx_add_op1(weft_graph *g, const char *op, const char *nname, 
  * (called by weft_onnx_decompose); refuses equations it cannot express with the node named. */
 weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,
                              const weft_attr *attrs, int n_out, weft_value *outs);
+/* onnx_conv3d.c: Conv, MaxPool and AveragePool on a 5-D input [N, C, D, H, W] as the 2-D ops
+ * (Conv: depth taps as input channels of one 2-D Conv; pools: a 2-D pool over (H, W), then one
+ * over D), and LRN as an AveragePool over channels (called by weft_onnx_decompose). Other nodes:
+ * *done = false and WEFT_OK. Refuses what it cannot express with the node and attribute named. */
+weft_status weft_onnx_conv3d(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
+                             int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
 
 /* "[2, 3, 4]" into buf (truncated to fit). */
 void weft_onnx_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);

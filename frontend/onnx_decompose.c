@@ -542,6 +542,8 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
     *done = false;
     int64_t xs[8];
     if (strcmp(op_type, "Dropout") == 0 && n_out <= 2) return dropout_identity(g, nname, n_in, ins, n_out, outs, done);
+    weft_status rc3 = weft_onnx_conv3d(g, op_type, nname, n_in, ins, n_attrs, attrs, n_out, outs, done);
+    if (rc3 != WEFT_OK || *done) return rc3;
     if (is_lift_op(op_type) && n_in >= 1 && ins[0] >= 0 && n_out == 1 && weft_graph_value_shape(g, ins[0], xs) == 3)
         return lift_1d(g, op_type, nname, n_in, ins, n_attrs, attrs, outs, done);
     if (strcmp(op_type, "DepthToSpace") == 0 || strcmp(op_type, "SpaceToDepth") == 0)

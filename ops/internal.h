@@ -34,6 +34,9 @@ typedef struct weft_window2d {
     int64_t in[2], k[2], s[2], d[2];
     int64_t pb[2], pe[2];
     int64_t out[2];
+    /* pooling with ceil_mode=1: the padding added past pe[i] (already in pe[i]) so the last
+     * window fits; it is never counted in an average's divisor */
+    int64_t ceil_extra[2];
 } weft_window2d;
 
 /* A 2-D convolution as ops/nn_conv.c builds it: the one definition behind the graph's Conv and

@@ -87,10 +87,16 @@ static weft_status window_params(const weft_gnode *n, const int64_t *in_hw, cons
                 WEFT_ERR_SHAPE, n, "kernel %s (dilated %s) is larger than the padded input: input %s, pads %s",
                 weft_nn_shape_str(2, w->k).s, weft_nn_shape_str(2, keff).s, weft_nn_shape_str(2, w->in).s,
                 weft_nn_shape_str(4, (int64_t[]){w->pb[0], w->pb[1], w->pe[0], w->pe[1]}).s);
-        if (ceil_mode && span % w->s[i] != 0)
-            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
-                                "ceil_mode=1 is not supported (it changes the output size here)");
         w->out[i] = span / w->s[i] + 1;
+        if (ceil_mode && span % w->s[i] != 0) {
+            /* one more window, unless it would start past the input and the begin padding
+             * (PyTorch's and ONNX Runtime's rule); the end padding grows to hold it */
+            int64_t o = span / w->s[i] + 2;
+            if ((o - 1) * w->s[i] >= w->in[i] + w->pb[i]) o--;
+            int64_t extra = (o - 1) * w->s[i] + keff[i] - (w->in[i] + w->pb[i] + w->pe[i]);
+            w->out[i] = o;
+            if (extra > 0) w->ceil_extra[i] = extra, w->pe[i] += extra;
+        }
     }
     return WEFT_OK;
 }
@@ -576,14 +582,17 @@ weft_status weft_nn_pool_infer(weft_graph *g, const weft_gnode *n)
     return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], X->shape[1], w.out[0], w.out[1]});
 }
 
-/* Taps of an average window along one dim that fall inside the input (count_include_pad=0):
- * min(v*s - pb + k, in) - max(v*s - pb, 0). */
-static const weft_expr *valid_taps(weft_arena *a, const weft_expr *v, const window *w, int i)
+/* Taps of an average window along one dim that count in its divisor: those inside the input
+ * (count_include_pad=0), min(v*s - pb + k, in) - max(v*s - pb, 0); or (count_include_pad=1)
+ * those inside the padded input but not in ceil_mode's extra end padding, min(v*s - pb + k,
+ * in + pe) - (v*s - pb). */
+static const weft_expr *valid_taps(weft_arena *a, const weft_expr *v, const window *w, int i, bool incl)
 {
     const weft_expr *base = w->s[i] == 1 ? v : weft_mul(a, v, weft_i64(a, w->s[i]));
     const weft_expr *start = weft_sub(a, base, weft_i64(a, w->pb[i]));
-    const weft_expr *end = weft_min(a, weft_add(a, start, weft_i64(a, w->k[i])), weft_i64(a, w->in[i]));
-    return weft_sub(a, end, weft_max(a, start, weft_i64(a, 0)));
+    int64_t limit = incl ? w->in[i] + w->pe[i] - w->ceil_extra[i] : w->in[i];
+    const weft_expr *end = weft_min(a, weft_add(a, start, weft_i64(a, w->k[i])), weft_i64(a, limit));
+    return weft_sub(a, end, incl ? start : weft_max(a, start, weft_i64(a, 0)));
 }
 
 weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
@@ -618,10 +627,12 @@ weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_
             weft_nn_axes(Y, idx);
             const weft_expr *sum = weft_tload(a, R, 4, idx), *v;
             bool padded = w.pb[0] || w.pb[1] || w.pe[0] || w.pe[1];
-            if (!padded || weft_gnode_attr_int(n, "count_include_pad", 0) != 0) {
+            bool incl = weft_gnode_attr_int(n, "count_include_pad", 0) != 0;
+            if (!padded || (incl && !w.ceil_extra[0] && !w.ceil_extra[1])) {
                 v = weft_mul(a, sum, weft_f32(a, 1.0 / (double)(w.k[0] * w.k[1])));
             } else {
-                const weft_expr *cnt = weft_mul(a, valid_taps(a, idx[2], &w, 0), valid_taps(a, idx[3], &w, 1));
+                const weft_expr *cnt =
+                    weft_mul(a, valid_taps(a, idx[2], &w, 0, incl), valid_taps(a, idx[3], &w, 1, incl));
                 v = weft_div(a, sum, weft_cast(a, WEFT_F32, cnt));
             }
             weft_te_set_body(Y, WEFT_REDUCE_NONE, v);

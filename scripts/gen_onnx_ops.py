@@ -3,6 +3,7 @@
 (Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode,
 Range, Dropout with its mask; 1-D Conv / ConvTranspose / MaxPool / AveragePool / global pools,
 DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNorm's export of it; Einsum;
+3-D Conv / MaxPool / AveragePool and LRN;
 Resize in modes nearest, linear and cubic), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
@@ -58,7 +59,7 @@ def seeded(build):
         m = build()
         with torch.no_grad():
             for mod in m.modules():
-                if isinstance(mod, (nn.BatchNorm1d, nn.InstanceNorm1d, nn.InstanceNorm2d, nn.GroupNorm)):
+                if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm3d, nn.InstanceNorm1d, nn.InstanceNorm2d, nn.GroupNorm)):
                     if mod.weight is not None:
                         mod.weight.uniform_(0.5, 1.5)
                         mod.bias.uniform_(-0.5, 0.5)
@@ -179,7 +180,59 @@ TORCH_CASES = {
     "instancenorm2d": (seeded(lambda: nn.InstanceNorm2d(4, affine=True)), (2, 4, 5, 6), 13),
     "instancenorm1d": (seeded(lambda: nn.InstanceNorm1d(4)), (2, 4, 9), 13),
     "groupnorm": (seeded(lambda: nn.GroupNorm(4, 8)), (2, 8, 3, 5), 13),
+    # TopK (ops/nn_topk.c): an axis that is not the last, indices (as floats), a full sort (K from
+    # Shape, folded at import), the smallest with both outputs used
+    "topk_dim1": (lambda: Fn(lambda x: x.topk(3, dim=1)[0]), (4, 16, 6), 13),
+    "topk_flatten_indices": (lambda: Fn(lambda x: x.flatten(1).topk(5)[1].float()), (2, 8, 16), 13),
+    "sort_last": (lambda: Fn(lambda x: x.sort(-1)[0]), (6, 40), 13),
+    "topk_smallest_sum": (lambda: Fn(lambda x: x.topk(2, dim=-1, largest=False)[0] +
+                                     x.topk(2, dim=-1, largest=False)[1].float()), (8, 50), 13),
+    # 3-D convs and pools, LRN (frontend/onnx_conv3d.c)
+    "conv3d_pad": (seeded(lambda: nn.Conv3d(3, 4, 3, padding=1)), (2, 3, 4, 5, 6), 13),
+    "conv3d_s_d_g": (seeded(lambda: nn.Conv3d(4, 6, 3, stride=(1, 2, 2), dilation=(2, 1, 1), groups=2, bias=False)),
+                     (1, 4, 7, 7, 8), 13),
+    "conv3d_temporal": (seeded(lambda: nn.Conv3d(4, 5, (3, 1, 1), stride=(2, 1, 1), padding=(1, 0, 0))),
+                        (1, 4, 6, 5, 5), 13),
+    "conv3d_spatial": (seeded(lambda: nn.Conv3d(3, 4, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))),
+                       (2, 3, 3, 7, 6), 13),
+    "conv3d_bn_relu": (seeded(lambda: nn.Sequential(nn.Conv3d(3, 8, 3, padding=1, bias=False), nn.BatchNorm3d(8),
+                                                    nn.ReLU())), (1, 3, 4, 6, 6), 13),
+    "maxpool3d": (lambda: nn.MaxPool3d(2), (1, 3, 4, 6, 8), 13),
+    "maxpool3d_s2_p1": (lambda: nn.MaxPool3d(3, 2, padding=1), (2, 2, 5, 7, 6), 13),
+    "maxpool3d_ceil": (lambda: nn.MaxPool3d((2, 3, 3), (2, 2, 2), ceil_mode=True), (1, 2, 5, 8, 7), 13),
+    "avgpool3d_incl": (lambda: nn.AvgPool3d(3, (1, 2, 2), padding=1, count_include_pad=True), (1, 3, 4, 6, 7), 13),
+    "avgpool3d_excl": (lambda: nn.AvgPool3d(3, 2, padding=1, count_include_pad=False), (2, 2, 5, 6, 7), 13),
+    "local_response_norm": (lambda: Fn(lambda x: torch_lrn(x, 5, alpha=0.5, beta=0.75, k=1.5)), (2, 7, 4, 5), 13),
+    # weights computed at run time (from the input): the Transpose + Reshape path, not a new constant
+    "conv3d_runtime_w": (lambda: Fn(lambda x: F.conv3d(x, x * 0.5, padding=(1, 2, 2))), (1, 2, 3, 5, 5), 13),
+    # elementwise and index ops (ops/nn_elementwise.c, ops/nn_index.c): inverse trig as Cephes
+    # polynomials, overflow-safe Softplus/Mish, Mod fmod=1, Xor, Trilu (opset 14), OneHot,
+    # GatherElements with constant indices, Clip with run-time bounds
+    "trig_inverse": (lambda: Fn(lambda x: torch.atan(x * 3) + torch.asin(x.clamp(-0.99, 0.99))
+                                + torch.acos(x.clamp(-0.99, 0.99)) + torch.tan(x * 0.4)), (2, 3, 4, 5), 13),
+    "mish_softsign_big": (lambda: Fn(lambda x: F.mish(x * 40) + F.softsign(x) + F.softplus(x * 60)), (2, 3, 4, 5), 13),
+    "fmod_xor": (lambda: Fn(lambda x: torch.fmod(x, 0.7) + torch.logical_xor(x > 0, x < 0.5).float()), (2, 3, 4, 5), 13),
+    "triu_tril": (lambda: Fn(lambda x: torch.triu(x, 1) + 2 * torch.tril(x, -1)), (2, 3, 5, 4), 14),
+    "one_hot": (lambda: Fn(lambda x: F.one_hot((x.abs() * 2).long().clamp(max=5), 6).float() * 0.5), (2, 7), 13),
+    "gather_elements": (lambda: Fn(lambda x: torch.gather(x, 2, torch.tensor([[[3, 0], [1, 1], [2, 3]]]).expand(2, 3, 2))),
+                        (2, 3, 4), 13),
+    # AveragePool with ceil_mode=1 (ResNet-D style shortcuts): the last window past the end,
+    # its divisor counting the padding (count_include_pad=1) or only the input (0)
+    "avgpool_ceil_incl": (lambda: nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=True), (1, 2, 8, 9), 13),
+    "avgpool_ceil_excl": (lambda: nn.AvgPool2d(2, 2, ceil_mode=True, count_include_pad=False), (1, 3, 5, 7), 13),
+    "clamp_tensor_bounds": (lambda: Fn(lambda x: torch.clamp(x, min=x.mean(), max=x.max() * 0.5)), (2, 3, 4, 5), 13),
 }
+
+
+def torch_lrn(x, size, alpha, beta, k):
+    """F.local_response_norm of a 4-D x as PyTorch 1.13 computes it (Pad + avg_pool3d over the
+    channels), with its squeeze(1) written as the reshape that follows it anyway: exported, the
+    squeeze becomes an If on the padded shape, which weft does not load."""
+    sizes = x.size()
+    div = x.mul(x).unsqueeze(1).view(sizes[0], 1, sizes[1], sizes[2], -1)
+    div = F.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+    div = F.avg_pool3d(div, (size, 1, 1), stride=1).reshape(sizes)
+    return x / div.mul(alpha).add(k).pow(beta)
 
 
 def hand_resize(name, shape, out_shape, mode, coord, nearest, ref_fn, scales=None):
@@ -197,6 +250,20 @@ def hand_resize(name, shape, out_shape, mode, coord, nearest, ref_fn, scales=Non
     graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), ref_fn
+
+
+def lrn_ref(size, alpha, beta, bias):
+    """ONNX LRN by its definition: x / (bias + alpha / size * sum of x^2 over channels
+    [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]) ^ beta."""
+    def ref(x):
+        sq = x.double() ** 2
+        lo, hi = (size - 1) // 2, size // 2
+        s = torch.zeros_like(sq)
+        for c in range(x.shape[1]):
+            s[:, c] = sq[:, max(0, c - lo):min(x.shape[1], c + hi + 1)].sum(1)
+        return (x.double() / (bias + alpha / size * s) ** beta).float()
+
+    return ref
 
 
 def hand_cases():
@@ -248,6 +315,43 @@ def hand_cases():
         graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="d2s", blocksize=2)], name, [x4],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
         yield name, shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), ref
+    # LRN (PyTorch exports Pad + a 5-D AveragePool instead): the ONNX formula, an odd and an
+    # even window (lopsided: floor((size - 1) / 2) channels before, ceil(...) after)
+    for name, shape, size, alpha, beta, bias in (("lrn", (2, 6, 4, 5), 5, 0.4, 0.75, 1.0),
+                                                 ("lrn_even_3d", (2, 7, 9), 4, 0.3, 0.6, 2.0)):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        graph = helper.make_graph([helper.make_node("LRN", ["x"], ["y"], name="lrn", size=size, alpha=alpha,
+                                                    beta=beta, bias=bias)], name, [x],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+        yield name, shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+            lrn_ref(size, alpha, beta, bias)
+    # 3-D Conv with auto_pad SAME_UPPER, then MaxPool with SAME_LOWER (odd totals: the extra pad
+    # goes after, then before); the reference pads explicitly (-inf for the pool)
+    shape, g = (1, 2, 6, 7, 5), torch.Generator().manual_seed(3)
+    w, b = torch.randn(3, 2, 3, 3, 3, generator=g) * 0.3, torch.randn(3, generator=g)
+
+    def same(ins, k, s, upper):
+        pads = []
+        for i, kk, ss in zip(ins, k, s):
+            tot = max(0, (-(-i // ss) - 1) * ss + kk - i)
+            lo = tot // 2 if upper else tot - tot // 2
+            pads = [lo, tot - lo] + pads  # F.pad order: last dim first
+        return pads
+
+    def conv_pool_same(t):
+        y = F.conv3d(F.pad(t, same(shape[2:], (3, 3, 3), (2, 1, 2), True)), w, b, stride=(2, 1, 2))
+        return F.max_pool3d(F.pad(y, same(y.shape[2:], (2, 2, 2), (1, 2, 2), False), value=-float("inf")), 2,
+                            (1, 2, 2))
+
+    out_shape = tuple(conv_pool_same(torch.zeros(shape)).shape)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", auto_pad="SAME_UPPER", strides=[2, 1, 2]),
+         helper.make_node("MaxPool", ["c"], ["y"], name="pool", auto_pad="SAME_LOWER", kernel_shape=[2, 2, 2],
+                          strides=[1, 2, 2])], "conv3d_same",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(w.numpy(), "w"), numpy_helper.from_array(b.numpy(), "b")])
+    yield "conv3d_same", shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), conv_pool_same
     # Pad-18-style axes input is not written: opset 13 is the export target
 
 

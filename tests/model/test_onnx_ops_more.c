@@ -1,0 +1,117 @@
+/* ONNX op coverage end to end, second part: TopK (ops/nn_topk.c), the elementwise and index ops
+ * of ops/nn_elementwise.c and ops/nn_index.c unseen models brought (inverse trig, Mish, Mod
+ * fmod=1, Xor, Trilu, OneHot, GatherElements, Clip with run-time bounds, AveragePool with
+ * ceil_mode), and 3-D Conv / MaxPool / AveragePool and LRN, which the frontend rewrites onto the
+ * 2-D ops (frontend/onnx_conv3d.c). Same check as test_onnx_ops.c: each committed model is
+ * compiled with default schedules, run at 1 and 2 threads (LLVM) and once in the interpreter,
+ *
+ *   max |weft - torch| <= 1e-4 * max(1, max |torch|)
+ *
+ * then the 3-D rewrites' errors and kernel count. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/onnx.h"
+#include "model/model_internal.h"
+#include "weft/graph.h"
+#include "weft/onnx.h"
+
+#include "onnx_ops_harness.h"
+
+#define CASES_3D(X)                                                                                                    \
+    X(conv3d_pad) X(conv3d_s_d_g) X(conv3d_temporal) X(conv3d_spatial) X(conv3d_bn_relu) X(maxpool3d)                  \
+    X(maxpool3d_s2_p1) X(maxpool3d_ceil) X(avgpool3d_incl) X(avgpool3d_excl) X(local_response_norm) X(lrn)            \
+    X(lrn_even_3d) X(conv3d_same) X(conv3d_runtime_w)
+CASES_3D(CASE)
+/* TopK (ops/nn_topk.c) */
+#define CASES_TOPK(X) X(topk_dim1) X(topk_flatten_indices) X(sort_last) X(topk_smallest_sum)
+CASES_TOPK(CASE)
+#define CASES_ELEM(X)                                                                                                  \
+    X(trig_inverse) X(mish_softsign_big) X(fmod_xor) X(triu_tril) X(one_hot) X(gather_elements) X(clamp_tensor_bounds)    \
+    X(avgpool_ceil_incl) X(avgpool_ceil_excl)
+CASES_ELEM(CASE)
+
+/* 3-D Conv / MaxPool / AveragePool and LRN (frontend/onnx_conv3d.c) refuse what they cannot
+ * express, naming the node and the attribute; x is [1, 2, 3, 4, 4], w [2, 2, 3, 3, 3]. */
+static bad_graph bad_new_5d(weft_value *w)
+{
+    static const float wd[2 * 2 * 3 * 3 * 3] = {0};
+    bad_graph b = {0};
+    assert_int_equal(weft_graph_create(&b.g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(b.g, "x", WEFT_TYPE_FLOAT32, 5, (int64_t[]){1, 2, 3, 4, 4}, &b.x), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(b.g, "w", WEFT_TYPE_FLOAT32, 5, (int64_t[]){2, 2, 3, 3, 3}, wd, w), WEFT_OK);
+    return b;
+}
+
+static void test_conv3d_bad(void **state)
+{
+    (void)state;
+    static const int64_t pads4[4] = {1, 1, 1, 1}, k3[3] = {2, 2, 2}, s0[3] = {1, 0, 1}, k2[2] = {2, 2};
+    const struct {
+        const char *op;
+        weft_attr at;
+        weft_status want;
+        const char *needle;
+    } cases[] = {
+        {"Conv", ints_attr("pads", 4, pads4), WEFT_ERR_INVALID_ARG, "pads has 4 elements, expected 6"},
+        {"Conv", str_attr("auto_pad", "SAME_MIDDLE"), WEFT_ERR_INVALID_ARG, "auto_pad='SAME_MIDDLE'"},
+        {"Conv", int_attr("group", 3), WEFT_ERR_INVALID_ARG, "group=3"},
+        {"Conv", ints_attr("kernel_shape", 3, k3), WEFT_ERR_SHAPE, "kernel_shape [2, 2, 2] does not match"},
+        {"MaxPool", ints_attr("strides", 3, s0), WEFT_ERR_INVALID_ARG, "kernel_shape is missing"},
+        {"AveragePool", ints_attr("kernel_shape", 2, k2), WEFT_ERR_INVALID_ARG, "kernel_shape has 2 elements"},
+        {"LRN", int_attr("bias", 1), WEFT_ERR_INVALID_ARG, "size is missing"},
+        {"LRN", int_attr("size", 0), WEFT_ERR_INVALID_ARG, "size=0"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        weft_value w;
+        bad_graph b = bad_new_5d(&w);
+        bool conv = strcmp(cases[c].op, "Conv") == 0;
+        decompose_fail(&b, cases[c].op, conv ? 2 : 1, (weft_value[]){b.x, w}, 1, &cases[c].at, cases[c].want,
+                       (const char *const[]){cases[c].op, "node 'bad'", cases[c].needle, NULL});
+    }
+    /* MaxPool with strides 0, and with its Indices output asked for */
+    weft_value w, outs[2];
+    bad_graph b = bad_new_5d(&w);
+    weft_attr at[2] = {ints_attr("kernel_shape", 3, k3), ints_attr("strides", 3, s0)};
+    decompose_fail(&b, "MaxPool", 1, &b.x, 2, at, WEFT_ERR_INVALID_ARG,
+                   (const char *const[]){"MaxPool node 'bad'", "strides = [1, 0, 1]", NULL});
+    b = bad_new_5d(&w);
+    bool done = true;
+    assert_int_equal(weft_onnx_decompose(b.g, "MaxPool", "bad", 1, &b.x, 1, at, 2, outs, &done), WEFT_ERR_UNSUPPORTED);
+    print_message("MaxPool: %s\n", weft_last_error());
+    assert_false(done);
+    assert_non_null(strstr(weft_last_error(), "Indices output"));
+    weft_graph_destroy(b.g);
+}
+
+/* A 3-D Conv with constant weights compiles to the depth-tap copy, the 2-D Conv and the output
+ * transpose (which takes the ReLU): the weights are laid out for the 2-D Conv at import (a new
+ * constant), with no kernel of their own. */
+static void test_conv3d_kernels(void **state)
+{
+    (void)state;
+    weft_graph *g = NULL;
+    assert_int_equal(weft_onnx_load(DATA "conv3d_bn_relu.onnx", &g), WEFT_OK);
+    weft_model *m = compile_for("conv3d_bn_relu", g, NULL, 1);
+    print_message("conv3d_bn_relu: %d kernel(s)\n", weft_model_n_kernels(m));
+    assert_int_equal(weft_model_n_kernels(m), 3);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+}
+
+int main(void)
+{
+#define ENTRY(n) cmocka_unit_test(test_##n),
+    const struct CMUnitTest tests[] = {
+        CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_3D(ENTRY) cmocka_unit_test(test_conv3d_bad),
+        cmocka_unit_test(test_conv3d_kernels),
+    };
+    return cmocka_run_group_tests_name("model_onnx_ops_more", tests, NULL, NULL);
+}
