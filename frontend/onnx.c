@@ -96,7 +96,11 @@ typedef struct loader {
     weft_onnx_ctx cx;
     weft_graph *g;
     name_map names;
+    int depth; /* If branches being inlined (nested) */
 } loader;
+
+/* Nested If branches inlined at most this deep (a crafted file could nest without end). */
+#define MAX_IF_DEPTH 16
 
 static bool empty_str(const char *s) { return s == NULL || s[0] == '\0'; }
 
@@ -410,6 +414,60 @@ static weft_status convert_attrs(loader *ld, const Onnx__NodeProto *n, const cha
     return WEFT_OK;
 }
 
+static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index);
+
+/* If whose condition is known at load time (PyTorch writes one around shape tests, e.g. the
+ * squeeze in F.local_response_norm): the chosen branch's initializers and nodes are added to the
+ * graph in place of the node, reading outer-scope names as ONNX allows, and the If's outputs
+ * name the branch's outputs. A condition computed at run time is refused. */
+static weft_status inline_if(loader *ld, const Onnx__NodeProto *n, const char *nname, size_t n_out)
+{
+    const char *src = ld->cx.src;
+    weft_value c = -1;
+    if (n->n_input != 1 || empty_str(n->input[0]) || !map_get(&ld->names, n->input[0], &c))
+        return weft_fail(WEFT_ERR_PARSE, "%s: If node '%s' has %zu inputs, expected 1 (cond)", src, nname, n->n_input);
+    int64_t shape[8];
+    int nd = weft_graph_value_shape(ld->g, c, shape);
+    const void *data = weft_graph_value_data(ld->g, c);
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++) numel *= shape[d];
+    if (weft_graph_value_type(ld->g, c) != WEFT_TYPE_BOOL || nd < 0 || numel != 1)
+        return weft_fail(WEFT_ERR_INVALID_ARG, "%s: If node '%s': cond '%s' is not one bool", src, nname, n->input[0]);
+    if (data == NULL)
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: If node '%s': cond '%s' is computed at run time; only a condition "
+                         "known at load time (shape arithmetic) is supported", src, nname, n->input[0]);
+    const char *want = *(const uint8_t *)data ? "then_branch" : "else_branch";
+    const Onnx__GraphProto *b = NULL;
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (n->attribute[i] != NULL && n->attribute[i]->name != NULL && strcmp(n->attribute[i]->name, want) == 0)
+            b = n->attribute[i]->g;
+    if (b == NULL) return weft_fail(WEFT_ERR_PARSE, "%s: If node '%s' has no %s graph", src, nname, want);
+    if ((b->n_initializer && b->initializer == NULL) || (b->n_output && b->output == NULL) ||
+        (b->n_node && b->node == NULL))
+        return weft_fail(WEFT_ERR_PARSE, "%s: If node '%s': malformed %s", src, nname, want);
+    if (b->n_output != n_out)
+        return weft_fail(WEFT_ERR_PARSE, "%s: If node '%s': %s has %zu outputs, the node %zu", src, nname, want,
+                         b->n_output, n_out);
+    if (ld->depth >= MAX_IF_DEPTH)
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: If node '%s': If branches nested more than %d deep", src, nname,
+                         MAX_IF_DEPTH);
+    ld->depth++;
+    weft_status st = add_initializers(ld, b);
+    for (size_t i = 0; st == WEFT_OK && i < b->n_node; i++) st = add_node(ld, b->node[i], i);
+    ld->depth--;
+    char what[320];
+    snprintf(what, sizeof what, "node '%s' (If)", nname);
+    for (size_t i = 0; st == WEFT_OK && i < n_out; i++) {
+        weft_value v;
+        const char *bo = b->output[i] ? b->output[i]->name : NULL;
+        if (empty_str(bo) || !map_get(&ld->names, bo, &v))
+            return weft_fail(WEFT_ERR_PARSE, "%s: If node '%s': %s output %zu '%s' is not produced", src, nname, want,
+                             i, bo ? bo : "");
+        if (!empty_str(n->output[i])) st = define(ld, n->output[i], v, what);
+    }
+    return st;
+}
+
 static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
 {
     const char *src = ld->cx.src;
@@ -444,6 +502,7 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     size_t n_out = n->n_output;
     while (n_out > 0 && empty_str(n->output[n_out - 1])) n_out--;
     if (n_out == 0) return weft_fail(WEFT_ERR_PARSE, "%s: node '%s' (%s) has no outputs", src, nname, n->op_type);
+    if (strcmp(n->op_type, "If") == 0) return inline_if(ld, n, nname, n_out);
 
     weft_status st = WEFT_OK;
     weft_value *ins = weft_malloc((n->n_input + 1) * sizeof *ins);

@@ -220,6 +220,8 @@ TORCH_CASES = {
     # its divisor counting the padding (count_include_pad=1) or only the input (0)
     "avgpool_ceil_incl": (lambda: nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=True), (1, 2, 8, 9), 13),
     "avgpool_ceil_excl": (lambda: nn.AvgPool2d(2, 2, ceil_mode=True, count_include_pad=False), (1, 3, 5, 7), 13),
+    # PyTorch's own export: its squeeze(1) is an If on the rank, inlined at load time
+    "local_response_norm_export": (lambda: Fn(lambda x: F.local_response_norm(x, 5, alpha=0.3, k=1.2)), (2, 7, 4, 5), 13),
     "clamp_tensor_bounds": (lambda: Fn(lambda x: torch.clamp(x, min=x.mean(), max=x.max() * 0.5)), (2, 3, 4, 5), 13),
 }
 
@@ -352,6 +354,42 @@ def hand_cases():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
         [numpy_helper.from_array(w.numpy(), "w"), numpy_helper.from_array(b.numpy(), "b")])
     yield "conv3d_same", shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), conv_pool_same
+    # If with a condition known at load time (shape arithmetic): the else branch, with an
+    # initializer of its own and a read of an outer-scope value, is inlined; nested in it, an If
+    # taking its then branch. if_runtime_cond's condition depends on the input: refused.
+    x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3, 4))
+    y4 = helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 3, 4))
+
+    def branch(name, nodes, out, inits=()):
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)],
+                                 list(inits))
+    inner = helper.make_node(
+        "If", ["always"], ["inner_out"], name="inner_if",
+        then_branch=branch("inner_then", [helper.make_node("Neg", ["scaled"], ["neg"], name="neg")], "neg"),
+        else_branch=branch("inner_else", [helper.make_node("Abs", ["scaled"], ["abs"], name="abs")], "abs"))
+    outer = helper.make_node(
+        "If", ["is_rank4"], ["branch_out"], name="outer_if",
+        then_branch=branch("then", [helper.make_node("Relu", ["x"], ["relu"], name="relu")], "relu"),
+        else_branch=branch("else", [helper.make_node("Mul", ["x", "two"], ["scaled"], name="scale"),
+                                    helper.make_node("Constant", [], ["always"], name="always_c",
+                                                     value=numpy_helper.from_array(np.array(True))), inner],
+                           "inner_out", [numpy_helper.from_array(np.array(2.0, np.float32), "two")]))
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Size", ["shape"], ["rank"], name="rank"),
+             helper.make_node("Equal", ["rank", "four"], ["is_rank4"], name="eq"), outer,
+             helper.make_node("Add", ["branch_out", "x"], ["y"], name="add")]
+    graph = helper.make_graph(nodes, "if_const", [x4], [y4], [numpy_helper.from_array(np.array(4, np.int64), "four")])
+    yield "if_const_cond", (2, 3, 4), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: -(t * 2) + t
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["pos"], name="gt"),
+             helper.make_node("If", ["pos"], ["y"], name="runtime_if",
+                              then_branch=branch("t", [helper.make_node("Relu", ["x"], ["r"], name="r")], "r"),
+                              else_branch=branch("e", [helper.make_node("Neg", ["x"], ["m"], name="m")], "m"))]
+    graph = helper.make_graph(nodes, "if_runtime", [x4], [y4], [numpy_helper.from_array(np.array(0.0, np.float32),
+                                                                                      "zero")])
+    yield "if_runtime_cond", (2, 3, 4), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
+        lambda t: torch.relu(t) if t.sum() > 0 else -t
     # Pad-18-style axes input is not written: opset 13 is the export target
 
 

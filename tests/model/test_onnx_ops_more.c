@@ -1,7 +1,7 @@
 /* ONNX op coverage end to end, second part: TopK (ops/nn_topk.c), the elementwise and index ops
  * of ops/nn_elementwise.c and ops/nn_index.c unseen models brought (inverse trig, Mish, Mod
  * fmod=1, Xor, Trilu, OneHot, GatherElements, Clip with run-time bounds, AveragePool with
- * ceil_mode), and 3-D Conv / MaxPool / AveragePool and LRN, which the frontend rewrites onto the
+ * ceil_mode; If with a condition known at load time, inlined by frontend/onnx.c), and 3-D Conv / MaxPool / AveragePool and LRN, which the frontend rewrites onto the
  * 2-D ops (frontend/onnx_conv3d.c). Same check as test_onnx_ops.c: each committed model is
  * compiled with default schedules, run at 1 and 2 threads (LLVM) and once in the interpreter,
  *
@@ -35,7 +35,7 @@ CASES_3D(CASE)
 CASES_TOPK(CASE)
 #define CASES_ELEM(X)                                                                                                  \
     X(trig_inverse) X(mish_softsign_big) X(fmod_xor) X(triu_tril) X(one_hot) X(gather_elements) X(clamp_tensor_bounds)    \
-    X(avgpool_ceil_incl) X(avgpool_ceil_excl)
+    X(avgpool_ceil_incl) X(avgpool_ceil_excl) X(if_const_cond) X(local_response_norm_export)
 CASES_ELEM(CASE)
 
 /* 3-D Conv / MaxPool / AveragePool and LRN (frontend/onnx_conv3d.c) refuse what they cannot
@@ -106,12 +106,26 @@ static void test_conv3d_kernels(void **state)
     weft_graph_destroy(g);
 }
 
+/* An If whose condition depends on the input is refused at load, naming the node and saying
+ * why; nothing is left half-built (the loader returns no graph). */
+static void test_if_runtime_refused(void **state)
+{
+    (void)state;
+    weft_graph *g = NULL;
+    weft_status rc = weft_onnx_load(DATA "if_runtime_cond.onnx", &g);
+    print_message("%s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_ERR_UNSUPPORTED);
+    assert_null(g);
+    assert_non_null(strstr(weft_last_error(), "If node 'runtime_if'"));
+    assert_non_null(strstr(weft_last_error(), "computed at run time"));
+}
+
 int main(void)
 {
 #define ENTRY(n) cmocka_unit_test(test_##n),
     const struct CMUnitTest tests[] = {
         CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_3D(ENTRY) cmocka_unit_test(test_conv3d_bad),
-        cmocka_unit_test(test_conv3d_kernels),
+        cmocka_unit_test(test_conv3d_kernels), cmocka_unit_test(test_if_runtime_refused),
     };
     return cmocka_run_group_tests_name("model_onnx_ops_more", tests, NULL, NULL);
 }
