@@ -24,6 +24,7 @@
 
 #include "frontend/onnx.h"
 #include "ir/error.h"
+#include "ir/graph.h"
 #include "weft/model.h"
 #include "runtime/mem.h"
 
@@ -431,11 +432,12 @@ static weft_status inline_if(loader *ld, const Onnx__NodeProto *n, const char *n
     const void *data = weft_graph_value_data(ld->g, c);
     int64_t numel = 1;
     for (int d = 0; d < nd; d++) numel *= shape[d];
+    if (data == NULL)
+        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: If node '%s': cond '%s' is computed at run time (or from a "
+                         "symbolic input dimension); only a condition known at load time (shape arithmetic on "
+                         "fixed shapes) is supported", src, nname, n->input[0]);
     if (weft_graph_value_type(ld->g, c) != WEFT_TYPE_BOOL || nd < 0 || numel != 1)
         return weft_fail(WEFT_ERR_INVALID_ARG, "%s: If node '%s': cond '%s' is not one bool", src, nname, n->input[0]);
-    if (data == NULL)
-        return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: If node '%s': cond '%s' is computed at run time; only a condition "
-                         "known at load time (shape arithmetic) is supported", src, nname, n->input[0]);
     const char *want = *(const uint8_t *)data ? "then_branch" : "else_branch";
     const Onnx__GraphProto *b = NULL;
     for (size_t i = 0; i < n->n_attribute; i++)
@@ -585,6 +587,7 @@ static weft_status load_model(loader *ld, const Onnx__ModelProto *m)
         return weft_fail(WEFT_ERR_PARSE, "%s: malformed graph", src);
     st = weft_graph_create(&ld->g);
     if (st != WEFT_OK) return st;
+    ld->g->rewrite = weft_onnx_decompose; /* replayed on nodes kept as given (symbolic shapes) */
     st = add_initializers(ld, gp);
     if (st != WEFT_OK) return st;
     st = add_inputs(ld, gp);

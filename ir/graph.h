@@ -42,7 +42,17 @@ typedef struct weft_gnode {
     bool dead;
 } weft_gnode;
 
+/* An import-time rewrite (the ONNX frontend's weft_onnx_decompose): adds node op_type on ins to
+ * g as other ops when it applies (*done true, outs filled), else leaves g alone (*done false). */
+typedef weft_status (*weft_graph_rewrite_fn)(weft_graph *g, const char *op_type, const char *nname, int n_in,
+                                             const weft_value *ins, int n_attrs, const weft_attr *attrs, int n_out,
+                                             weft_value *outs, bool *done);
+
 struct weft_graph {
+    /* Set by the importer that built the graph: a node it kept as given because its input's
+     * shape was symbolic (a 1-D or 3-D Conv on a batch of unknown size) is offered to it again
+     * when model/dynamic.c specializes the graph to concrete sizes. NULL: none. */
+    weft_graph_rewrite_fn rewrite;
     int n_values, cap_values;
     weft_gvalue *values;
     int n_nodes, cap_nodes;

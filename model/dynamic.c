@@ -5,7 +5,9 @@
  * no shape inference, no folding). Specializing replays the graph into a new one: inputs at
  * the concrete shapes, constants copied, live nodes re-added in order through
  * weft_graph_add_op, so shapes are inferred and shape arithmetic (Shape -> Gather -> Concat
- * -> Reshape) folds exactly as for a graph built at those sizes.
+ * -> Reshape) folds exactly as for a graph built at those sizes. A node first goes through the
+ * importer's rewrite when the graph has one (g->rewrite: the ONNX frontend's 1-D and 3-D conv
+ * lifts and other rewrites need the concrete shapes a symbolic input hid at load).
  *
  * Resolving sizes: names bound by the caller first; then, repeatedly, an input with exactly
  * one unresolved symbol (appearing once) gets it from its byte size, which must be a whole
@@ -147,7 +149,11 @@ static weft_status replay(const weft_graph *g, int64_t (*shapes)[WEFT_GRAPH_MAX_
             }
             in[k] = v >= 0 ? map[v] : -1;
         }
-        if (rc == WEFT_OK) rc = weft_graph_add_op(h, n->op_type, n->name, n->n_inputs, in, n->n_attrs, n->attrs, n->n_outputs, outs);
+        bool done = false;
+        if (rc == WEFT_OK && g->rewrite)
+            rc = g->rewrite(h, n->op_type, n->name, n->n_inputs, in, n->n_attrs, n->attrs, n->n_outputs, outs, &done);
+        if (rc == WEFT_OK && !done)
+            rc = weft_graph_add_op(h, n->op_type, n->name, n->n_inputs, in, n->n_attrs, n->attrs, n->n_outputs, outs);
         for (int k = 0; rc == WEFT_OK && k < n->n_outputs; k++) map[n->outputs[k]] = outs[k];
     }
     for (int o = 0; rc == WEFT_OK && o < g->n_outputs; o++) {

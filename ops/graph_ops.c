@@ -82,6 +82,7 @@ static const weft_op_def op_table[] = {
     {"PRelu", ELEMWISE, false, weft_nn_prelu_infer, weft_nn_prelu_compute, NULL},
     {"Resize", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
     {"Upsample", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
+    {"GridSample", INJECTIVE, false, weft_nn_grid_sample_infer, weft_nn_grid_sample_compute, NULL},
     {"Pad", INJECTIVE, false, weft_nn_pad_infer, weft_nn_pad_compute, NULL},
     {"ConvTranspose", REUSE, false, weft_nn_conv_transpose_infer, weft_nn_conv_transpose_compute, NULL},
     {"Range", INJECTIVE, false, weft_nn_range_infer, weft_nn_range_compute, weft_nn_range_eval},

@@ -200,6 +200,9 @@ WEFT_NN_COMPUTE(weft_nn_prelu_compute);
 /* nn_resize.c (Resize, Upsample), nn_pad.c, nn_conv_transpose.c */
 WEFT_NN_INFER(weft_nn_resize_infer);
 WEFT_NN_COMPUTE(weft_nn_resize_compute);
+/* nn_grid_sample.c */
+WEFT_NN_INFER(weft_nn_grid_sample_infer);
+WEFT_NN_COMPUTE(weft_nn_grid_sample_compute);
 WEFT_NN_INFER(weft_nn_pad_infer);
 WEFT_NN_COMPUTE(weft_nn_pad_compute);
 WEFT_NN_INFER(weft_nn_conv_transpose_infer);

@@ -4,7 +4,7 @@
 Range, Dropout with its mask; 1-D Conv / ConvTranspose / MaxPool / AveragePool / global pools,
 DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNorm's export of it; Einsum;
 3-D Conv / MaxPool / AveragePool and LRN;
-Resize in modes nearest, linear and cubic), each with a fixed input and
+Resize in modes nearest, linear and cubic; GridSample at opset 16), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
 
@@ -223,7 +223,41 @@ TORCH_CASES = {
     # PyTorch's own export: its squeeze(1) is an If on the rank, inlined at load time
     "local_response_norm_export": (lambda: Fn(lambda x: F.local_response_norm(x, 5, alpha=0.3, k=1.2)), (2, 7, 4, 5), 13),
     "clamp_tensor_bounds": (lambda: Fn(lambda x: torch.clamp(x, min=x.mean(), max=x.max() * 0.5)), (2, 3, 4, 5), 13),
+    # GridSample (ops/nn_grid_sample.c): the grid is computed from the input (a run-time value),
+    # tanh * 1.2 puts some points outside [-1, 1]; reflection gets raw values * 1.5 (several flips)
+    "grid_sample_bilinear_zeros": (lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "bilinear", "zeros", False)),
+                                   (1, 3, 5, 6), 16),
+    "grid_sample_bilinear_border_ac": (
+        lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "bilinear", "border", True)), (2, 3, 5, 6), 16),
+    "grid_sample_nearest_zeros": (lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "nearest", "zeros", False)),
+                                  (1, 3, 5, 6), 16),
+    "grid_sample_nearest_reflection_ac": (
+        lambda: Fn(lambda x: F.grid_sample(x, grid_wide(x), "nearest", "reflection", True)), (1, 3, 5, 6), 16),
+    "grid_sample_reflection": (lambda: Fn(lambda x: F.grid_sample(x, grid_wide(x), "bilinear", "reflection", False)),
+                               (1, 3, 5, 6), 16),
+    "grid_sample_reflection_ac": (
+        lambda: Fn(lambda x: F.grid_sample(x, grid_wide(x), "bilinear", "reflection", True)), (1, 3, 5, 6), 16),
+    "grid_sample_bicubic_zeros": (lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "bicubic", "zeros", False)),
+                                  (1, 3, 5, 6), 16),
+    "grid_sample_bicubic_border_ac": (
+        lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "bicubic", "border", True)), (2, 3, 5, 6), 16),
+    "grid_sample_bicubic_reflection": (
+        lambda: Fn(lambda x: F.grid_sample(x, grid_wide(x), "bicubic", "reflection", False)), (1, 3, 5, 6), 16),
+    # output size other than the input's: the grid from rows 1..3 only ([1, 3, 6, 2])
+    "grid_sample_bilinear_rows": (
+        lambda: Fn(lambda x: F.grid_sample(x, torch.tanh(x[:, 1:3, 1:4].permute(0, 2, 3, 1)) * 1.2, "bilinear",
+                                           "zeros", False)), (1, 4, 5, 6), 16),
 }
+
+
+def grid_tanh(x):
+    """A [N, H, W, 2] grid from the first two channels, some points outside [-1, 1]."""
+    return torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.2
+
+
+def grid_wide(x):
+    """A [N, H, W, 2] grid reaching about 4 spans out (reflection folds it several times)."""
+    return x[:, :2].permute(0, 2, 3, 1) * 1.5
 
 
 def torch_lrn(x, size, alpha, beta, k):
@@ -434,6 +468,34 @@ def main():
             continue
         onnx.checker.check_model(model)
         write_case(args.out, name, shape, model.SerializeToString(), ref_fn)
+    if not args.names or "dyn_batch_conv" in args.names:
+        dynamic_batch_case(args.out)
+
+
+class DynBatch(nn.Module):
+    """1-D conv, 3-D conv, 3-D and 1-D pools and TopK on a batch of unknown size: the frontend's
+    lifts need the shapes only specialization gives (model/dynamic.c replays them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c3 = nn.Conv1d(2, 4, 3, padding=1), nn.Conv3d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        z = self.c3(y.reshape(y.shape[0], 4, 1, 4, 4).repeat(1, 1, 2, 1, 1))
+        return torch.cat([F.max_pool3d(z, (1, 2, 2)).flatten(1), torch.topk(y.flatten(1), 3)[0],
+                          F.max_pool1d(y, 2).flatten(1)], 1)
+
+
+def dynamic_batch_case(out):
+    """dyn_batch_conv: DynBatch exported with a symbolic batch N, input (3, 2, 16)."""
+    torch.manual_seed(0)
+    m = DynBatch().eval()
+    x = make_input("dyn_batch_conv", (3, 2, 16))
+    buf = io.BytesIO()
+    torch.onnx.export(m, (torch.from_numpy(x),), buf, opset_version=13, input_names=["input"],
+                      output_names=["output"], dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+    write_case(out, "dyn_batch_conv", (3, 2, 16), buf.getvalue(), m)
 
 
 if __name__ == "__main__":

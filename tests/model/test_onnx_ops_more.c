@@ -37,6 +37,13 @@ CASES_TOPK(CASE)
     X(trig_inverse) X(mish_softsign_big) X(fmod_xor) X(triu_tril) X(one_hot) X(gather_elements) X(clamp_tensor_bounds)    \
     X(avgpool_ceil_incl) X(avgpool_ceil_excl) X(if_const_cond) X(local_response_norm_export)
 CASES_ELEM(CASE)
+/* GridSample (ops/nn_grid_sample.c), opset 16, each with its grid computed from the input */
+#define CASES_GRID(X)                                                                                                  \
+    X(grid_sample_bilinear_zeros) X(grid_sample_bilinear_border_ac) X(grid_sample_nearest_zeros)                       \
+    X(grid_sample_nearest_reflection_ac) X(grid_sample_reflection) X(grid_sample_reflection_ac)                        \
+    X(grid_sample_bicubic_zeros) X(grid_sample_bicubic_border_ac) X(grid_sample_bicubic_reflection)                    \
+    X(grid_sample_bilinear_rows)
+CASES_GRID(CASE)
 
 /* 3-D Conv / MaxPool / AveragePool and LRN (frontend/onnx_conv3d.c) refuse what they cannot
  * express, naming the node and the attribute; x is [1, 2, 3, 4, 4], w [2, 2, 3, 3, 3]. */
@@ -120,12 +127,118 @@ static void test_if_runtime_refused(void **state)
     assert_non_null(strstr(weft_last_error(), "computed at run time"));
 }
 
+/* GridSample refuses bad ranks, shapes, dtypes and attributes, naming the node and the problem;
+ * x is [1, 2, 4, 4], the grid [1, 3, 5, 2] unless a case says otherwise. */
+static void test_grid_sample_bad(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t grid[4];
+        int grid_nd;
+        weft_type grid_type;
+        weft_attr at;
+        weft_status want;
+        const char *needle;
+    } cases[] = {
+        {{1, 3, 5, 3}, 4, WEFT_TYPE_FLOAT32, int_attr("align_corners", 0), WEFT_ERR_SHAPE, "last dim 3, expected 2"},
+        {{2, 3, 5, 2}, 4, WEFT_TYPE_FLOAT32, int_attr("align_corners", 0), WEFT_ERR_SHAPE, "has batch 2"},
+        {{1, 15, 2}, 3, WEFT_TYPE_FLOAT32, int_attr("align_corners", 0), WEFT_ERR_SHAPE, "input grid has 3 dims"},
+        {{1, 3, 5, 2}, 4, WEFT_TYPE_INT64, int_attr("align_corners", 0), WEFT_ERR_INVALID_ARG,
+         "input grid has dtype int64, expected float32"},
+        {{1, 3, 5, 2}, 4, WEFT_TYPE_FLOAT32, int_attr("align_corners", 2), WEFT_ERR_INVALID_ARG, "align_corners=2"},
+        {{1, 3, 5, 2}, 4, WEFT_TYPE_FLOAT32, str_attr("mode", "area"), WEFT_ERR_INVALID_ARG, "mode='area'"},
+        {{1, 3, 5, 2}, 4, WEFT_TYPE_FLOAT32, str_attr("padding_mode", "wrap"), WEFT_ERR_INVALID_ARG,
+         "padding_mode='wrap'"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bad_graph b = bad_new();
+        weft_value grid;
+        assert_int_equal(weft_graph_add_input(b.g, "grid", cases[c].grid_type, cases[c].grid_nd, cases[c].grid, &grid),
+                         WEFT_OK);
+        expect_fail(&b, "GridSample", 2, (weft_value[]){b.x, grid}, 1, &cases[c].at, cases[c].want,
+                    (const char *const[]){"GridSample node 'bad'", cases[c].needle, NULL});
+    }
+    /* X of rank 3; a 5-D X with a 5-D grid (volumetric sampling); one input only */
+    bad_graph b = bad_new();
+    weft_value xr, grid;
+    assert_int_equal(weft_graph_add_input(b.g, "x3", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, 2, 4}, &xr), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(b.g, "grid", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, 3, 5, 2}, &grid), WEFT_OK);
+    expect_fail(&b, "GridSample", 2, (weft_value[]){xr, grid}, 0, NULL, WEFT_ERR_SHAPE,
+                (const char *const[]){"GridSample node 'bad'", "input X has 3 dims", "[N, C, H, W]", NULL});
+    b = bad_new();
+    assert_int_equal(weft_graph_add_input(b.g, "x5", WEFT_TYPE_FLOAT32, 5, (int64_t[]){1, 2, 3, 4, 4}, &xr), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(b.g, "grid", WEFT_TYPE_FLOAT32, 5, (int64_t[]){1, 2, 3, 5, 3}, &grid),
+                     WEFT_OK);
+    expect_fail(&b, "GridSample", 2, (weft_value[]){xr, grid}, 0, NULL, WEFT_ERR_UNSUPPORTED,
+                (const char *const[]){"GridSample node 'bad'", "volumetric", NULL});
+    b = bad_new();
+    expect_fail(&b, "GridSample", 1, &b.x, 0, NULL, WEFT_ERR_INVALID_ARG,
+                (const char *const[]){"GridSample node 'bad'", "has 1 inputs, expected 2", NULL});
+    /* opset 20's names for bilinear and bicubic are accepted */
+    for (int k = 0; k < 2; k++) {
+        b = bad_new();
+        weft_value out;
+        weft_attr at = str_attr("mode", k ? "cubic" : "linear");
+        assert_int_equal(weft_graph_add_input(b.g, "grid", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, 3, 5, 2}, &grid),
+                         WEFT_OK);
+        assert_int_equal(weft_graph_add_op(b.g, "GridSample", "ok", 2, (weft_value[]){b.x, grid}, 1, &at, 1, &out),
+                         WEFT_OK);
+        int64_t shape[4];
+        assert_int_equal(weft_graph_value_shape(b.g, out, shape), 4);
+        assert_true(shape[0] == 1 && shape[1] == 2 && shape[2] == 3 && shape[3] == 5);
+        weft_graph_destroy(b.g);
+    }
+}
+
+/* A batch of symbolic size N in front of a 1-D conv, a 3-D conv, 3-D and 1-D pools and TopK:
+ * at load their input shapes are unknown, so the frontend keeps the nodes as given and they
+ * are rewritten when the graph is specialized (model/dynamic.c, g->rewrite). Run at N = 3 (the
+ * reference) and N = 2 (its first two rows: every op is per sample), LLVM at 1 and 2 threads. */
+static void test_symbolic_batch_rewrites(void **state)
+{
+    (void)state;
+    weft_graph *g = NULL;
+    assert_int_equal(weft_onnx_load(DATA "dyn_batch_conv.onnx", &g), WEFT_OK);
+    assert_true(weft_graph_is_symbolic(g));
+    size_t nx = 0, nref = 0;
+    float *x = read_all(DATA "dyn_batch_conv.input.bin", &nx);
+    float *ref = read_all(DATA "dyn_batch_conv.output.bin", &nref);
+    assert_non_null(x);
+    assert_non_null(ref);
+    assert_int_equal(nx, 3 * 2 * 16);
+    assert_int_equal(nref, 3 * 67);
+    float y[3 * 67];
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = compile_for("dyn_batch_conv", g, NULL, threads);
+        for (int n = 3; n >= 2; n--) {
+            size_t in_bytes = (size_t)n * 32 * sizeof(float), out_bytes = (size_t)n * 67 * sizeof(float);
+            memset(y, 0xff, sizeof y);
+            weft_status rc = weft_model_run_sized(m, 1, (const void *[]){x}, &in_bytes, 1, (void *[]){y}, &out_bytes);
+            if (rc != WEFT_OK) print_error("N=%d: %s\n", n, weft_last_error());
+            assert_int_equal(rc, WEFT_OK);
+            double err = 0;
+            for (int i = 0; i < n * 67; i++) {
+                double d = fabs((double)y[i] - ref[i]);
+                if (!(d <= err)) err = d;
+            }
+            print_message("dyn_batch_conv N=%d, %d thread(s): max |weft - torch| = %.3g\n", n, threads, err);
+            assert_true(err <= REL_TOL * 1.32 + 1e-6);
+        }
+        weft_model_destroy(m);
+    }
+    free(x);
+    free(ref);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
 #define ENTRY(n) cmocka_unit_test(test_##n),
     const struct CMUnitTest tests[] = {
-        CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_3D(ENTRY) cmocka_unit_test(test_conv3d_bad),
+        CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_GRID(ENTRY) CASES_3D(ENTRY) cmocka_unit_test(test_conv3d_bad),
         cmocka_unit_test(test_conv3d_kernels), cmocka_unit_test(test_if_runtime_refused),
+        cmocka_unit_test(test_symbolic_batch_rewrites),
+        cmocka_unit_test(test_grid_sample_bad),
     };
     return cmocka_run_group_tests_name("model_onnx_ops_more", tests, NULL, NULL);
 }
