@@ -122,6 +122,33 @@ class GNBlock(nn.Module):
         return nn.functional.elu(h + self.skip(x))
 
 
+class CausalLM(nn.Module):
+    """A GPT-style decoder: token + position embeddings, two pre-norm blocks with causal
+    self-attention (a triu mask, masked_fill, softmax) and a GELU MLP, tied output projection."""
+
+    def __init__(self, vocab=200, d=64, heads=4, seq=24, layers=2):
+        super().__init__()
+        self.tok, self.pos, self.h = nn.Embedding(vocab, d), nn.Parameter(torch.randn(seq, d) * 0.02), heads
+        self.ln = nn.ModuleList(nn.LayerNorm(d) for _ in range(2 * layers + 1))
+        self.qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+        self.proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+        self.mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                                 for _ in range(layers))
+
+    def forward(self, ids):
+        b, t = ids.shape
+        x = self.tok(ids) + self.pos[:t]
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
+        for i in range(len(self.qkv)):
+            q, k, v = self.qkv[i](self.ln[2 * i](x)).split(x.shape[-1], -1)
+            q, k, v = (z.reshape(b, t, self.h, -1).transpose(1, 2) for z in (q, k, v))
+            a = (q @ k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
+            a = a.masked_fill(mask, float("-inf")).softmax(-1)
+            x = x + self.proj[i]((a @ v).transpose(1, 2).reshape(b, t, -1))
+            x = x + self.mlp[i](self.ln[2 * i + 1](x))
+        return self.ln[-1](x) @ self.tok.weight.t()
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -158,6 +185,18 @@ MODELS = {
     "audio_cnn": (audio_cnn, lambda: (torch.randn(1, 1, 8000),)),
     "super_res": (super_res, lambda: (torch.randn(1, 1, 64, 64),)),
     "gn_block": (lambda: GNBlock(), lambda: (torch.randn(1, 32, 32, 32),)),
+    # second batch (ninth round): grouped convs, fused MBConv, Inception, video, a causal LM
+    "resnext50_32x4d": (lambda: tvm.resnext50_32x4d(), img),
+    "mobilenet_v3_large": (lambda: tvm.mobilenet_v3_large(), img),
+    "efficientnet_v2_s": (lambda: tvm.efficientnet_v2_s(), img),
+    "regnet_x_400mf": (lambda: tvm.regnet_x_400mf(), img),
+    "shufflenet_v2_x1_0": (lambda: tvm.shufflenet_v2_x1_0(), img),
+    "inception_v3": (lambda: tvm.inception_v3(aux_logits=False, init_weights=True), lambda: img(96)),
+    "alexnet": (lambda: tvm.alexnet(), lambda: img(224)),
+    "fcn_resnet50": (lambda: Seg(tvm.segmentation.fcn_resnet50(weights_backbone=None, aux_loss=False)), img),
+    "r3d_18": (lambda: tvm.video.r3d_18(), lambda: (torch.randn(1, 3, 8, 56, 56),)),
+    "r2plus1d_18": (lambda: tvm.video.r2plus1d_18(), lambda: (torch.randn(1, 3, 8, 56, 56),)),
+    "causal_lm": (lambda: CausalLM(), lambda: (torch.randint(0, 200, (1, 24)),), 14),
     "transformer_encoder": (
         lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, activation="gelu", batch_first=True), 2),
         lambda: (torch.randn(1, 16, 64),),
@@ -235,7 +274,8 @@ def main():
     names = sys.argv[2:] or list(MODELS)
     os.makedirs(out, exist_ok=True)
     for name in names:
-        build, inputs = MODELS[name]
+        build, inputs = MODELS[name][:2]
+        opset = MODELS[name][2] if len(MODELS[name]) > 2 else 13
         m = build().eval()
         with torch.no_grad():  # zero-initialised heads (ViT's) would make every output 0
             for p in m.parameters():
@@ -249,7 +289,7 @@ def main():
             with torch.no_grad():
                 ys = m(*xs)
             ys = ys if isinstance(ys, tuple) else (ys,)
-            torch.onnx.export(m, xs, os.path.join(out, name + ".onnx"), opset_version=13,
+            torch.onnx.export(m, xs, os.path.join(out, name + ".onnx"), opset_version=opset,
                               input_names=["in%d" % i for i in range(len(xs))],
                               output_names=["out%d" % i for i in range(len(ys))])
             for i, x in enumerate(xs):
