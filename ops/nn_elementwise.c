@@ -106,9 +106,7 @@ static weft_status clip_bounds(const weft_graph *g, const weft_gnode *n, bool *h
         double v;
         if (!weft_nn_const_scalar(g, n, i, &v)) {
             const weft_gvalue *b = weft_nn_in(g, n, i), *x = weft_nn_in(g, n, 0);
-            int64_t numel = 1;
-            for (int d = 0; b && d < b->ndim; d++) numel *= b->shape[d];
-            if (!b || numel != 1 || !weft_dtype_eq(b->dtype, x->dtype))
+            if (!b || weft_gvalue_numel(b) != 1 || !weft_dtype_eq(b->dtype, x->dtype))
                 return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "%s input must be a scalar of the input's dtype %s",
                                     i == 1 ? "min" : "max", weft_dtype_name(x->dtype));
             continue;

@@ -115,13 +115,18 @@ static H_UNUSED weft_value fx_op(fx *f, const char *op, const char *name, int n_
     return out;
 }
 
-static H_UNUSED void fx_assert_shape(fx *f, weft_value v, int ndim, const int64_t *shape)
+static H_UNUSED void fx_assert_shape_g(const weft_graph *g, weft_value v, int ndim, const int64_t *shape)
 {
     int64_t s[8];
-    int nd = weft_graph_value_shape(f->g, v, s);
+    int nd = weft_graph_value_shape(g, v, s);
     assert_int_equal(nd, ndim);
     for (int d = 0; d < ndim; d++)
         if (s[d] != shape[d]) fail_msg("dim %d: %lld, expected %lld", d, (long long)s[d], (long long)shape[d]);
+}
+
+static H_UNUSED void fx_assert_shape(fx *f, weft_value v, int ndim, const int64_t *shape)
+{
+    fx_assert_shape_g(f->g, v, ndim, shape);
 }
 
 static H_UNUSED void fx_assert_error(weft_status got, weft_status want, const char *s1, const char *s2)

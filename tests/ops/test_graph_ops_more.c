@@ -524,14 +524,6 @@ static void test_elementwise_fuse_into_matmul(void **state)
 
 /* ---- ops of several inputs or non-float outputs, through the public API ------------------------ */
 
-static void fx_assert_shape_g(const weft_graph *g, weft_value v, int ndim, const int64_t *shape)
-{
-    int64_t s[8];
-    assert_int_equal(weft_graph_value_shape(g, v, s), ndim);
-    for (int d = 0; d < ndim; d++)
-        if (s[d] != shape[d]) fail_msg("dim %d: %lld, expected %lld", d, (long long)s[d], (long long)shape[d]);
-}
-
 /* Compiles g (outputs set) for target at threads, runs it on the inputs, fills the outputs. */
 static void run_graph(weft_graph *g, const char *target, int threads, const void *const *in, void *const *out)
 {
