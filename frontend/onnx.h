@@ -69,6 +69,9 @@ weft_status weft_onnx_check_shape(const weft_onnx_ctx *cx, const char *what, siz
  * attribute; *done is then false. outs receive the node's output values. */
 weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                                 int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
+/* The attribute `name` of kind `kind` among attrs[0..n), or NULL (onnx_decompose.c; shared with
+ * onnx_conv3d.c). */
+const weft_attr *weft_onnx_find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind);
 /* onnx_decompose.c's builders, shared with onnx_einsum.c: a 1-D int64 constant named
  * "<base>.<suffix>", and an op of one output named "<nname><suffix>". */
 weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,

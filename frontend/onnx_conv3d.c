@@ -71,14 +71,14 @@ static const weft_attr *attr(const node *n, const char *name)
 
 static int64_t attr_int(const node *n, const char *name, int64_t dflt)
 {
-    const weft_attr *a = attr(n, name);
-    return a && a->kind == WEFT_ATTR_INT ? a->i : dflt;
+    const weft_attr *a = weft_onnx_find_attr(n->n_attrs, n->attrs, name, WEFT_ATTR_INT);
+    return a ? a->i : dflt;
 }
 
 static double attr_float(const node *n, const char *name, double dflt)
 {
-    const weft_attr *a = attr(n, name);
-    return a && a->kind == WEFT_ATTR_FLOAT ? a->f : dflt;
+    const weft_attr *a = weft_onnx_find_attr(n->n_attrs, n->attrs, name, WEFT_ATTR_FLOAT);
+    return a ? a->f : dflt;
 }
 
 /* The per-axis ints attribute `name`: `want` elements, each >= lo; absent: dflt each (or an

@@ -57,7 +57,7 @@
 #include "ir/error.h"
 #include "runtime/mem.h"
 
-static const weft_attr *find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind)
+const weft_attr *weft_onnx_find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind)
 {
     for (int i = 0; i < n; i++)
         if (attrs[i].name && strcmp(attrs[i].name, name) == 0 && attrs[i].kind == kind) return &attrs[i];
@@ -74,7 +74,7 @@ static bool any_attr(int n, const weft_attr *attrs, const char *name)
 /* A 2-element ints attribute (default dflt) with elements >= lo; false when malformed. */
 static bool pair(int n, const weft_attr *attrs, const char *name, int64_t dflt, int64_t lo, int64_t *out)
 {
-    const weft_attr *a = find_attr(n, attrs, name, WEFT_ATTR_INTS);
+    const weft_attr *a = weft_onnx_find_attr(n, attrs, name, WEFT_ATTR_INTS);
     if (!a) {
         if (any_attr(n, attrs, name)) return false;
         out[0] = out[1] = dflt;
@@ -104,7 +104,7 @@ static bool subpixel_plan(weft_graph *g, int n_in, const weft_value *ins, int n_
          weft_graph_value_shape(g, ins[2], bs) != 1))
         return false;
     memset(p, 0, sizeof *p);
-    const weft_attr *grp = find_attr(n_attrs, attrs, "group", WEFT_ATTR_INT);
+    const weft_attr *grp = weft_onnx_find_attr(n_attrs, attrs, "group", WEFT_ATTR_INT);
     p->group = grp ? grp->i : 1;
     p->N = xs[0], p->C = xs[1], p->H[0] = xs[2], p->H[1] = xs[3];
     if (p->group < 1 || p->C % p->group != 0 || ws[0] != p->C) return false;
@@ -115,11 +115,11 @@ static bool subpixel_plan(weft_graph *g, int n_in, const weft_value *ins, int n_
         !pair(n_attrs, attrs, "output_padding", 0, 0, p->op))
         return false;
     if (dil[0] != 1 || dil[1] != 1 || any_attr(n_attrs, attrs, "output_shape")) return false;
-    const weft_attr *ap = find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
+    const weft_attr *ap = weft_onnx_find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
     if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
-    const weft_attr *ks = find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
+    const weft_attr *ks = weft_onnx_find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
     if (ks && (ks->n != 2 || ks->ints[0] != p->K[0] || ks->ints[1] != p->K[1])) return false;
-    const weft_attr *pa = find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
+    const weft_attr *pa = weft_onnx_find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
     if (!pa && any_attr(n_attrs, attrs, "pads")) return false;
     for (int i = 0; i < 4; i++) pads[i] = pa ? (pa->n == 4 ? pa->ints[i] : -1) : 0;
     for (int a = 0; a < 2; a++) {
@@ -147,19 +147,19 @@ weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffi
 static bool ceil_pool_plan(weft_graph *g, int n_in, const weft_value *ins, int n_attrs, const weft_attr *attrs,
                            int64_t *pads8)
 {
-    const weft_attr *cm = find_attr(n_attrs, attrs, "ceil_mode", WEFT_ATTR_INT);
+    const weft_attr *cm = weft_onnx_find_attr(n_attrs, attrs, "ceil_mode", WEFT_ATTR_INT);
     if (!cm || cm->i == 0 || n_in != 1 || ins[0] < 0 || weft_graph_value_type(g, ins[0]) != WEFT_TYPE_FLOAT32) return false;
     int64_t xs[8], k[2], s[2], d[2];
     if (weft_graph_value_shape(g, ins[0], xs) != 4) return false;
-    const weft_attr *ks = find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
+    const weft_attr *ks = weft_onnx_find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
     if (!ks || ks->n != 2 || ks->ints[0] < 1 || ks->ints[1] < 1) return false;
     k[0] = ks->ints[0], k[1] = ks->ints[1];
     if (!pair(n_attrs, attrs, "strides", 1, 1, s) || !pair(n_attrs, attrs, "dilations", 1, 1, d)) return false;
-    const weft_attr *ap = find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
+    const weft_attr *ap = weft_onnx_find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
     if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
-    const weft_attr *so = find_attr(n_attrs, attrs, "storage_order", WEFT_ATTR_INT);
+    const weft_attr *so = weft_onnx_find_attr(n_attrs, attrs, "storage_order", WEFT_ATTR_INT);
     if (so && so->i != 0) return false;
-    const weft_attr *pa = find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
+    const weft_attr *pa = weft_onnx_find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
     if ((!pa && any_attr(n_attrs, attrs, "pads")) || (pa && pa->n != 4)) return false;
     memset(pads8, 0, 8 * sizeof *pads8);
     for (int a = 0; a < 2; a++) {
@@ -340,13 +340,13 @@ static weft_status depth_space(weft_graph *g, const char *op, const char *nname,
     if (n_in != 1 || ins[0] < 0 || n_out != 1)
         return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': has %d inputs and %d outputs, expected 1 and 1", op,
                          nname, n_in, n_out);
-    const weft_attr *ba = find_attr(n_attrs, attrs, "blocksize", WEFT_ATTR_INT);
+    const weft_attr *ba = weft_onnx_find_attr(n_attrs, attrs, "blocksize", WEFT_ATTR_INT);
     if (!ba) return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute blocksize is missing", op, nname);
     int64_t bs = ba->i, xs[8];
     if (bs < 1)
         return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute blocksize=%lld, expected >= 1", op, nname,
                          (long long)bs);
-    const weft_attr *ma = find_attr(n_attrs, attrs, "mode", WEFT_ATTR_STRING);
+    const weft_attr *ma = weft_onnx_find_attr(n_attrs, attrs, "mode", WEFT_ATTR_STRING);
     bool crd = ma && strcmp(ma->s, "CRD") == 0;
     if (d2s && ((ma && !crd && strcmp(ma->s, "DCR") != 0) || (!ma && any_attr(n_attrs, attrs, "mode"))))
         return weft_fail(WEFT_ERR_INVALID_ARG, "%s node '%s': attribute mode='%s', expected 'DCR' or 'CRD'", op,
@@ -429,7 +429,7 @@ static weft_status instance_norm(weft_graph *g, const char *nname, int n_in, con
                              "input %s)", op, nname, i == 1 ? "scale" : "B", pd, (long long)xs[1], dims);
         }
     }
-    const weft_attr *ea = find_attr(n_attrs, attrs, "epsilon", WEFT_ATTR_FLOAT);
+    const weft_attr *ea = weft_onnx_find_attr(n_attrs, attrs, "epsilon", WEFT_ATTR_FLOAT);
     float eps = ea ? (float)ea->f : 1e-5f;
     int64_t axes[8];
     for (int d = 2; d < r; d++) axes[d - 2] = d;
