@@ -214,6 +214,8 @@ WEFT_NN_EVAL(weft_nn_range_eval);
 WEFT_NN_COMPUTE(weft_nn_range_compute);
 WEFT_NN_INFER(weft_nn_scatter_nd_infer);
 WEFT_NN_COMPUTE(weft_nn_scatter_nd_compute);
+WEFT_NN_INFER(weft_nn_scatter_elements_infer);
+WEFT_NN_COMPUTE(weft_nn_scatter_elements_compute);
 /* nn_topk.c */
 WEFT_NN_INFER(weft_nn_topk_infer);
 WEFT_NN_COMPUTE(weft_nn_topk_compute);

@@ -8,11 +8,13 @@
  * naming the node.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
 #include "ops/nn_internal.h"
+#include "runtime/mem.h"
 
 weft_status weft_nn_scatter_nd_infer(weft_graph *g, const weft_gnode *n)
 {
@@ -115,4 +117,277 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
     }
     outs[0] = Y;
     return weft_nn_done(a, n);
+}
+
+/* ---- ScatterElements --------------------------------------------------------------------- */
+/* ScatterElements (opset 11-18; torch.scatter, scatter_add, scatter_reduce): for every element
+ * u of updates at position q, output[q with q[axis] = indices[q]] ⊕= u, starting from data,
+ * where ⊕ is the reduction: "none" (the last write in row-major order wins, as the reference
+ * implementation and PyTorch's CPU kernel do), "add", "mul", "max", "min". Indices and updates
+ * share a shape, no larger than data's in every dim but the axis; negative indices count from the end.
+ *
+ * A write is data-dependent, so it is turned around into reads, a reduction per output element
+ * over the updates that land on it:
+ *
+ *   planned   (the indices are constants after folding: model/passes.c's
+ *             weft_model_plan_scatter gives the node a 4th input, the plan, int64
+ *             [plan dims..., T] where each plan dim is data's extent or 1 when the indices are
+ *             the same along it, and plan[p, t] lists the positions j along the axis of the
+ *             updates landing on p, ascending, padded with -1; T = the most that land on one
+ *             element, 1 for "none", which keeps the last):
+ *                 R[p] = REDUCE_t select(plan[p, t] >= 0, updates[p | axis = plan[p, t]], identity)
+ *             O(T) per output element: a graph convolution's sum over in-edges.
+ *   run time  (indices computed): R[p] = REDUCE_j select(indices[p | axis = j] == p[axis],
+ *             updates[p | axis = j], identity) over every j along the axis, O(n) per element;
+ *             for "none" the last such j (a MAX of j) and then its update.
+ *
+ * The output is then data[p] ⊕ R[p] ("<name>.r" is R), or for "none" the chosen update where
+ * one lands and data[p] elsewhere. Positions beyond the updates' extent in a non-axis dim take
+ * data unchanged. Indices out of range: a constant one is refused when the node is added; one
+ * computed at run time lands nowhere (ONNX calls it an error; nothing is written out of bounds).
+ */
+
+typedef enum { SC_NONE, SC_ADD, SC_MUL, SC_MAX, SC_MIN } scatter_red;
+
+static weft_status scatter_reduction(const weft_gnode *n, scatter_red *out)
+{
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    const char *red = weft_gnode_attr_string(n, "reduction", "none");
+    for (int i = 0; i < 5; i++)
+        if (strcmp(red, names[i]) == 0) {
+            *out = (scatter_red)i;
+            return WEFT_OK;
+        }
+    return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute reduction='%s' is not one of none, add, mul, max, min",
+                        red);
+}
+
+weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
+{
+    weft_status st = weft_nn_check_arity(n, 3, 4, 1, 1);
+    if (st != WEFT_OK) return st;
+    scatter_red red = SC_NONE;
+    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
+    const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1), *U = weft_nn_in(g, n, 2);
+    if ((st = weft_nn_check_dtype(n, D, "data", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    if ((st = weft_nn_check_dtype(n, I, "indices", WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    if (!weft_dtype_eq(D->dtype, U->dtype))
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "updates have dtype %s, data %s", weft_dtype_name(U->dtype),
+                            weft_dtype_name(D->dtype));
+    if (D->ndim < 1) return weft_nn_fail(WEFT_ERR_SHAPE, n, "data is a scalar, expected at least 1 dim");
+    int ax;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), D->ndim, false, &ax)) != WEFT_OK) return st;
+    bool ok = I->ndim == D->ndim && U->ndim == D->ndim;
+    for (int d = 0; ok && d < D->ndim; d++) ok = I->shape[d] == U->shape[d] && (d == ax || I->shape[d] <= D->shape[d]);
+    if (!ok)
+        return weft_nn_fail(WEFT_ERR_SHAPE, n,
+                            "indices %s and updates %s must have one shape, of data %s's rank and no larger than data "
+                            "in any dim but axis %d",
+                            weft_nn_shape_str(I->ndim, I->shape).s, weft_nn_shape_str(U->ndim, U->shape).s,
+                            weft_nn_shape_str(D->ndim, D->shape).s, ax);
+    if (I->data) {
+        int64_t dim = D->shape[ax];
+        for (int64_t j = 0; j < weft_gvalue_numel(I); j++) {
+            int64_t v = weft_nn_data_int(I, j);
+            if (v < -dim || v >= dim)
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s",
+                                    v, ax, weft_nn_shape_str(D->ndim, D->shape).s);
+        }
+    }
+    if (weft_nn_has_in(n, 3)) { /* the plan (weft_model_plan_scatter) */
+        const weft_gvalue *P = weft_nn_in(g, n, 3);
+        ok = P->data && weft_dtype_eq(P->dtype, WEFT_I64) && P->ndim == D->ndim + 1 && P->shape[D->ndim] >= 1;
+        for (int d = 0; ok && d < D->ndim; d++) ok = P->shape[d] == D->shape[d] || P->shape[d] == 1;
+        for (int64_t e = 0, m = ok ? weft_gvalue_numel(P) : 0; ok && e < m; e++)
+            ok = ((const int64_t *)P->data)[e] >= -1 && ((const int64_t *)P->data)[e] < U->shape[ax];
+        if (!ok)
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n,
+                                "a 4th input must be the scatter plan weft makes itself (a constant int64 [data dims "
+                                "or 1..., T] of positions in [-1, %" PRId64 "))",
+                                U->shape[ax]);
+    }
+    return weft_nn_set_out(g, n, 0, D->dtype, D->ndim, D->shape);
+}
+
+static weft_reduce_kind scatter_reduce_kind(scatter_red r)
+{
+    switch (r) {
+    case SC_ADD: return WEFT_REDUCE_SUM;
+    case SC_MUL: return WEFT_REDUCE_PROD;
+    case SC_MAX: return WEFT_REDUCE_MAX;
+    case SC_MIN: return WEFT_REDUCE_MIN;
+    default: return WEFT_REDUCE_MAX; /* none: the last j, a MAX of positions */
+    }
+}
+
+static const weft_expr *scatter_combine(weft_arena *a, scatter_red r, const weft_expr *x, const weft_expr *y)
+{
+    switch (r) {
+    case SC_ADD: return weft_add(a, x, y);
+    case SC_MUL: return weft_mul(a, x, y);
+    case SC_MAX: return weft_max(a, x, y);
+    default: return weft_min(a, x, y);
+    }
+}
+
+weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n,
+                                             const char *name, const weft_tensor *const *ins, weft_tensor **outs)
+{
+    weft_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    bool planned = weft_nn_has_in(n, 3);
+    if (planned && (st = weft_nn_check_in(g, n, ins, 3)) != WEFT_OK) return st;
+    scatter_red red = SC_NONE;
+    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
+    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = planned ? ins[3] : NULL;
+    int r = D->ndim, ax;
+    if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax)) != WEFT_OK) return st;
+    int64_t dim = D->shape[ax], nj = U->shape[ax];
+    weft_reduce_kind rk = scatter_reduce_kind(red);
+    /* R: the reduced updates per output element ("none": the chosen j, or -1) */
+    weft_tensor *R = weft_nn_compute(a, weft_nn_stage(a, name, ".r"), r, D->shape);
+    if (R) {
+        const weft_expr *p[WEFT_NN_MAX_DIMS], *q[WEFT_NN_MAX_DIMS], *inside = NULL;
+        weft_nn_axes(R, p);
+        for (int d = 0; d < r; d++) {
+            if (d == ax || U->shape[d] == D->shape[d]) {
+                q[d] = p[d];
+                continue;
+            }
+            const weft_expr *c = weft_cmp(a, WEFT_EXPR_LT, p[d], weft_i64(a, U->shape[d]));
+            inside = inside ? weft_and(a, inside, c) : c;
+            q[d] = weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
+        }
+        const weft_expr *j, *hit;
+        if (P) {
+            const weft_expr *t = weft_te_reduce_axis(a, R, "k", P->shape[r]), *pp[WEFT_NN_MAX_DIMS + 1];
+            for (int d = 0; d < r; d++) pp[d] = P->shape[d] == 1 ? weft_i64(a, 0) : p[d];
+            pp[r] = t;
+            const weft_expr *e = weft_tload(a, P, r + 1, pp);
+            hit = weft_cmp(a, WEFT_EXPR_GE, e, weft_i64(a, 0));
+            j = weft_nn_clamp(a, e, 0, nj - 1);
+        } else {
+            j = weft_te_reduce_axis(a, R, "k", nj);
+            q[ax] = j;
+            const weft_expr *ix = weft_tload(a, I, r, q);
+            if (!weft_dtype_eq(ix->dtype, WEFT_I64)) ix = weft_cast(a, WEFT_I64, ix);
+            ix = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, ix, weft_i64(a, 0)), weft_add(a, ix, weft_i64(a, dim)), ix);
+            hit = weft_cmp(a, WEFT_EXPR_EQ, ix, p[ax]);
+        }
+        if (inside) hit = weft_and(a, inside, hit);
+        q[ax] = j;
+        const weft_expr *v = red == SC_NONE ? j : weft_tload(a, U, r, q);
+        const weft_expr *none = red == SC_NONE ? weft_i64(a, -1) : weft_te_reduce_identity(a, rk, U->dtype);
+        weft_te_set_body(R, rk, weft_select(a, hit, v, none));
+    }
+    weft_tensor *Y = R ? weft_nn_compute(a, name, r, D->shape) : NULL;
+    if (Y) {
+        const weft_expr *p[WEFT_NN_MAX_DIMS];
+        weft_nn_axes(Y, p);
+        const weft_expr *rv = weft_tload(a, R, r, p), *dv = weft_tload(a, D, r, p), *v;
+        if (red == SC_NONE) {
+            const weft_expr *q[WEFT_NN_MAX_DIMS];
+            for (int d = 0; d < r; d++)
+                q[d] = d == ax ? weft_nn_clamp(a, rv, 0, nj - 1) : weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
+            v = weft_select(a, weft_cmp(a, WEFT_EXPR_GE, rv, weft_i64(a, 0)), weft_tload(a, U, r, q), dv);
+        } else {
+            v = scatter_combine(a, red, dv, rv);
+        }
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
+    }
+    outs[0] = Y;
+    return weft_nn_done(a, n);
+}
+
+/* The largest plan made (entries); above it the node keeps the run-time formulation. */
+#define PLAN_MAX ((int64_t)1 << 24)
+
+/* The indices are equal along dim d (every element equals its neighbour at d = 0). */
+static bool same_along(const weft_gvalue *I, int d)
+{
+    int64_t inner = 1;
+    for (int e = d + 1; e < I->ndim; e++) inner *= I->shape[e];
+    int64_t ext = I->shape[d], total = weft_gvalue_numel(I);
+    for (int64_t q = 0; q < total; q++) {
+        int64_t k = q / inner % ext;
+        if (k && weft_nn_data_int(I, q) != weft_nn_data_int(I, q - k * inner)) return false;
+    }
+    return true;
+}
+
+/* Row-major offset in the plan (without its T dim) of the element index q of the indices lands
+ * on, or -1 when q is a duplicate along a dim the plan collapses. */
+static int64_t plan_slot(const weft_gvalue *I, const int64_t *pshape, int ax, int64_t dim, int64_t q)
+{
+    int64_t rem = q, off = 0, stride = 1, target = weft_nn_data_int(I, q);
+    if (target < 0) target += dim;
+    for (int d = I->ndim - 1; d >= 0; d--) {
+        int64_t c = rem % I->shape[d];
+        rem /= I->shape[d];
+        if (d == ax) c = target;
+        else if (pshape[d] == 1 && c != 0) return -1;
+        else if (pshape[d] == 1) c = 0;
+        off += c * stride;
+        stride *= pshape[d];
+    }
+    return off;
+}
+
+weft_status weft_nn_scatter_elements_plan(weft_graph *g, int ni)
+{
+    const weft_gnode *n = &g->nodes[ni];
+    if (n->dead || (strcmp(n->op_type, "ScatterElements") && strcmp(n->op_type, "Scatter")) || n->n_inputs != 3 || n->n_outputs != 1) return WEFT_OK;
+    const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
+    scatter_red red = SC_NONE;
+    int ax;
+    if (!D || !I || !I->data || D->ndim != I->ndim || D->ndim >= WEFT_NN_MAX_DIMS || scatter_reduction(n, &red) ||
+        weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), D->ndim, false, &ax)) {
+        weft_error_clear();
+        return WEFT_OK;
+    }
+    int r = D->ndim;
+    int64_t pshape[WEFT_NN_MAX_DIMS + 1], dim = D->shape[ax], nq = weft_gvalue_numel(I), slots = 1;
+    for (int d = 0; d < r; d++) {
+        pshape[d] = d != ax && same_along(I, d) ? 1 : D->shape[d];
+        slots *= pshape[d];
+    }
+    if (slots > PLAN_MAX) return WEFT_OK;
+    int64_t *cnt = weft_calloc((size_t)slots, sizeof *cnt), T = 1;
+    if (!cnt) return weft_fail(WEFT_ERR_NOMEM, "out of memory planning ScatterElements node '%s'", n->name);
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t s = plan_slot(I, pshape, ax, dim, q);
+        if (s >= 0 && red != SC_NONE && ++cnt[s] > T) T = cnt[s];
+    }
+    if (slots * T > PLAN_MAX) {
+        free(cnt);
+        return WEFT_OK;
+    }
+    pshape[r] = T;
+    int64_t *plan = weft_malloc((size_t)(slots * T) * sizeof *plan);
+    char pname[300];
+    snprintf(pname, sizeof pname, "%.280s.plan", n->name);
+    int pv = plan ? weft_graph_new_value(g, pname, WEFT_I64, r + 1, pshape) : -1;
+    if (pv < 0) {
+        free(cnt);
+        free(plan);
+        return weft_fail(WEFT_ERR_NOMEM, "out of memory planning ScatterElements node '%s'", g->nodes[ni].name);
+    }
+    for (int64_t e = 0; e < slots * T; e++) plan[e] = -1;
+    memset(cnt, 0, (size_t)slots * sizeof *cnt);
+    /* q in row-major order: along the axis, ascending j; "none" keeps the last */
+    int64_t inner = 1;
+    for (int d = ax + 1; d < r; d++) inner *= I->shape[d];
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t s = plan_slot(I, pshape, ax, dim, q), j = q / inner % I->shape[ax];
+        if (s < 0) continue;
+        if (red == SC_NONE) plan[s] = j;
+        else plan[s * T + cnt[s]++] = j;
+    }
+    free(cnt);
+    g->values[pv].data = plan;
+    weft_gnode *m = &g->nodes[ni];
+    m->inputs[3] = pv;
+    m->n_inputs = 4;
+    return WEFT_OK;
 }

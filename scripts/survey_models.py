@@ -149,6 +149,207 @@ class CausalLM(nn.Module):
         return self.ln[-1](x) @ self.tok.weight.t()
 
 
+class TCN(nn.Module):
+    """A temporal convolutional network: causal dilated 1-D convs (dilation 1, 2, 4, 8) with
+    weight norm, ReLU and residual 1x1 convs, a linear head on the last step."""
+
+    def __init__(self, ci=16, ch=48, k=3):
+        super().__init__()
+        self.convs, self.skips, self.k = nn.ModuleList(), nn.ModuleList(), k
+        for i, d in enumerate((1, 2, 4, 8)):
+            c = ci if i == 0 else ch
+            self.convs.append(nn.utils.weight_norm(nn.Conv1d(c, ch, k, dilation=d)))
+            self.skips.append(nn.Conv1d(c, ch, 1) if c != ch else nn.Identity())
+        self.head = nn.Linear(ch, 10)
+
+    def forward(self, x):
+        for i, (c, s) in enumerate(zip(self.convs, self.skips)):
+            d = 2 ** i
+            x = torch.relu(c(nn.functional.pad(x, ((self.k - 1) * d, 0))) + s(x))
+        return self.head(x[:, :, -1])
+
+
+class Conformer(nn.Module):
+    """A Conformer block on 51 frames: half-step feed-forward (SiLU), multi-head self-attention
+    (nn.MultiheadAttention), a conv module (pointwise conv, GLU, depthwise conv1d, BatchNorm,
+    SiLU, pointwise), a second half-step feed-forward, LayerNorm."""
+
+    def __init__(self, d=64, heads=4, k=15):
+        super().__init__()
+        ff = lambda: nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+        self.ff1, self.ff2 = ff(), ff()
+        self.ln_att, self.att = nn.LayerNorm(d), nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln_conv = nn.LayerNorm(d)
+        self.pw1, self.dw = nn.Conv1d(d, 2 * d, 1), nn.Conv1d(d, d, k, padding=k // 2, groups=d)
+        self.bn, self.pw2 = nn.BatchNorm1d(d), nn.Conv1d(d, d, 1)
+        self.ln_out = nn.LayerNorm(d)
+
+    def forward(self, x):
+        x = x + 0.5 * self.ff1(x)
+        a = self.ln_att(x)
+        x = x + self.att(a, a, a, need_weights=False)[0]
+        c = self.ln_conv(x).transpose(1, 2)
+        c = nn.functional.glu(self.pw1(c), dim=1)
+        c = self.pw2(nn.functional.silu(self.bn(self.dw(c))))
+        x = x + c.transpose(1, 2)
+        x = x + 0.5 * self.ff2(x)
+        return self.ln_out(x)
+
+
+class UNet(nn.Module):
+    """A three-level U-Net: conv-BN-ReLU pairs, max pooling down, stride-2 ConvTranspose up,
+    skip connections by concatenation, a 1x1 conv to 2 classes."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        two = lambda a, b: nn.Sequential(nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(),
+                                         nn.Conv2d(b, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU())
+        self.d1, self.d2, self.mid = two(3, c), two(c, 2 * c), two(2 * c, 4 * c)
+        self.u2, self.c2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, 2), two(4 * c, 2 * c)
+        self.u1, self.c1 = nn.ConvTranspose2d(2 * c, c, 2, 2), two(2 * c, c)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        a = self.d1(x)
+        b = self.d2(nn.functional.max_pool2d(a, 2))
+        m = self.mid(nn.functional.max_pool2d(b, 2))
+        b = self.c2(torch.cat([self.u2(m), b], 1))
+        return self.out(self.c1(torch.cat([self.u1(b), a], 1)))
+
+
+class StyleNet(nn.Module):
+    """A fast-neural-style transfer net: reflection padding, InstanceNorm (affine), residual
+    blocks, nearest x2 upsampling before convs, a 9x9 output conv."""
+
+    def __init__(self):
+        super().__init__()
+        def conv(a, b, k, s=1, up=False):
+            layers = [nn.Upsample(scale_factor=2, mode="nearest")] if up else []
+            return nn.Sequential(*layers, nn.ReflectionPad2d(k // 2), nn.Conv2d(a, b, k, s),
+                                 nn.InstanceNorm2d(b, affine=True), nn.ReLU())
+        self.down = nn.Sequential(conv(3, 16, 9), conv(16, 32, 3, 2), conv(32, 64, 3, 2))
+        self.res = nn.ModuleList(nn.Sequential(conv(64, 64, 3), nn.ReflectionPad2d(1), nn.Conv2d(64, 64, 3),
+                                               nn.InstanceNorm2d(64, affine=True)) for _ in range(3))
+        self.up = nn.Sequential(conv(64, 32, 3, up=True), conv(32, 16, 3, up=True))
+        self.out = nn.Sequential(nn.ReflectionPad2d(4), nn.Conv2d(16, 3, 9))
+
+    def forward(self, x):
+        x = self.down(x)
+        for r in self.res:
+            x = x + r(x)
+        return self.out(self.up(x))
+
+
+class PointNet(nn.Module):
+    """A PointNet classifier on 1000 points: an input transform net (3x3 matrix from a shared
+    MLP, max over points, FCs; applied with bmm), shared 1-D conv MLP 3->64->128->512 with
+    BatchNorm, global max over points, FC head."""
+
+    def __init__(self):
+        super().__init__()
+        mlp = lambda *c: nn.Sequential(*[m for a, b in zip(c, c[1:]) for m in (nn.Conv1d(a, b, 1), nn.BatchNorm1d(b), nn.ReLU())])
+        self.t_mlp, self.t_fc = mlp(3, 64, 128, 256), nn.Sequential(nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 9))
+        self.mlp = mlp(3, 64, 128, 512)
+        self.head = nn.Sequential(nn.Linear(512, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        t = self.t_fc(self.t_mlp(x).amax(2)).view(-1, 3, 3) + torch.eye(3)
+        x = torch.bmm(t, x)
+        return self.head(self.mlp(x).amax(2))
+
+
+class GCN(nn.Module):
+    """A two-layer graph convolution on 100 nodes and 400 fixed edges: messages gathered by
+    source index, summed into destinations with scatter_add (ScatterElements, reduction add),
+    degree normalisation, ReLU, then a mean over nodes."""
+
+    def __init__(self, n=100, e=400, ci=16, ch=32):
+        super().__init__()
+        g = torch.Generator().manual_seed(3)
+        self.register_buffer("src", torch.randint(0, n, (e,), generator=g))
+        self.register_buffer("dst", torch.randint(0, n, (e,), generator=g))
+        self.l1, self.l2, self.n = nn.Linear(ci, ch), nn.Linear(ch, ch), n
+
+    def conv(self, x, lin):
+        h = lin(x)
+        deg = torch.zeros(self.n).scatter_add(0, self.dst, torch.ones(self.dst.shape[0])) + 1
+        idx = self.dst[:, None].expand(-1, h.shape[1])
+        agg = torch.zeros_like(h).scatter_add(0, idx, h[self.src])
+        return (agg + h) / deg[:, None]
+
+    def forward(self, x):
+        return self.conv(torch.relu(self.conv(x, self.l1)), self.l2).mean(0)
+
+
+class Yolo(nn.Module):
+    """A YOLOv5-style detector at 96x96: Conv-BN-SiLU, C3-like blocks with concatenated branches,
+    an SPPF (three chained 5x5 stride-1 max pools), nearest upsampling, and a head that reshapes
+    to (anchors, grid, 5 + classes), applies sigmoid and decodes boxes against a grid."""
+
+    def __init__(self, nc=8):
+        super().__init__()
+        cbs = lambda a, b, k=1, s=1: nn.Sequential(nn.Conv2d(a, b, k, s, k // 2, bias=False), nn.BatchNorm2d(b), nn.SiLU())
+        self.stem = nn.Sequential(cbs(3, 16, 3, 2), cbs(16, 32, 3, 2), cbs(32, 64, 3, 2), cbs(64, 128, 3, 2))
+        self.a, self.b, self.m = cbs(128, 64), cbs(128, 64), nn.Sequential(cbs(64, 64), cbs(64, 64, 3))
+        self.cat = cbs(128, 128)
+        self.sppf_in, self.sppf_out = cbs(128, 64), cbs(256, 128)
+        self.up_conv = cbs(128 + 64, 64, 3)
+        self.no, self.na = 5 + nc, 3
+        self.head = nn.Conv2d(64, self.no * self.na, 1)
+
+    def forward(self, x):
+        x = self.stem[:3](x)
+        p3 = x
+        x = self.stem[3](x)
+        x = self.cat(torch.cat([self.m(self.a(x)) + self.a(x), self.b(x)], 1))
+        y = self.sppf_in(x)
+        y1 = nn.functional.max_pool2d(y, 5, 1, 2)
+        y2 = nn.functional.max_pool2d(y1, 5, 1, 2)
+        y3 = nn.functional.max_pool2d(y2, 5, 1, 2)
+        x = self.sppf_out(torch.cat([y, y1, y2, y3], 1))
+        x = self.up_conv(torch.cat([nn.functional.interpolate(x, scale_factor=2.0, mode="nearest"), p3], 1))
+        b, _, h, w = x.shape
+        p = self.head(x).view(b, self.na, self.no, h, w).permute(0, 1, 3, 4, 2).sigmoid()
+        gy, gx = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing="ij")
+        grid = torch.stack((gx, gy), 2).view(1, 1, h, w, 2)
+        xy = (p[..., :2] * 2 - 0.5 + grid) * 8.0
+        wh = (p[..., 2:4] * 2) ** 2 * 16.0
+        return torch.cat((xy, wh, p[..., 4:]), -1).view(b, -1, self.no)
+
+
+class Raft(nn.Module):
+    """torchvision's RAFT (small) on a pair of 128x128 frames with 3 flow updates (at 64x64 PyTorch itself gives NaN): correlation
+    pyramid, grid_sample lookups, ConvGRU updates, convex upsampling (opset 16)."""
+
+    def __init__(self):
+        super().__init__()
+        self.m = tvm.optical_flow.raft_small()
+
+    def forward(self, a, b):
+        return self.m(a, b, num_flow_updates=3)[-1]
+
+
+class Mixer(nn.Module):
+    """An MLP-Mixer on 64x64 images with 8x8 patches: token-mixing MLPs (on the transposed
+    token axis, 64 tokens) and channel-mixing MLPs, GELU, LayerNorm, mean pooling."""
+
+    def __init__(self, d=128, depth=4):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 8, 8)
+        mlp = lambda n, h: nn.Sequential(nn.Linear(n, h), nn.GELU(), nn.Linear(h, n))
+        self.tok = nn.ModuleList(mlp(64, 96) for _ in range(depth))
+        self.ch = nn.ModuleList(mlp(d, 4 * d) for _ in range(depth))
+        self.ln = nn.ModuleList(nn.LayerNorm(d) for _ in range(2 * depth + 1))
+        self.head = nn.Linear(d, 100)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        for i in range(len(self.tok)):
+            x = x + self.tok[i](self.ln[2 * i](x).transpose(1, 2)).transpose(1, 2)
+            x = x + self.ch[i](self.ln[2 * i + 1](x))
+        return self.head(self.ln[-1](x).mean(1))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -201,6 +402,19 @@ MODELS = {
         lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, activation="gelu", batch_first=True), 2),
         lambda: (torch.randn(1, 16, 64),),
     ),
+    "maxvit_t": (lambda: tvm.maxvit_t(), lambda: img(224)),
+    "swin_v2_t": (lambda: tvm.swin_v2_t(), lambda: img(256), 17),
+    "mc3_18": (lambda: tvm.video.mc3_18(), lambda: (torch.randn(1, 3, 8, 56, 56),)),
+    "s3d": (lambda: tvm.video.s3d(), lambda: (torch.randn(1, 3, 16, 224, 224),)),
+    "tcn": (TCN, lambda: (torch.randn(1, 16, 200),)),
+    "conformer": (Conformer, lambda: (torch.randn(1, 51, 64),)),
+    "unet": (UNet, img),
+    "style_net": (StyleNet, img),
+    "pointnet": (PointNet, lambda: (torch.randn(1, 3, 1000),)),
+    "gcn": (GCN, lambda: (torch.randn(100, 16),), 16),
+    "yolo": (Yolo, lambda: img(96)),
+    "raft_small": (Raft, lambda: (torch.randn(1, 3, 128, 128), torch.randn(1, 3, 128, 128)), 16),
+    "mlp_mixer": (Mixer, img),
 }
 
 

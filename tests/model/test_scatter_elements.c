@@ -1,0 +1,235 @@
+/* ScatterElements (ops/nn_scatter.c): every reduction (none, add, mul, max, min) on both
+ * formulations, the planned one (constant indices: model compile gives the node its plan) and
+ * the run-time one (indices a graph input), against a direct scatter loop in C written from
+ * the ONNX definition (updates applied in row-major order, "none" keeps the last write), at 1 and
+ * 2 threads (LLVM) and in the loop-IR interpreter. Tolerance: 1e-5 * max(1, max |ref|) (sums
+ * and products of at most 7 terms near 1, in another order than the loop's). Then the plan
+ * itself for a small case, and bad inputs refused with the node and the problem named. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "weft/graph.h"
+
+static const char *const REDS[5] = {"none", "add", "mul", "max", "min"};
+
+typedef struct scase {
+    int rank;
+    int64_t dshape[3], ishape[3];
+    int axis;
+} scase;
+
+static int64_t numel(int r, const int64_t *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < r; d++) n *= s[d];
+    return n;
+}
+
+/* out = data, then out[q | axis = idx[q]] op= upd[q] for q in row-major order. */
+static void reference(const scase *c, int red, const float *data, const int64_t *idx, const float *upd, double *out)
+{
+    int r = c->rank;
+    for (int64_t e = 0; e < numel(r, c->dshape); e++) out[e] = data[e];
+    for (int64_t q = 0; q < numel(r, c->ishape); q++) {
+        int64_t rem = q, off = 0, stride = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            int64_t k = rem % c->ishape[d];
+            rem /= c->ishape[d];
+            if (d == c->axis) k = idx[q] < 0 ? idx[q] + c->dshape[d] : idx[q];
+            off += k * stride;
+            stride *= c->dshape[d];
+        }
+        double u = upd[q];
+        switch (red) {
+        case 0: out[off] = u; break;
+        case 1: out[off] += u; break;
+        case 2: out[off] *= u; break;
+        case 3: out[off] = fmax(out[off], u); break;
+        default: out[off] = fmin(out[off], u); break;
+        }
+    }
+}
+
+/* Builds data (input), indices (constant or input), updates (input) -> ScatterElements. */
+static weft_graph *build(const scase *c, int red, bool const_idx, const int64_t *idx)
+{
+    weft_graph *g = NULL;
+    weft_value dv, iv, uv, y;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_FLOAT32, c->rank, c->dshape, &dv), WEFT_OK);
+    if (const_idx)
+        assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, c->rank, c->ishape, idx, &iv), WEFT_OK);
+    else
+        assert_int_equal(weft_graph_add_input(g, "idx", WEFT_TYPE_INT64, c->rank, c->ishape, &iv), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "upd", WEFT_TYPE_FLOAT32, c->rank, c->ishape, &uv), WEFT_OK);
+    weft_attr at[2] = {{.name = "axis", .kind = WEFT_ATTR_INT, .i = c->axis},
+                       {.name = "reduction", .kind = WEFT_ATTR_STRING, .s = REDS[red]}};
+    weft_status rc = weft_graph_add_op(g, "ScatterElements", "sc", 3, (weft_value[]){dv, iv, uv}, 2, at, 1, &y);
+    if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+    assert_int_equal(rc, WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    return g;
+}
+
+static void run_case(const scase *c, const int64_t *idx)
+{
+    int64_t nd = numel(c->rank, c->dshape), ni = numel(c->rank, c->ishape);
+    float *data = malloc(sizeof(float) * (size_t)nd), *upd = malloc(sizeof(float) * (size_t)ni);
+    float *out = malloc(sizeof(float) * (size_t)nd);
+    double *ref = malloc(sizeof(double) * (size_t)nd);
+    assert_true(data && upd && out && ref);
+    for (int64_t e = 0; e < nd; e++) data[e] = 0.75f + 0.01f * (float)((e * 7) % 23);
+    for (int64_t q = 0; q < ni; q++) upd[q] = 0.8f + 0.02f * (float)((q * 5) % 19);
+    for (int red = 0; red < 5; red++) {
+        reference(c, red, data, idx, upd, ref);
+        double mx = 0;
+        for (int64_t e = 0; e < nd; e++) mx = fmax(mx, fabs(ref[e]));
+        double tol = 1e-5 * fmax(1, mx);
+        for (int planned = 0; planned < 2; planned++) {
+            weft_graph *g = build(c, red, planned, idx);
+            for (int t = 1; t <= 3; t++) {
+                weft_model *m = NULL;
+                weft_model_options o = weft_model_options_default();
+                o.threads = t == 3 ? 1 : t;
+                if (t == 3) o.target = "interp";
+                weft_status rc = weft_model_compile(g, &o, &m);
+                if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+                assert_int_equal(rc, WEFT_OK);
+                memset(out, 0xff, sizeof(float) * (size_t)nd);
+                const void *ins[3] = {data, idx, upd};
+                const void *ins_c[2] = {data, upd};
+                rc = weft_model_run(m, planned ? ins_c : ins, (void *[]){out});
+                if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+                assert_int_equal(rc, WEFT_OK);
+                double err = 0;
+                for (int64_t e = 0; e < nd; e++) {
+                    double d = fabs(out[e] - ref[e]);
+                    if (!(d <= err)) err = d;
+                }
+                print_message("rank %d axis %d %-4s %-8s %s %d thread(s): max err %.3g (tol %.3g)\n", c->rank,
+                              c->axis, REDS[red], planned ? "planned" : "run-time", t == 3 ? "interp" : "llvm",
+                              o.threads, err, tol);
+                assert_true(err <= tol);
+                weft_model_destroy(m);
+            }
+            weft_graph_destroy(g);
+        }
+    }
+    free(data), free(upd), free(out), free(ref);
+}
+
+/* Axis 0, more updates than data rows (7 onto 5, with repeats and negative indices), updates
+ * narrower than data in the other dim (4 of 6 columns: the last two keep data). */
+static void test_scatter_axis0_repeats(void **state)
+{
+    (void)state;
+    scase c = {2, {5, 6}, {7, 4}, 0};
+    int64_t idx[7 * 4];
+    for (int q = 0; q < 28; q++) idx[q] = (q * 3 + q / 4) % 5 - (q % 3 == 0 ? 5 : 0);
+    run_case(&c, idx);
+}
+
+/* Axis 1 of a 3-D tensor with the indices equal along dim 0 (an index vector expanded: the
+ * plan collapses that dim) and along dim 2. */
+static void test_scatter_axis1_expanded(void **state)
+{
+    (void)state;
+    scase c = {3, {3, 8, 5}, {2, 10, 5}, 1};
+    int64_t idx[2 * 10 * 5];
+    for (int a = 0; a < 2; a++)
+        for (int j = 0; j < 10; j++)
+            for (int k = 0; k < 5; k++) idx[(a * 10 + j) * 5 + k] = (j * 5) % 7 + (j == 9 ? -8 : 0);
+    run_case(&c, idx);
+}
+
+/* The plan of a [4, 3] scatter along axis 0 with indices {2, 0, 2, -1, 2} expanded over the
+ * columns: one plan row per data row (the column dim collapses), T = 3 (row 2 receives three),
+ * ascending, -1 padded; "none" keeps the last only. */
+static void test_scatter_plan_contents(void **state)
+{
+    (void)state;
+    scase c = {2, {4, 3}, {5, 3}, 0};
+    static const int64_t rows[5] = {2, 0, 2, -1, 2};
+    int64_t idx[15];
+    for (int q = 0; q < 15; q++) idx[q] = rows[q / 3];
+    for (int red = 0; red < 2; red++) {
+        weft_graph *g = build(&c, red, true, idx);
+        int ni = -1;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i].op_type, "ScatterElements") == 0) ni = i;
+        assert_true(ni >= 0);
+        assert_int_equal(weft_nn_scatter_elements_plan(g, ni), WEFT_OK);
+        assert_int_equal(g->nodes[ni].n_inputs, 4);
+        const weft_gvalue *p = &g->values[g->nodes[ni].inputs[3]];
+        assert_int_equal(p->ndim, 3);
+        assert_int_equal(p->shape[0], 4);
+        assert_int_equal(p->shape[1], 1);
+        const int64_t *pd = p->data;
+        if (red == 0) { /* none: the last j per row */
+            static const int64_t want[4] = {1, -1, 4, 3};
+            assert_int_equal(p->shape[2], 1);
+            assert_memory_equal(pd, want, sizeof want);
+        } else {
+            static const int64_t want[12] = {1, -1, -1, -1, -1, -1, 0, 2, 4, 3, -1, -1};
+            assert_int_equal(p->shape[2], 3);
+            assert_memory_equal(pd, want, sizeof want);
+        }
+        /* a second call leaves the planned node alone */
+        assert_int_equal(weft_nn_scatter_elements_plan(g, ni), WEFT_OK);
+        assert_int_equal(g->nodes[ni].n_inputs, 4);
+        weft_graph_destroy(g);
+    }
+}
+
+static void expect_refused(int n_in, int64_t idx0, int64_t plan0, const char *red, const int64_t *ushape,
+                           weft_status want, const char *needle)
+{
+    weft_graph *g = NULL;
+    weft_value dv, iv, uv, pv, y;
+    static const float u[12] = {0};
+    int64_t idx[12] = {idx0}, plan[4] = {plan0, -1, -1, -1};
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_FLOAT32, 2, (int64_t[]){4, 3}, &dv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){2, 3}, idx, &iv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "upd", WEFT_TYPE_FLOAT32, 2, ushape, u, &uv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "plan", WEFT_TYPE_INT64, 3, (int64_t[]){4, 1, 1}, plan, &pv), WEFT_OK);
+    weft_attr at[1] = {{.name = "reduction", .kind = WEFT_ATTR_STRING, .s = red}};
+    weft_status rc = weft_graph_add_op(g, "ScatterElements", "bad", n_in, (weft_value[]){dv, iv, uv, pv}, 1, at, 1, &y);
+    print_message("%s\n", weft_last_error());
+    assert_int_equal(rc, want);
+    if (want != WEFT_OK) {
+        assert_non_null(strstr(weft_last_error(), "ScatterElements node 'bad'"));
+        assert_non_null(strstr(weft_last_error(), needle));
+    }
+    weft_graph_destroy(g);
+}
+
+static void test_scatter_bad(void **state)
+{
+    (void)state;
+    static const int64_t ok[2] = {2, 3}, wide[2] = {2, 4};
+    expect_refused(3, 0, 0, "sum", ok, WEFT_ERR_UNSUPPORTED, "reduction='sum'");
+    expect_refused(3, 4, 0, "add", ok, WEFT_ERR_INVALID_ARG, "index 4 is out of range");
+    expect_refused(3, -5, 0, "add", ok, WEFT_ERR_INVALID_ARG, "index -5 is out of range");
+    expect_refused(3, 0, 0, "add", wide, WEFT_ERR_SHAPE, "updates [2,4]");
+    /* a 4th input holding 7 (>= the 2 updates along the axis) is no plan; one in range is */
+    expect_refused(4, 0, 7, "add", ok, WEFT_ERR_INVALID_ARG, "scatter plan");
+    expect_refused(4, 0, 1, "add", ok, WEFT_OK, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scatter_axis0_repeats), cmocka_unit_test(test_scatter_axis1_expanded),
+        cmocka_unit_test(test_scatter_plan_contents), cmocka_unit_test(test_scatter_bad),
+    };
+    return cmocka_run_group_tests_name("model_scatter_elements", tests, NULL, NULL);
+}
