@@ -572,12 +572,69 @@ static void test_default_schedule_shapes(void **state)
     }
 }
 
+/* A conv whose raw output is read by an epilogue and by another kernel (a graph output here;
+ * a pooled shortcut in MaxViT's stem): the epilogue is not fused into it, so the conv's kernel
+ * has one output and gets its conv rule (as two outputs it fell to the generic schedule, with
+ * a Winograd input transform inlined into the products: 250x slower). Two kernels, both outputs
+ * against the C reference at 1 and 2 threads. */
+static void test_conv_read_twice_keeps_epilogue_apart(void **state)
+{
+    (void)state;
+    enum { C = 16, H = 12, W = 12 };
+    static float x[C * H * W], w[C * C * 9], y0[C * H * W], y1[C * H * W];
+    static double ref[C * H * W];
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < C * C * 9; i++) w[i] = (float)((i * 53) % 97) / 97.0f - 0.5f;
+    for (int f = 0; f < C; f++)
+        for (int h = 0; h < H; h++)
+            for (int q = 0; q < W; q++) {
+                double acc = 0;
+                for (int c = 0; c < C; c++)
+                    for (int kh = 0; kh < 3; kh++)
+                        for (int kw = 0; kw < 3; kw++) {
+                            int ih = h + kh - 1, iw = q + kw - 1;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                acc += (double)x[(c * H + ih) * W + iw] * w[((f * C + c) * 3 + kh) * 3 + kw];
+                        }
+                ref[(f * H + h) * W + q] = acc;
+            }
+    weft_graph *g = NULL;
+    weft_value xv, wv, cv, rv;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, C, H, W}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, (int64_t[]){C, C, 3, 3}, w, &wv), WEFT_OK);
+    weft_attr pads = {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){1, 1, 1, 1}};
+    assert_int_equal(weft_graph_add_op(g, "Conv", "conv", 2, (weft_value[]){xv, wv}, 1, &pads, 1, &cv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Relu", "relu", 1, &cv, 0, NULL, 1, &rv), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, cv, "raw"), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, rv, "relu"), WEFT_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), 2);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y0, y1}), WEFT_OK);
+        double mx = 0, e0 = 0, e1 = 0;
+        for (int i = 0; i < C * H * W; i++) {
+            mx = fmax(mx, fabs(ref[i]));
+            e0 = fmax(e0, fabs(y0[i] - ref[i]));
+            e1 = fmax(e1, fabs(y1[i] - fmax(ref[i], 0)));
+        }
+        print_message("conv read twice, %d thread(s): max err %.3g / %.3g of max %.3g\n", threads, e0, e1, mx);
+        assert_true(e0 <= REL_TOL * mx && e1 <= REL_TOL * mx);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference),
         cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference_interp),
         cmocka_unit_test(test_default_schedule_shapes),
+        cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
