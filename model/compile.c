@@ -227,6 +227,7 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     /* recurrences: their weights in column blocks as wide as the default register tile */
     if (rc == WEFT_OK) rc = weft_model_expand_recurrent(g, caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16);
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);
+    if (rc == WEFT_OK) rc = weft_model_fold_prenorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_conv_dead_taps(g);
     if (rc == WEFT_OK) rc = weft_model_sink_unit_views(g);

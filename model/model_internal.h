@@ -31,6 +31,8 @@ weft_status weft_model_fold_constants(weft_graph *g);
 /* Folds node ni now when its inputs are constants and its outputs small (graph building). */
 weft_status weft_model_fold_small(weft_graph *g, int ni);
 weft_status weft_model_fold_batchnorm(weft_graph *g);
+/* BatchNormalization read only by Convs without padding folds into their weights: passes.c. */
+weft_status weft_model_fold_prenorm(weft_graph *g);
 /* Conv taps that read only padding for every output (dilated convs on small maps) are cut
  * from the weights, with the padding they reached: passes.c. */
 weft_status weft_model_conv_dead_taps(weft_graph *g);

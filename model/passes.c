@@ -7,6 +7,9 @@
  * fold_batchnorm: Conv -> BatchNormalization with constant weights and statistics becomes one
  *   Conv with scaled weights and a new bias: w' = w * s, b' = (b - mean) * s + beta with
  *   s = scale / sqrt(var + eps) per output channel.
+ * fold_prenorm: BatchNormalization -> Conv without padding (a pre-norm block's BN before its 1x1
+ *   conv) folds into the conv's weights and bias: w' = w * s[c], b' = b + sum w * t[c] with
+ *   BN(x) = x * s + t (exact: no tap reads padding); see fold_prenorm below.
  * pretranspose_weights: a Gemm that reads a constant B transposed (transB=1, how PyTorch
  *   exports Linear) gets B^T as a new constant and transB=0, so its kernel streams the weight
  *   along the output axis with unit stride (vector loads, not gathers).
@@ -263,6 +266,116 @@ weft_status weft_model_fold_batchnorm(weft_graph *g)
         bn->dead = true;
     }
     return WEFT_OK;
+}
+
+/* BatchNormalization -> Conv (MaxViT's and other pre-norm blocks: BN, then a 1x1 conv): when
+ * the BN's constant statistics make it x * s + t per channel and every reader is a Conv with
+ * constant weights and no padding (every tap reads the image, never a zero that would not have
+ * gone through the BN), the BN folds into each reader: w'[f, c, ..] = w[f, c, ..] * s[c] and
+ * b'[f] = b[f] + sum over c and taps of w[f, c, ..] * t[c] (c the input channel the filter's
+ * group reads). The BN disappears; its input feeds the convs. */
+static bool unpadded_conv_reader(const weft_graph *g, const weft_gnode *n, int v)
+{
+    if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || n->inputs[0] != v || n->n_outputs != 1) return false;
+    int w = n->inputs[1], b = n->n_inputs > 2 ? n->inputs[2] : -1;
+    if (!g->values[w].data || !weft_dtype_eq(g->values[w].dtype, WEFT_F32) || g->values[w].ndim < 3 ||
+        (b >= 0 && (!g->values[b].data || !weft_dtype_eq(g->values[b].dtype, WEFT_F32))))
+        return false;
+    const char *ap = weft_gnode_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return false;
+    const int64_t *pads = NULL;
+    int np = weft_gnode_attr_ints(n, "pads", &pads);
+    for (int i = 0; i < np; i++)
+        if (pads[i] != 0) return false;
+    int64_t group = weft_gnode_attr_int(n, "group", 1);
+    const weft_gvalue *x = &g->values[v];
+    return group >= 1 && x->ndim >= 3 && x->shape[1] == g->values[w].shape[1] * group;
+}
+
+static weft_status fold_prenorm(weft_graph *g, int i)
+{
+    weft_gnode *bn = &g->nodes[i];
+    if (bn->dead || strcmp(bn->op_type, "BatchNormalization") || bn->n_inputs < 5 || bn->n_outputs != 1) return WEFT_OK;
+    int y = bn->outputs[0], x = bn->inputs[0];
+    if (g->values[y].is_output || g->values[x].ndim < 3 || !weft_dtype_eq(g->values[x].dtype, WEFT_F32)) return WEFT_OK;
+    for (int k = 1; k < 5; k++)
+        if (bn->inputs[k] < 0 || !g->values[bn->inputs[k]].data || !weft_dtype_eq(g->values[bn->inputs[k]].dtype, WEFT_F32))
+            return WEFT_OK;
+    int64_t C = g->values[x].shape[1];
+    for (int k = 1; k < 5; k++)
+        if (weft_gvalue_numel(&g->values[bn->inputs[k]]) != C) return WEFT_OK;
+    int readers = 0;
+    for (int j = 0; j < g->n_nodes; j++) {
+        const weft_gnode *u = &g->nodes[j];
+        bool reads = false;
+        for (int m = 0; m < u->n_inputs && !u->dead; m++) reads = reads || u->inputs[m] == y;
+        if (!reads) continue;
+        if (!unpadded_conv_reader(g, u, y)) return WEFT_OK;
+        readers++;
+    }
+    if (!readers) return WEFT_OK;
+    double eps = weft_gnode_attr_float(bn, "epsilon", 1e-5);
+    double *s = weft_malloc(sizeof(double) * (size_t)C * 2);
+    if (!s) return weft_fail(WEFT_ERR_NOMEM, "out of memory folding BN %s", bn->name);
+    double *t = s + C;
+    {
+        const float *scale = g->values[bn->inputs[1]].data, *beta = g->values[bn->inputs[2]].data;
+        const float *mean = g->values[bn->inputs[3]].data, *var = g->values[bn->inputs[4]].data;
+        for (int64_t c = 0; c < C; c++) {
+            s[c] = scale[c] / sqrt((double)var[c] + eps);
+            t[c] = beta[c] - mean[c] * s[c];
+        }
+    }
+    for (int j = 0; j < g->n_nodes; j++) {
+        weft_gnode *u = &g->nodes[j];
+        bool reads = false;
+        for (int m = 0; m < u->n_inputs && !u->dead; m++) reads = reads || u->inputs[m] == y;
+        if (!reads) continue;
+        int w = u->inputs[1], b = u->n_inputs > 2 ? u->inputs[2] : -1;
+        const weft_gvalue *wv = &g->values[w];
+        int64_t F = wv->shape[0], Cg = wv->shape[1], taps = weft_gvalue_numel(wv) / (F * Cg);
+        int64_t fpg = F / (C / Cg); /* filters per group */
+        char name[200];
+        snprintf(name, sizeof name, "%.180s.prebn", wv->name);
+        int nw = weft_graph_new_value(g, name, WEFT_F32, wv->ndim, wv->shape);
+        snprintf(name, sizeof name, "%.180s.prebnb", wv->name);
+        int nb = weft_graph_new_value(g, name, WEFT_F32, 1, (int64_t[]){F});
+        float *w2 = weft_malloc(sizeof(float) * (size_t)(F * Cg * taps)), *b2 = weft_malloc(sizeof(float) * (size_t)F);
+        if (nw < 0 || nb < 0 || !w2 || !b2) {
+            free(w2), free(b2), free(s);
+            return weft_fail(WEFT_ERR_NOMEM, "out of memory folding BN %s", g->nodes[i].name);
+        }
+        u = &g->nodes[j];
+        const float *w1 = g->values[w].data, *b1 = b >= 0 ? g->values[b].data : NULL;
+        for (int64_t f = 0; f < F; f++) {
+            double acc = b1 ? b1[f] : 0.0;
+            for (int64_t cl = 0; cl < Cg; cl++) {
+                int64_t c = (f / fpg) * Cg + cl;
+                for (int64_t k = 0; k < taps; k++) {
+                    int64_t e = (f * Cg + cl) * taps + k;
+                    w2[e] = (float)(w1[e] * s[c]);
+                    acc += w1[e] * t[c];
+                }
+            }
+            b2[f] = (float)acc;
+        }
+        g->values[nw].data = w2;
+        g->values[nb].data = b2;
+        u->inputs[0] = x;
+        u->inputs[1] = nw;
+        if (u->n_inputs < 3) u->n_inputs = 3;
+        u->inputs[2] = nb;
+    }
+    free(s);
+    g->nodes[i].dead = true;
+    return WEFT_OK;
+}
+
+weft_status weft_model_fold_prenorm(weft_graph *g)
+{
+    weft_status rc = WEFT_OK;
+    for (int i = 0; i < g->n_nodes && rc == WEFT_OK; i++) rc = fold_prenorm(g, i);
+    return rc;
 }
 
 /* True when view node a (an alias) only drops or inserts extent-1 dims of its input. */

@@ -628,6 +628,76 @@ static void test_conv_read_twice_keeps_epilogue_apart(void **state)
     weft_graph_destroy(g);
 }
 
+/* BatchNormalization -> Conv (pre-norm blocks): with no padding the BN folds into the conv's
+ * weights (weft_model_fold_prenorm marks it dead); with padding it must not (a padded tap reads
+ * 0, not BN(0)). The compiled models against C loops applying the BN and then the conv, grouped (2 groups, 3x3) and
+ * pointwise, at 1 thread. */
+static void test_prenorm_batchnorm_folds_into_unpadded_conv(void **state)
+{
+    (void)state;
+    enum { C = 8, H = 7, W = 9, F = 6 };
+    static float x[C * H * W], w[F * C * 9], sc[C], be[C], mu[C], va[C], y[F * H * W];
+    static double bx[C * H * W], ref[F * H * W];
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 29) % 83) / 40.0f - 1.0f;
+    for (int i = 0; i < F * C * 9; i++) w[i] = (float)((i * 31) % 67) / 67.0f - 0.5f;
+    for (int c = 0; c < C; c++) sc[c] = 0.5f + 0.1f * c, be[c] = 0.2f * c - 0.7f, mu[c] = 0.05f * c, va[c] = 0.3f + 0.2f * c;
+    for (int c = 0; c < C; c++)
+        for (int e = 0; e < H * W; e++)
+            bx[c * H * W + e] = (x[c * H * W + e] - mu[c]) / sqrt(va[c] + 1e-5) * sc[c] + be[c];
+    const struct { int64_t k, group, pad, folds; } v[3] = {{1, 1, 0, 1}, {3, 2, 0, 1}, {3, 1, 1, 0}};
+    for (int t = 0; t < 3; t++) {
+        int64_t k = v[t].k, grp = v[t].group, pad = v[t].pad, cg = C / grp, oh = H + 2 * pad - k + 1, ow = W + 2 * pad - k + 1;
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t h = 0; h < oh; h++)
+                for (int64_t q = 0; q < ow; q++) {
+                    double acc = 0;
+                    for (int64_t cl = 0; cl < cg; cl++)
+                        for (int64_t kh = 0; kh < k; kh++)
+                            for (int64_t kw = 0; kw < k; kw++) {
+                                int64_t c = f / (F / grp) * cg + cl, ih = h + kh - pad, iw = q + kw - pad;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    acc += bx[(c * H + ih) * W + iw] * w[((f * cg + cl) * k + kh) * k + kw];
+                            }
+                    ref[(f * oh + h) * ow + q] = acc;
+                }
+        weft_graph *g = NULL;
+        weft_value xv, p[4], wv, bv, cv;
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, C, H, W}, &xv), WEFT_OK);
+        const float *pd[4] = {sc, be, mu, va};
+        for (int i = 0; i < 4; i++) {
+            char nm[8];
+            snprintf(nm, sizeof nm, "p%d", i);
+            assert_int_equal(weft_graph_add_constant(g, nm, WEFT_TYPE_FLOAT32, 1, (int64_t[]){C}, pd[i], &p[i]), WEFT_OK);
+        }
+        assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, (int64_t[]){F, cg, k, k}, w, &wv), WEFT_OK);
+        assert_int_equal(weft_graph_add_op(g, "BatchNormalization", "bn", 5, (weft_value[]){xv, p[0], p[1], p[2], p[3]}, 0,
+                                           NULL, 1, &bv),
+                         WEFT_OK);
+        weft_attr at[2] = {{.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){pad, pad, pad, pad}},
+                           {.name = "group", .kind = WEFT_ATTR_INT, .i = grp}};
+        assert_int_equal(weft_graph_add_op(g, "Conv", "conv", 2, (weft_value[]){bv, wv}, 2, at, 1, &cv), WEFT_OK);
+        assert_int_equal(weft_graph_set_output(g, cv, "y"), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = 1;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+        double mx = 0, err = 0;
+        for (int64_t i = 0; i < F * oh * ow; i++) mx = fmax(mx, fabs(ref[i])), err = fmax(err, fabs(y[i] - ref[i]));
+        print_message("BN -> conv %lldx%lld group %lld pad %lld: max err %.3g of %.3g\n", (long long)k, (long long)k,
+                      (long long)grp, (long long)pad, err, mx);
+        assert_true(err <= REL_TOL * mx);
+        weft_model_destroy(m);
+        assert_int_equal(weft_model_fold_prenorm(g), WEFT_OK);
+        bool bn_dead = true;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (!strcmp(g->nodes[i].op_type, "BatchNormalization")) bn_dead = g->nodes[i].dead;
+        assert_int_equal(bn_dead, v[t].folds);
+        weft_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -635,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference_interp),
         cmocka_unit_test(test_default_schedule_shapes),
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
+        cmocka_unit_test(test_prenorm_batchnorm_folds_into_unpadded_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
