@@ -4,7 +4,7 @@
  * are merged while the union stays a kernel the schedules handle well:
  *   - elementwise/injective chains fuse freely;
  *   - reductions (softmax, layer norm's decomposed ReduceMean/Sub/Pow/... chain) fuse with
- *     elementwise/injective neighbours and with each other;
+ *     elementwise/injective neighbours and with each other, but for two window pools;
  *   - a conv/matmul/gemm ("out" op) takes elementwise consumers as its epilogue (bias, relu,
  *     residual add; given back when the group would then have two outputs:
  *     split_two_output_epilogues), and pure elementwise/injective producers whose results it alone reads
@@ -201,11 +201,26 @@ static bool moves_last_axis_into_b(const weft_graph *g, const weft_gnode *mm, co
     return last != nd - 1;
 }
 
+/* Window pools (MaxPool, AveragePool) in group r. */
+static int pools_in(fctx *c, int r)
+{
+    const weft_graph *g = c->g;
+    int count = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (needs_kernel(&g->nodes[i]) && find(c, i) == r &&
+            (!strcmp(g->nodes[i].op_type, "MaxPool") || !strcmp(g->nodes[i].op_type, "AveragePool")))
+            count++;
+    return count;
+}
+
 /* May producer group a and consumer group b become one kernel? */
 static bool can_merge(fctx *c, int a, int b)
 {
     int out = c->n_out[a] + c->n_out[b], red = c->n_red[a] + c->n_red[b];
     if (out > 1 || (out == 1 && red > 0)) return false;
+    /* two window pools in one kernel (a 3-D pool's separable (H, W) and D passes) have no rule
+     * (the pool rule takes one): they ran as scalar loops at 1.3 GFLOP/s */
+    if (red > 1 && c->n_red[a] && c->n_red[b] && pools_in(c, a) + pools_in(c, b) > 1) return false;
     if (out == 1) {
         bool a_plain = c->n_out[a] == 0 && c->n_red[a] == 0;
         bool b_plain = c->n_out[b] == 0 && c->n_red[b] == 0;
