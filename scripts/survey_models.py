@@ -415,6 +415,10 @@ MODELS = {
     "yolo": (Yolo, lambda: img(96)),
     "raft_small": (Raft, lambda: (torch.randn(1, 3, 128, 128), torch.randn(1, 3, 128, 128)), 16),
     "mlp_mixer": (Mixer, img),
+    "mobilenet_v2_224": (lambda: tvm.mobilenet_v2(), lambda: img(224)),
+    "efficientnet_b0_224": (lambda: tvm.efficientnet_b0(), lambda: img(224)),
+    "resnet50_224": (lambda: tvm.resnet50(), lambda: img(224)),
+    "vit_b_16": (lambda: tvm.vit_b_16(), lambda: img(224)),
 }
 
 
