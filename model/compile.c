@@ -223,7 +223,7 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
 {
     weft_status rc = weft_model_fold_constants(g);
     /* scatters with constant indices read a plan of where each update lands */
-    for (int i = 0; rc == WEFT_OK && i < g->n_nodes; i++) rc = weft_nn_scatter_elements_plan(g, i);
+    for (int i = 0; rc == WEFT_OK && i < g->n_nodes; i++) rc = weft_nn_scatter_plan(g, i);
     /* recurrences: their weights in column blocks as wide as the default register tile */
     if (rc == WEFT_OK) rc = weft_model_expand_recurrent(g, caps->vector_lanes_f32 > 1 ? 2 * caps->vector_lanes_f32 : 16);
     if (rc == WEFT_OK) rc = weft_model_fold_batchnorm(g);

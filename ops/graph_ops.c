@@ -86,7 +86,7 @@ static const weft_op_def op_table[] = {
     {"Pad", INJECTIVE, false, weft_nn_pad_infer, weft_nn_pad_compute, NULL},
     {"ConvTranspose", REUSE, false, weft_nn_conv_transpose_infer, weft_nn_conv_transpose_compute, NULL},
     {"Range", INJECTIVE, false, weft_nn_range_infer, weft_nn_range_compute, weft_nn_range_eval},
-    {"ScatterND", INJECTIVE, false, weft_nn_scatter_nd_infer, weft_nn_scatter_nd_compute, NULL},
+    {"ScatterND", REDUCTION, false, weft_nn_scatter_nd_infer, weft_nn_scatter_nd_compute, NULL},
     {"ScatterElements", REDUCTION, false, weft_nn_scatter_elements_infer, weft_nn_scatter_elements_compute, NULL},
     {"Scatter", REDUCTION, false, weft_nn_scatter_elements_infer, weft_nn_scatter_elements_compute, NULL}, /* opset 9-10 */
     /* recurrences (nn_rnn.c; expanded by model/recur.c) */

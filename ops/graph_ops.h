@@ -64,10 +64,11 @@ const weft_op_def *weft_op_find(const char *op_type);
 /* Comma-separated list of supported op types (static storage). */
 const char *weft_op_supported(void);
 
-/* ScatterElements node ni with constant indices gets its plan (ops/nn_scatter.c): a new int64
- * constant as its 4th input. Nothing changes when the indices are not constant, the node has a
- * plan already, or the plan would be too large. WEFT_ERR_NOMEM only. */
-weft_status weft_nn_scatter_elements_plan(weft_graph *g, int ni);
+/* ScatterElements / ScatterND node ni with constant indices gets its plan (ops/nn_scatter.c): a
+ * new int64 constant as its 4th input. Nothing changes for other nodes, when the indices are not
+ * constant, the node has a plan already, the plan would be too large, or (ScatterND) the indices
+ * are a box assigned whole. WEFT_ERR_NOMEM only. */
+weft_status weft_nn_scatter_plan(weft_graph *g, int ni);
 
 /* Winograd F(m x m, 3x3) weights (m = 2 or 4; ops/nn_conv.c): src [F, C, 3, 3] to dst
  * [m+2, m+2, ceil(F/fb), C, fb] (U = G w G^T; dst zeroed by the caller for filters past F). */

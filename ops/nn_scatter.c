@@ -1,11 +1,26 @@
-/* ScatterND (opset 11-18, reduction "none") in the form exports of slice assignment give it
- * (x[a:b, c:d] = v becomes ScatterND with the indices of every position of that box): the
- * indices must be constant by the time the kernel is built (constant folding makes the index
- * arithmetic of such exports constant) and list the positions of one dense box of the first k
- * axes in row-major order; negative indices count from the end. The output reads
- *   updates[flat(p - box_start)] inside the box, data[p] outside
- * as one stage (a select; both arms read at clamped indices). Other index patterns are refused
- * naming the node.
+/* ScatterND and ScatterElements: data-dependent writes turned around into reads.
+ *
+ * ScatterND (opset 11-18, reduction none / add / mul / max / min): indices [L..., k] address
+ * slices data[i_0, .., i_{k-1}, :] that updates [L..., data dims k..] write (or combine into,
+ * with a reduction), rows in row-major order ("none": the last write wins, as the reference
+ * implementation and PyTorch's CPU kernel do). Three formulations, per output element p with
+ * lead(p) = p[0..k):
+ *
+ *   box      (constant indices listing the positions of one dense box of the first k axes in
+ *            row-major order, reduction none: slice assignment, x[a:b, c:d] = v):
+ *                updates[flat(lead(p) - box_start), rest] inside the box, data[p] outside
+ *            as one select; no extra constant.
+ *   planned  (other constant indices: model/compile.c gives the node a plan as a 4th input,
+ *            weft_nn_scatter_plan): int64 [data dims 0..k, T] listing per slice the rows that
+ *            land on it, ascending, -1 padded (T = the most on one slice; 1 for "none", the last):
+ *                R[p] = REDUCE_t select(plan[lead, t] >= 0, updates[row(plan[lead, t]), rest], id)
+ *   run time (computed indices): R[p] = REDUCE over rows of select(indices[row] == lead(p),
+ *            updates[row, rest], identity): O(rows) per element; "none": the last such row (a MAX
+ *            of row numbers), then its update.
+ *
+ * and the output data[p] ⊕ R[p] ("<name>.r" is R), or for "none" the chosen update where one
+ * lands, data[p] elsewhere. Negative indices count from the end; a constant index out of range
+ * is refused when the node is added, one computed at run time lands nowhere.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,15 +31,54 @@
 #include "ops/nn_internal.h"
 #include "runtime/mem.h"
 
+typedef enum { SC_NONE, SC_ADD, SC_MUL, SC_MAX, SC_MIN } scatter_red;
+
+static weft_status scatter_reduction(const weft_gnode *n, scatter_red *out)
+{
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    const char *red = weft_gnode_attr_string(n, "reduction", "none");
+    for (int i = 0; i < 5; i++)
+        if (strcmp(red, names[i]) == 0) {
+            *out = (scatter_red)i;
+            return WEFT_OK;
+        }
+    return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute reduction='%s' is not one of none, add, mul, max, min",
+                        red);
+}
+
+static weft_reduce_kind scatter_reduce_kind(scatter_red r)
+{
+    switch (r) {
+    case SC_ADD: return WEFT_REDUCE_SUM;
+    case SC_MUL: return WEFT_REDUCE_PROD;
+    case SC_MAX: return WEFT_REDUCE_MAX;
+    case SC_MIN: return WEFT_REDUCE_MIN;
+    default: return WEFT_REDUCE_MAX; /* none: the last j, a MAX of positions */
+    }
+}
+
+static const weft_expr *scatter_combine(weft_arena *a, scatter_red r, const weft_expr *x, const weft_expr *y)
+{
+    switch (r) {
+    case SC_ADD: return weft_add(a, x, y);
+    case SC_MUL: return weft_mul(a, x, y);
+    case SC_MAX: return weft_max(a, x, y);
+    default: return weft_min(a, x, y);
+    }
+}
+
+/* The largest plan made (entries); above it the node keeps the run-time formulation. */
+#define PLAN_MAX ((int64_t)1 << 24)
+
 weft_status weft_nn_scatter_nd_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = weft_nn_check_arity(n, 3, 3, 1, 1);
+    weft_status st = weft_nn_check_arity(n, 3, 4, 1, 1);
     if (st != WEFT_OK) return st;
-    const char *red = weft_gnode_attr_string(n, "reduction", "none");
-    if (strcmp(red, "none") != 0)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute reduction='%s' is not supported (none)", red);
+    scatter_red red = SC_NONE;
+    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
     const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1), *U = weft_nn_in(g, n, 2);
     if ((st = weft_nn_check_dtype(n, I, "indices", WEFT_NN_I64)) != WEFT_OK) return st;
+    if ((st = weft_nn_check_dtype(n, D, "data", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
     if (!weft_dtype_eq(D->dtype, U->dtype))
         return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "updates have dtype %s, data %s", weft_dtype_name(U->dtype),
                             weft_dtype_name(D->dtype));
@@ -36,83 +90,155 @@ weft_status weft_nn_scatter_nd_infer(weft_graph *g, const weft_gnode *n)
         return weft_nn_fail(WEFT_ERR_SHAPE, n, "data %s, indices %s and updates %s do not fit together",
                             weft_nn_shape_str(D->ndim, D->shape).s, weft_nn_shape_str(I->ndim, I->shape).s,
                             weft_nn_shape_str(U->ndim, U->shape).s);
+    if (I->data)
+        for (int64_t j = 0; j < weft_gvalue_numel(I); j++) {
+            int64_t v = ((const int64_t *)I->data)[j], dim = D->shape[j % k];
+            if (v < -dim || v >= dim)
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s",
+                                    v, (int)(j % k), weft_nn_shape_str(D->ndim, D->shape).s);
+        }
+    if (weft_nn_has_in(n, 3)) { /* the plan (weft_nn_scatter_plan) */
+        const weft_gvalue *P = weft_nn_in(g, n, 3);
+        int64_t rows = weft_gvalue_numel(I) / k;
+        ok = P->data && weft_dtype_eq(P->dtype, WEFT_I64) && P->ndim == k + 1 && P->shape[k] >= 1;
+        for (int d = 0; ok && d < k; d++) ok = P->shape[d] == D->shape[d];
+        for (int64_t e = 0, m = ok ? weft_gvalue_numel(P) : 0; ok && e < m; e++)
+            ok = ((const int64_t *)P->data)[e] >= -1 && ((const int64_t *)P->data)[e] < rows;
+        if (!ok)
+            return weft_nn_fail(WEFT_ERR_INVALID_ARG, n,
+                                "a 4th input must be the scatter plan weft makes itself (a constant int64 [data dims "
+                                "0..%" PRId64 ", T] of rows in [-1, %" PRId64 "))",
+                                k, rows);
+    }
     return weft_nn_set_out(g, n, 0, D->dtype, D->ndim, D->shape);
 }
 
-/* The box the constant indices cover: start[0..k), extent[0..k). */
-static weft_status index_box(const weft_graph *g, const weft_gnode *n, int64_t *start, int64_t *extent, int *k_out)
+/* The box the constant indices cover: start[0..k), extent[0..k); false when they are not one
+ * dense box in row-major order (or are empty). */
+static bool index_box(const weft_graph *g, const weft_gnode *n, int64_t *start, int64_t *extent)
 {
     const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
-    if (!I->data)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices must be constants (after constant folding)");
+    if (!I->data) return false;
     int k = (int)I->shape[I->ndim - 1];
     int64_t rows = weft_gvalue_numel(I) / k;
-    if (rows == 0) /* an empty constant: no position to read the box from */
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices %s are empty (a scatter of nothing is not supported)",
-                            weft_nn_shape_str(I->ndim, I->shape).s);
+    if (rows == 0) return false;
     const int64_t *ix = I->data;
-    for (int a = 0; a < k; a++) start[a] = extent[a] = 0;
     /* the box: the first row is its start; its extents from the last row */
+    int64_t count = 1;
     for (int a = 0; a < k; a++) {
         int64_t f = ix[a], l = ix[(rows - 1) * k + a];
         if (f < 0) f += D->shape[a];
         if (l < 0) l += D->shape[a];
         start[a] = f, extent[a] = l - f + 1;
-        if (f < 0 || l >= D->shape[a] || extent[a] < 1)
-            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices are not a dense box of positions (slice assignment)");
+        if (f < 0 || l >= D->shape[a] || extent[a] < 1) return false;
+        count *= extent[a];
     }
-    int64_t count = 1;
-    for (int a = 0; a < k; a++) count *= extent[a];
-    bool ok = count == rows;
-    for (int64_t r = 0; ok && r < rows; r++) {
+    if (count != rows) return false;
+    for (int64_t r = 0; r < rows; r++) {
         int64_t rem = r;
-        for (int a = k - 1; ok && a >= 0; a--) {
+        for (int a = k - 1; a >= 0; a--) {
             int64_t v = ix[r * k + a];
             if (v < 0) v += D->shape[a];
-            ok = v == start[a] + rem % extent[a];
+            if (v != start[a] + rem % extent[a]) return false;
             rem /= extent[a];
         }
     }
-    if (!ok)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
-                            "indices %s are not the positions of one dense box in row-major order (slice assignment); "
-                            "other scatters are not supported",
-                            weft_nn_shape_str(I->ndim, I->shape).s);
-    *k_out = k;
-    return WEFT_OK;
+    return true;
+}
+
+/* Row number rho (an int64 expression) of indices [L..., k] as its multi-index in u[0..L). */
+static void unflatten_row(weft_arena *a, const weft_expr *rho, const weft_tensor *I, const weft_expr **u)
+{
+    int lead = I->ndim - 1;
+    for (int d = lead - 1; d >= 0; d--) {
+        int64_t e = I->shape[d];
+        u[d] = d == 0 ? rho : weft_floormod(a, rho, weft_i64(a, e));
+        if (d > 0) rho = weft_floordiv(a, rho, weft_i64(a, e));
+    }
 }
 
 weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                        const weft_tensor *const *ins, weft_tensor **outs)
 {
     weft_status st;
-    if ((st = weft_nn_check_in(g, n, ins, 0)) != WEFT_OK || (st = weft_nn_check_in(g, n, ins, 2)) != WEFT_OK) return st;
+    for (int i = 0; i < 3; i++)
+        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    bool planned = weft_nn_has_in(n, 3);
+    if (planned && (st = weft_nn_check_in(g, n, ins, 3)) != WEFT_OK) return st;
+    scatter_red red = SC_NONE;
+    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
+    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = planned ? ins[3] : NULL;
+    const weft_gvalue *Iv = weft_nn_in(g, n, 1);
+    int k = (int)I->shape[I->ndim - 1], lead = I->ndim - 1, r = D->ndim;
+    int64_t rows = 1;
+    for (int d = 0; d < lead; d++) rows *= I->shape[d];
+    if (Iv->data && rows == 0) /* an empty constant: no position to read */
+        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "indices %s are empty (a scatter of nothing is not supported)",
+                            weft_nn_shape_str(I->ndim, I->shape).s);
     int64_t start[WEFT_NN_MAX_DIMS], extent[WEFT_NN_MAX_DIMS];
-    int k = 0;
-    if ((st = index_box(g, n, start, extent, &k)) != WEFT_OK) return st;
-    const weft_tensor *D = ins[0], *U = ins[2];
-    const weft_gvalue *I = weft_nn_in(g, n, 1);
-    int lead = I->ndim - 1; /* updates' leading dims: the indices' shape without its last dim */
-    weft_tensor *Y = weft_nn_compute(a, name, D->ndim, D->shape);
+    if (!P && red == SC_NONE && index_box(g, n, start, extent)) { /* slice assignment */
+        weft_tensor *Y = weft_nn_compute(a, name, r, D->shape);
+        if (Y) {
+            const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS], *inside = NULL, *flat = NULL;
+            weft_nn_axes(Y, p);
+            for (int d = 0; d < k; d++) {
+                const weft_expr *rel = weft_sub(a, p[d], weft_i64(a, start[d]));
+                const weft_expr *c = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, rel, weft_i64(a, 0)),
+                                              weft_cmp(a, WEFT_EXPR_LT, rel, weft_i64(a, extent[d])));
+                inside = inside ? weft_and(a, inside, c) : c;
+                rel = weft_nn_clamp(a, rel, 0, extent[d] - 1);
+                flat = flat ? weft_add(a, weft_mul(a, flat, weft_i64(a, extent[d])), rel) : rel;
+            }
+            unflatten_row(a, flat, I, u);
+            for (int d = k; d < r; d++) u[lead + d - k] = p[d];
+            const weft_expr *v = weft_select(a, inside, weft_tload(a, U, U->ndim, u), weft_tload(a, D, r, p));
+            weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
+        }
+        outs[0] = Y;
+        return weft_nn_done(a, n);
+    }
+    weft_reduce_kind rk = scatter_reduce_kind(red);
+    weft_tensor *R = weft_nn_compute(a, weft_nn_stage(a, name, ".r"), r, D->shape);
+    if (R) {
+        const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS + 1], *rho, *hit = NULL;
+        weft_nn_axes(R, p);
+        if (P) {
+            const weft_expr *t = weft_te_reduce_axis(a, R, "k", P->shape[k]), *pp[WEFT_NN_MAX_DIMS + 1];
+            for (int d = 0; d < k; d++) pp[d] = p[d];
+            pp[k] = t;
+            const weft_expr *e = weft_tload(a, P, k + 1, pp);
+            hit = weft_cmp(a, WEFT_EXPR_GE, e, weft_i64(a, 0));
+            rho = weft_nn_clamp(a, e, 0, rows - 1);
+        } else {
+            rho = weft_te_reduce_axis(a, R, "k", rows);
+            unflatten_row(a, rho, I, u);
+            for (int d = 0; d < k; d++) {
+                u[lead] = weft_i64(a, d);
+                const weft_expr *ix = weft_tload(a, I, I->ndim, u);
+                ix = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, ix, weft_i64(a, 0)), weft_add(a, ix, weft_i64(a, D->shape[d])),
+                                 ix);
+                const weft_expr *c = weft_cmp(a, WEFT_EXPR_EQ, ix, p[d]);
+                hit = hit ? weft_and(a, hit, c) : c;
+            }
+        }
+        unflatten_row(a, rho, I, u);
+        for (int d = k; d < r; d++) u[lead + d - k] = p[d];
+        const weft_expr *v = red == SC_NONE ? rho : weft_tload(a, U, U->ndim, u);
+        const weft_expr *none = red == SC_NONE ? weft_i64(a, -1) : weft_te_reduce_identity(a, rk, U->dtype);
+        weft_te_set_body(R, rk, weft_select(a, hit, v, none));
+    }
+    weft_tensor *Y = R ? weft_nn_compute(a, name, r, D->shape) : NULL;
     if (Y) {
-        const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS], *inside = NULL, *flat = NULL;
+        const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS + 1];
         weft_nn_axes(Y, p);
-        for (int d = 0; d < k; d++) {
-            const weft_expr *rel = weft_sub(a, p[d], weft_i64(a, start[d]));
-            const weft_expr *c = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, rel, weft_i64(a, 0)),
-                                          weft_cmp(a, WEFT_EXPR_LT, rel, weft_i64(a, extent[d])));
-            inside = inside ? weft_and(a, inside, c) : c;
-            rel = weft_nn_clamp(a, rel, 0, extent[d] - 1);
-            flat = flat ? weft_add(a, weft_mul(a, flat, weft_i64(a, extent[d])), rel) : rel;
+        const weft_expr *rv = weft_tload(a, R, r, p), *dv = weft_tload(a, D, r, p), *v;
+        if (red == SC_NONE) {
+            unflatten_row(a, weft_nn_clamp(a, rv, 0, rows - 1), I, u);
+            for (int d = k; d < r; d++) u[lead + d - k] = p[d];
+            v = weft_select(a, weft_cmp(a, WEFT_EXPR_GE, rv, weft_i64(a, 0)), weft_tload(a, U, U->ndim, u), dv);
+        } else {
+            v = scatter_combine(a, red, dv, rv);
         }
-        /* flat row -> updates' leading multi-index */
-        for (int d = lead - 1; d >= 0; d--) {
-            int64_t e = U->shape[d];
-            u[d] = d == 0 ? flat : weft_floormod(a, flat, weft_i64(a, e));
-            if (d > 0) flat = weft_floordiv(a, flat, weft_i64(a, e));
-        }
-        for (int d = k; d < D->ndim; d++) u[lead + d - k] = p[d];
-        const weft_expr *v = weft_select(a, inside, weft_tload(a, U, U->ndim, u), weft_tload(a, D, D->ndim, p));
         weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
     }
     outs[0] = Y;
@@ -146,21 +272,6 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
  * data unchanged. Indices out of range: a constant one is refused when the node is added; one
  * computed at run time lands nowhere (ONNX calls it an error; nothing is written out of bounds).
  */
-
-typedef enum { SC_NONE, SC_ADD, SC_MUL, SC_MAX, SC_MIN } scatter_red;
-
-static weft_status scatter_reduction(const weft_gnode *n, scatter_red *out)
-{
-    static const char *const names[] = {"none", "add", "mul", "max", "min"};
-    const char *red = weft_gnode_attr_string(n, "reduction", "none");
-    for (int i = 0; i < 5; i++)
-        if (strcmp(red, names[i]) == 0) {
-            *out = (scatter_red)i;
-            return WEFT_OK;
-        }
-    return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute reduction='%s' is not one of none, add, mul, max, min",
-                        red);
-}
 
 weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
 {
@@ -207,27 +318,6 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
                                 U->shape[ax]);
     }
     return weft_nn_set_out(g, n, 0, D->dtype, D->ndim, D->shape);
-}
-
-static weft_reduce_kind scatter_reduce_kind(scatter_red r)
-{
-    switch (r) {
-    case SC_ADD: return WEFT_REDUCE_SUM;
-    case SC_MUL: return WEFT_REDUCE_PROD;
-    case SC_MAX: return WEFT_REDUCE_MAX;
-    case SC_MIN: return WEFT_REDUCE_MIN;
-    default: return WEFT_REDUCE_MAX; /* none: the last j, a MAX of positions */
-    }
-}
-
-static const weft_expr *scatter_combine(weft_arena *a, scatter_red r, const weft_expr *x, const weft_expr *y)
-{
-    switch (r) {
-    case SC_ADD: return weft_add(a, x, y);
-    case SC_MUL: return weft_mul(a, x, y);
-    case SC_MAX: return weft_max(a, x, y);
-    default: return weft_min(a, x, y);
-    }
 }
 
 weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n,
@@ -300,9 +390,6 @@ weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g,
     return weft_nn_done(a, n);
 }
 
-/* The largest plan made (entries); above it the node keeps the run-time formulation. */
-#define PLAN_MAX ((int64_t)1 << 24)
-
 /* The indices are equal along dim d (every element equals its neighbour at d = 0). */
 static bool same_along(const weft_gvalue *I, int d)
 {
@@ -334,10 +421,73 @@ static int64_t plan_slot(const weft_gvalue *I, const int64_t *pshape, int ax, in
     return off;
 }
 
-weft_status weft_nn_scatter_elements_plan(weft_graph *g, int ni)
+/* The plan of ScatterND node ni (constant indices that are not a box assigned as a whole). */
+static weft_status scatter_nd_plan(weft_graph *g, int ni)
 {
     const weft_gnode *n = &g->nodes[ni];
-    if (n->dead || (strcmp(n->op_type, "ScatterElements") && strcmp(n->op_type, "Scatter")) || n->n_inputs != 3 || n->n_outputs != 1) return WEFT_OK;
+    const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
+    scatter_red red = SC_NONE;
+    if (!D || !I || !I->data || !weft_dtype_eq(I->dtype, WEFT_I64) || I->ndim < 1 || scatter_reduction(n, &red)) {
+        weft_error_clear();
+        return WEFT_OK;
+    }
+    int k = (int)I->shape[I->ndim - 1];
+    int64_t rows = k > 0 ? weft_gvalue_numel(I) / k : 0, slots = 1, start[WEFT_NN_MAX_DIMS], extent[WEFT_NN_MAX_DIMS];
+    if (k < 1 || k > D->ndim || rows == 0 || (red == SC_NONE && index_box(g, n, start, extent))) return WEFT_OK;
+    for (int d = 0; d < k; d++) slots *= D->shape[d];
+    if (slots > PLAN_MAX) return WEFT_OK;
+    const int64_t *ix = I->data;
+    int64_t *cnt = weft_calloc((size_t)slots, sizeof *cnt), T = 1, *slot = weft_malloc((size_t)rows * sizeof *slot);
+    if (!cnt || !slot) {
+        free(cnt), free(slot);
+        return weft_fail(WEFT_ERR_NOMEM, "out of memory planning ScatterND node '%s'", n->name);
+    }
+    for (int64_t q = 0; q < rows; q++) {
+        int64_t off = 0;
+        for (int d = 0; d < k; d++) {
+            int64_t v = ix[q * k + d];
+            off = off * D->shape[d] + (v < 0 ? v + D->shape[d] : v);
+        }
+        slot[q] = off;
+        if (red != SC_NONE && ++cnt[off] > T) T = cnt[off];
+    }
+    int64_t pshape[WEFT_NN_MAX_DIMS + 1];
+    for (int d = 0; d < k; d++) pshape[d] = D->shape[d];
+    pshape[k] = T;
+    int64_t *plan = slots * T <= PLAN_MAX ? weft_malloc((size_t)(slots * T) * sizeof *plan) : NULL;
+    if (!plan) {
+        free(cnt), free(slot);
+        return slots * T <= PLAN_MAX ? weft_fail(WEFT_ERR_NOMEM, "out of memory planning ScatterND node '%s'", n->name)
+                                     : WEFT_OK;
+    }
+    for (int64_t e = 0; e < slots * T; e++) plan[e] = -1;
+    memset(cnt, 0, (size_t)slots * sizeof *cnt);
+    for (int64_t q = 0; q < rows; q++) {
+        if (red == SC_NONE) plan[slot[q]] = q;
+        else plan[slot[q] * T + cnt[slot[q]]++] = q;
+    }
+    free(cnt), free(slot);
+    char pname[300];
+    snprintf(pname, sizeof pname, "%.280s.plan", n->name);
+    int pv = weft_graph_new_value(g, pname, WEFT_I64, k + 1, pshape);
+    if (pv < 0) {
+        free(plan);
+        return weft_fail(WEFT_ERR_NOMEM, "out of memory planning ScatterND node '%s'", g->nodes[ni].name);
+    }
+    g->values[pv].data = plan;
+    g->nodes[ni].inputs[3] = pv;
+    g->nodes[ni].n_inputs = 4;
+    return WEFT_OK;
+}
+
+weft_status weft_nn_scatter_plan(weft_graph *g, int ni)
+{
+    const weft_gnode *n = &g->nodes[ni];
+    if (!n->dead && !strcmp(n->op_type, "ScatterND") && n->n_inputs == 3 && n->n_outputs == 1)
+        return scatter_nd_plan(g, ni);
+    if (n->dead || (strcmp(n->op_type, "ScatterElements") && strcmp(n->op_type, "Scatter")) || n->n_inputs != 3 ||
+        n->n_outputs != 1)
+        return WEFT_OK;
     const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
     scatter_red red = SC_NONE;
     int ax;

@@ -159,8 +159,10 @@ cases = {
  "adv_index": (M(lambda s,x: x[:, torch.tensor([0, 2, 5]), torch.tensor([1, 3, 7])]), img),
  "adv_index_runtime": (M(lambda s,x: x[0, (x[0, 0, 0, :4].abs() * 3).long() % 8]), img),
  "scatter_src": (M(lambda s,x: torch.zeros(1, 8, 16, 16).scatter(3, (x.abs() * 5).long() % 16, x)), img),
- "scatter_add_const": (M(lambda s,x: torch.zeros(1, 8, 4, 16).scatter_add(2, torch.arange(16).remainder(4).expand(1, 8, 16, 16), x)), img),
- "scatter_reduce_amax": (M(lambda s,x: torch.zeros(1, 8, 4, 16).scatter_reduce(2, torch.arange(16).remainder(4).expand(1, 8, 16, 16), x, "amax")), img, 16),
+ # opset 16: at 13 PyTorch exports scatter_add as a ScatterElements without reduction (wrong with
+ # repeats: ONNX Runtime and weft agree with each other, not with PyTorch); index_put(accumulate=True)
+ # exports a ScatterND without reduction at any opset (the same), so it is not a case
+ "scatter_add_const": (M(lambda s,x: torch.zeros(1, 8, 4, 16).scatter_add(2, torch.arange(16).remainder(4).expand(1, 8, 16, 16), x)), img, 16),
  "index_put": (M(lambda s,x: x.index_put((torch.tensor([0]), torch.tensor([1, 3])), torch.ones(2, 16, 16))), img),
  "normalize": (M(lambda s,x: F.normalize(x, dim=1)), img),
  "cosine_sim": (M(lambda s,x: F.cosine_similarity(x, x.flip(3), dim=1)), img),

@@ -1,10 +1,11 @@
-/* ScatterElements (ops/nn_scatter.c): every reduction (none, add, mul, max, min) on both
+/* ScatterElements and ScatterND (ops/nn_scatter.c): every reduction (none, add, mul, max, min) on both
  * formulations, the planned one (constant indices: model compile gives the node its plan) and
  * the run-time one (indices a graph input), against a direct scatter loop in C written from
  * the ONNX definition (updates applied in row-major order, "none" keeps the last write), at 1 and
  * 2 threads (LLVM) and in the loop-IR interpreter. Tolerance: 1e-5 * max(1, max |ref|) (sums
  * and products of at most 7 terms near 1, in another order than the loop's). Then the plan
- * itself for a small case, and bad inputs refused with the node and the problem named. */
+ * itself for a small case, bad inputs refused with the node and the problem named, and
+ * ScatterND's rows (repeats, negatives, not a box) the same two ways. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -166,7 +167,7 @@ static void test_scatter_plan_contents(void **state)
         for (int i = 0; i < g->n_nodes; i++)
             if (strcmp(g->nodes[i].op_type, "ScatterElements") == 0) ni = i;
         assert_true(ni >= 0);
-        assert_int_equal(weft_nn_scatter_elements_plan(g, ni), WEFT_OK);
+        assert_int_equal(weft_nn_scatter_plan(g, ni), WEFT_OK);
         assert_int_equal(g->nodes[ni].n_inputs, 4);
         const weft_gvalue *p = &g->values[g->nodes[ni].inputs[3]];
         assert_int_equal(p->ndim, 3);
@@ -183,7 +184,7 @@ static void test_scatter_plan_contents(void **state)
             assert_memory_equal(pd, want, sizeof want);
         }
         /* a second call leaves the planned node alone */
-        assert_int_equal(weft_nn_scatter_elements_plan(g, ni), WEFT_OK);
+        assert_int_equal(weft_nn_scatter_plan(g, ni), WEFT_OK);
         assert_int_equal(g->nodes[ni].n_inputs, 4);
         weft_graph_destroy(g);
     }
@@ -225,11 +226,84 @@ static void test_scatter_bad(void **state)
     expect_refused(4, 0, 1, "add", ok, WEFT_OK, "");
 }
 
+/* ScatterND with k = 2 of data [5, 4, 3]: 7 index rows (repeats, negatives; not a box) and
+ * updates [7, 3], every reduction, planned (constant indices) and at run time (indices a graph
+ * input), against the loop out[i0, i1, :] op= upd[row, :] in row order. */
+static void test_scatter_nd_rows(void **state)
+{
+    (void)state;
+    enum { A = 5, B = 4, C = 3, ROWS = 7 };
+    static const int64_t idx[ROWS * 2] = {1, 2, 4, 0, 1, 2, -1, -4, 0, 3, 1, -2, 2, 1};
+    static float data[A * B * C], upd[ROWS * C], out[A * B * C];
+    static double ref[A * B * C];
+    for (int e = 0; e < A * B * C; e++) data[e] = 0.75f + 0.01f * (float)((e * 7) % 23);
+    for (int q = 0; q < ROWS * C; q++) upd[q] = 0.8f + 0.02f * (float)((q * 5) % 19);
+    for (int red = 0; red < 5; red++) {
+        for (int e = 0; e < A * B * C; e++) ref[e] = data[e];
+        for (int q = 0; q < ROWS; q++) {
+            int64_t i0 = idx[2 * q] < 0 ? idx[2 * q] + A : idx[2 * q], i1 = idx[2 * q + 1] < 0 ? idx[2 * q + 1] + B : idx[2 * q + 1];
+            for (int c = 0; c < C; c++) {
+                double *o = &ref[(i0 * B + i1) * C + c], v = upd[q * C + c];
+                *o = red == 0 ? v : red == 1 ? *o + v : red == 2 ? *o * v : red == 3 ? fmax(*o, v) : fmin(*o, v);
+            }
+        }
+        for (int planned = 0; planned < 2; planned++) {
+            weft_graph *g = NULL;
+            weft_value dv, iv, uv, y;
+            assert_int_equal(weft_graph_create(&g), WEFT_OK);
+            assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_FLOAT32, 3, (int64_t[]){A, B, C}, &dv), WEFT_OK);
+            if (planned)
+                assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){ROWS, 2}, idx, &iv), WEFT_OK);
+            else
+                assert_int_equal(weft_graph_add_input(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){ROWS, 2}, &iv), WEFT_OK);
+            assert_int_equal(weft_graph_add_input(g, "upd", WEFT_TYPE_FLOAT32, 2, (int64_t[]){ROWS, C}, &uv), WEFT_OK);
+            weft_attr at[1] = {{.name = "reduction", .kind = WEFT_ATTR_STRING, .s = REDS[red]}};
+            assert_int_equal(weft_graph_add_op(g, "ScatterND", "sc", 3, (weft_value[]){dv, iv, uv}, 1, at, 1, &y), WEFT_OK);
+            assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+            for (int t = 1; t <= 3; t++) {
+                weft_model *m = NULL;
+                weft_model_options o = weft_model_options_default();
+                o.threads = t == 3 ? 1 : t;
+                if (t == 3) o.target = "interp";
+                weft_status rc = weft_model_compile(g, &o, &m);
+                if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
+                assert_int_equal(rc, WEFT_OK);
+                memset(out, 0xff, sizeof out);
+                const void *ins[3] = {data, idx, upd}, *ins_c[2] = {data, upd};
+                assert_int_equal(weft_model_run(m, planned ? ins_c : ins, (void *[]){out}), WEFT_OK);
+                double err = 0, mx = 0;
+                for (int e = 0; e < A * B * C; e++) {
+                    double d = fabs(out[e] - ref[e]);
+                    if (!(d <= err)) err = d;
+                    mx = fmax(mx, fabs(ref[e]));
+                }
+                print_message("ScatterND %-4s %-8s %s %d thread(s): max err %.3g\n", REDS[red],
+                              planned ? "planned" : "run-time", t == 3 ? "interp" : "llvm", o.threads, err);
+                assert_true(err <= 1e-5 * fmax(1, mx));
+                weft_model_destroy(m);
+            }
+            if (planned) { /* the plan: [5, 4, T], (1, 2) receives three rows, (4, 0) two */
+                int ni = g->n_nodes - 1;
+                assert_int_equal(weft_nn_scatter_plan(g, ni), WEFT_OK);
+                assert_int_equal(g->nodes[ni].n_inputs, 4);
+                const weft_gvalue *pv = &g->values[g->nodes[ni].inputs[3]];
+                assert_int_equal(pv->ndim, 3);
+                assert_int_equal(pv->shape[2], red == 0 ? 1 : 3);
+                const int64_t *pd = pv->data;
+                if (red == 0) assert_int_equal(pd[1 * B + 2], 5); /* the last of rows 0, 2, 5 */
+                else assert_true(pd[(1 * B + 2) * 3] == 0 && pd[(1 * B + 2) * 3 + 1] == 2 && pd[(1 * B + 2) * 3 + 2] == 5);
+            }
+            weft_graph_destroy(g);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scatter_axis0_repeats), cmocka_unit_test(test_scatter_axis1_expanded),
         cmocka_unit_test(test_scatter_plan_contents), cmocka_unit_test(test_scatter_bad),
+        cmocka_unit_test(test_scatter_nd_rows),
     };
     return cmocka_run_group_tests_name("model_scatter_elements", tests, NULL, NULL);
 }
