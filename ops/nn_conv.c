@@ -13,6 +13,7 @@
  * transformed for Winograd ("winograd"), a 3x3 conv is the stages of winograd_stages below.
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ir/error.h"
@@ -567,7 +568,10 @@ static bool is_max_pool(const weft_gnode *n) { return strstr(n->op_type, "Max") 
 
 weft_status weft_nn_pool_infer(weft_graph *g, const weft_gnode *n)
 {
-    weft_status st = weft_nn_check_arity(n, 1, 1, 1, 1);
+    /* MaxPool's optional second output: Indices (int64, the position of each window's maximum
+     * in the flattened input, ((n*C + c)*H + h)*W + w; the first in row-major window order on
+     * ties, as ONNX Runtime and PyTorch pick it) */
+    weft_status st = weft_nn_check_arity(n, 1, 1, 1, is_max_pool(n) ? 2 : 1);
     if (st != WEFT_OK) return st;
     const weft_gvalue *X = weft_nn_in(g, n, 0);
     if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK) return st;
@@ -579,7 +583,9 @@ weft_status weft_nn_pool_infer(weft_graph *g, const weft_gnode *n)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "storage_order=1 is not supported");
     window w;
     if ((st = window_params(n, X->shape + 2, NULL, is_max_pool(n), &w)) != WEFT_OK) return st;
-    return weft_nn_set_out(g, n, 0, WEFT_F32, 4, (int64_t[]){X->shape[0], X->shape[1], w.out[0], w.out[1]});
+    const int64_t shape[4] = {X->shape[0], X->shape[1], w.out[0], w.out[1]};
+    if (n->n_outputs == 2 && (st = weft_nn_set_out(g, n, 1, WEFT_I64, 4, shape)) != WEFT_OK) return st;
+    return weft_nn_set_out(g, n, 0, WEFT_F32, 4, shape);
 }
 
 /* Taps of an average window along one dim that count in its divisor: those inside the input
@@ -639,6 +645,36 @@ weft_status weft_nn_pool_compute(weft_arena *a, const weft_graph *g, const weft_
         }
     }
     outs[0] = Y;
+    if (is_max && n->n_outputs == 2 && R) {
+        /* Indices: the lowest flat position in the window whose element equals the maximum (an
+         * element not below it: a window whose maximum is NaN points at its first tap) */
+        weft_tensor *I = weft_te_compute(a, weft_arena_printf(a, "%s.1", name), 4, shape, axes);
+        if (I) {
+            const weft_expr *idx[4];
+            weft_nn_axes(I, idx);
+            const weft_expr *ry = weft_te_reduce_axis(a, I, "ry", w.k[0]);
+            const weft_expr *rx = weft_te_reduce_axis(a, I, "rx", w.k[1]);
+            const weft_expr *ih = weft_sub(a, window_index(a, idx[2], w.s[0], ry, w.d[0]), weft_i64(a, w.pb[0]));
+            const weft_expr *iw = weft_sub(a, window_index(a, idx[3], w.s[1], rx, w.d[1]), weft_i64(a, w.pb[1]));
+            const weft_expr *inside =
+                weft_and(a,
+                         weft_and(a, weft_cmp(a, WEFT_EXPR_GE, ih, weft_i64(a, 0)),
+                                  weft_cmp(a, WEFT_EXPR_LT, ih, weft_i64(a, X->shape[2]))),
+                         weft_and(a, weft_cmp(a, WEFT_EXPR_GE, iw, weft_i64(a, 0)),
+                                  weft_cmp(a, WEFT_EXPR_LT, iw, weft_i64(a, X->shape[3]))));
+            const weft_expr *hc = weft_nn_clamp(a, ih, 0, X->shape[2] - 1), *wc = weft_nn_clamp(a, iw, 0, X->shape[3] - 1);
+            const weft_expr *x = weft_te_at(a, X, idx[0], idx[1], hc, wc);
+            const weft_expr *hit = weft_and(a, inside, weft_not(a, weft_cmp(a, WEFT_EXPR_LT, x, weft_tload(a, R, 4, idx))));
+            const weft_expr *flat = weft_add(
+                a, weft_mul(a, weft_add(a, weft_mul(a, weft_add(a, weft_mul(a, idx[0], weft_i64(a, X->shape[1])), idx[1]),
+                                                    weft_i64(a, X->shape[2])),
+                                        hc),
+                            weft_i64(a, X->shape[3])),
+                wc);
+            weft_te_set_body(I, WEFT_REDUCE_MIN, weft_select(a, hit, flat, weft_i64(a, INT64_MAX)));
+        }
+        outs[1] = I;
+    }
     return weft_nn_done(a, n);
 }
 

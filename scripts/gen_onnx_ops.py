@@ -243,6 +243,23 @@ TORCH_CASES = {
         lambda: Fn(lambda x: F.grid_sample(x, grid_tanh(x), "bicubic", "border", True)), (2, 3, 5, 6), 16),
     "grid_sample_bicubic_reflection": (
         lambda: Fn(lambda x: F.grid_sample(x, grid_wide(x), "bicubic", "reflection", False)), (1, 3, 5, 6), 16),
+    # MaxPool's Indices output (flattened over N, C, H, W; PyTorch's export subtracts each
+    # plane's offset), with padding and stride, and with ceil_mode; returned as floats
+    "maxpool_indices": (lambda: Fn(lambda x: torch.cat([r.float().flatten() for r in
+                                                        F.max_pool2d(x, 3, 2, 1, return_indices=True)])),
+                        (2, 3, 7, 8), 13),
+    "maxpool_indices_ceil": (lambda: Fn(lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True, return_indices=True)[1].float()),
+                             (1, 2, 5, 7), 13),
+    # scatters (ops/nn_scatter.c): scatter_add with constant, repeated indices (ScatterElements
+    # reduction add: opset 16), scatter of a permutation computed at run time (reduction none),
+    # index_put at positions that are not a box (ScatterND with a plan)
+    "scatter_add_repeats": (lambda: Fn(lambda x: torch.zeros(2, 3, 4).scatter_add(
+        2, torch.tensor([3, 0, 3, 1, 0, 3]).expand(2, 3, 6), x)), (2, 3, 6), 16),
+    "scatter_runtime_perm": (lambda: Fn(lambda x: torch.zeros_like(x).scatter(
+        1, x.argsort(1), x * 2)), (2, 5, 3), 13),
+    "index_put_points": (lambda: Fn(lambda x: x.index_put((torch.tensor([0, 1, 1]), torch.tensor([2, 0, 3])),
+                                                          torch.tensor([[1.0] * 5, [2.0] * 5, [-3.0] * 5]))),
+                         (2, 4, 5), 13),
     # output size other than the input's: the grid from rows 1..3 only ([1, 3, 6, 2])
     "grid_sample_bilinear_rows": (
         lambda: Fn(lambda x: F.grid_sample(x, torch.tanh(x[:, 1:3, 1:4].permute(0, 2, 3, 1)) * 1.2, "bilinear",

@@ -1,7 +1,8 @@
 /* ONNX op coverage end to end, second part: TopK (ops/nn_topk.c), the elementwise and index ops
  * of ops/nn_elementwise.c and ops/nn_index.c unseen models brought (inverse trig, Mish, Mod
  * fmod=1, Xor, Trilu, OneHot, GatherElements, Clip with run-time bounds, AveragePool with
- * ceil_mode; If with a condition known at load time, inlined by frontend/onnx.c), and 3-D Conv / MaxPool / AveragePool and LRN, which the frontend rewrites onto the
+ * ceil_mode; If with a condition known at load time, inlined by frontend/onnx.c), MaxPool's
+ * Indices, ScatterElements / ScatterND (constant and run-time indices), and 3-D Conv / MaxPool / AveragePool and LRN, which the frontend rewrites onto the
  * 2-D ops (frontend/onnx_conv3d.c). Same check as test_onnx_ops.c: each committed model is
  * compiled with default schedules, run at 1 and 2 threads (LLVM) and once in the interpreter,
  *
@@ -44,6 +45,11 @@ CASES_ELEM(CASE)
     X(grid_sample_bicubic_zeros) X(grid_sample_bicubic_border_ac) X(grid_sample_bicubic_reflection)                    \
     X(grid_sample_bilinear_rows)
 CASES_GRID(CASE)
+/* MaxPool's Indices output (ops/nn_conv.c); scatters (ops/nn_scatter.c): constant repeated
+ * indices with reduction add, a run-time permutation, index_put at points (a planned ScatterND) */
+#define CASES_IDX(X)                                                                                                   \
+    X(maxpool_indices) X(maxpool_indices_ceil) X(scatter_add_repeats) X(scatter_runtime_perm) X(index_put_points)
+CASES_IDX(CASE)
 
 /* 3-D Conv / MaxPool / AveragePool and LRN (frontend/onnx_conv3d.c) refuse what they cannot
  * express, naming the node and the attribute; x is [1, 2, 3, 4, 4], w [2, 2, 3, 3, 3]. */
@@ -235,7 +241,7 @@ int main(void)
 {
 #define ENTRY(n) cmocka_unit_test(test_##n),
     const struct CMUnitTest tests[] = {
-        CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_GRID(ENTRY) CASES_3D(ENTRY) cmocka_unit_test(test_conv3d_bad),
+        CASES_TOPK(ENTRY) CASES_ELEM(ENTRY) CASES_GRID(ENTRY) CASES_3D(ENTRY) CASES_IDX(ENTRY) cmocka_unit_test(test_conv3d_bad),
         cmocka_unit_test(test_conv3d_kernels), cmocka_unit_test(test_if_runtime_refused),
         cmocka_unit_test(test_symbolic_batch_rewrites),
         cmocka_unit_test(test_grid_sample_bad),
