@@ -98,6 +98,7 @@ typedef struct loader {
     weft_graph *g;
     name_map names;
     int depth; /* If branches being inlined (nested) */
+    const Onnx__GraphProto *graph; /* the graph (or inlined branch) whose nodes are being added */
 } loader;
 
 /* Nested If branches inlined at most this deep (a crafted file could nest without end). */
@@ -455,7 +456,10 @@ static weft_status inline_if(loader *ld, const Onnx__NodeProto *n, const char *n
                          MAX_IF_DEPTH);
     ld->depth++;
     weft_status st = add_initializers(ld, b);
+    const Onnx__GraphProto *outer = ld->graph;
+    ld->graph = b;
     for (size_t i = 0; st == WEFT_OK && i < b->n_node; i++) st = add_node(ld, b->node[i], i);
+    ld->graph = outer;
     ld->depth--;
     char what[320];
     snprintf(what, sizeof what, "node '%s' (If)", nname);
@@ -468,6 +472,36 @@ static weft_status inline_if(loader *ld, const Onnx__NodeProto *n, const char *n
         if (!empty_str(n->output[i])) st = define(ld, n->output[i], v, what);
     }
     return st;
+}
+
+/* A Cast to float64 (weft has no float64) whose every reader is IsInf, IsNaN or a Cast to
+ * another type, and which is no graph output: PyTorch's torch.isinf / isnan export
+ * Cast(x, DOUBLE) -> IsInf. The float32 value gives those readers the same results, so the
+ * Cast becomes an Identity. Other float64 Casts are refused by the Cast op. */
+static bool exact_double_cast(const loader *ld, const Onnx__NodeProto *n)
+{
+    if (strcmp(n->op_type, "Cast") || n->n_output != 1 || empty_str(n->output[0]) || !ld->graph) return false;
+    bool to_double = false;
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (n->attribute[i] && n->attribute[i]->name && !strcmp(n->attribute[i]->name, "to"))
+            to_double = n->attribute[i]->i == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    if (!to_double) return false;
+    const Onnx__GraphProto *gp = ld->graph;
+    const char *v = n->output[0];
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i] && gp->output[i]->name && !strcmp(gp->output[i]->name, v)) return false;
+    bool read = false;
+    for (size_t k = 0; k < gp->n_node; k++) {
+        const Onnx__NodeProto *u = gp->node[k];
+        for (size_t i = 0; u && u->input && i < u->n_input; i++) {
+            if (!u->input[i] || strcmp(u->input[i], v)) continue;
+            if (!u->op_type || (strcmp(u->op_type, "IsInf") && strcmp(u->op_type, "IsNaN") && strcmp(u->op_type, "Cast")))
+                return false;
+            if (!strcmp(u->op_type, "Cast") && exact_double_cast(ld, u)) return false; /* double again: no */
+            read = true;
+        }
+    }
+    return read;
 }
 
 static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
@@ -523,8 +557,13 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     st = convert_attrs(ld, n, nname, attrs, strs);
     if (st != WEFT_OK) goto done;
     bool rewritten = false;
-    st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
-                             outs, &rewritten);
+    if (exact_double_cast(ld, n)) {
+        st = weft_graph_add_op(ld->g, "Identity", nname, 1, ins, 0, NULL, 1, outs);
+        rewritten = true;
+    }
+    if (st == WEFT_OK && !rewritten)
+        st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
+                                 outs, &rewritten);
     if (st == WEFT_OK && !rewritten)
         st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs,
                                (int)n_out, outs);
@@ -592,6 +631,7 @@ static weft_status load_model(loader *ld, const Onnx__ModelProto *m)
     if (st != WEFT_OK) return st;
     st = add_inputs(ld, gp);
     if (st != WEFT_OK) return st;
+    ld->graph = gp;
     for (size_t i = 0; i < gp->n_node; i++) {
         st = add_node(ld, gp->node[i], i);
         if (st != WEFT_OK) return st;

@@ -250,6 +250,9 @@ TORCH_CASES = {
                         (2, 3, 7, 8), 13),
     "maxpool_indices_ceil": (lambda: Fn(lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True, return_indices=True)[1].float()),
                              (1, 2, 5, 7), 13),
+    # torch.isinf / isnan export a Cast to float64 first (frontend/onnx.c drops it: exact for them)
+    "isinf_isnan_cast": (lambda: Fn(lambda x: torch.isinf(x.exp() * 3e38).float() + 2 * torch.isnan(torch.log(x)).float()),
+                         (2, 3, 4, 5), 13),
     # scatters (ops/nn_scatter.c): scatter_add with constant, repeated indices (ScatterElements
     # reduction add: opset 16), scatter of a permutation computed at run time (reduction none),
     # index_put at positions that are not a box (ScatterND with a plan)

@@ -523,6 +523,23 @@ static void test_raw_data_mismatch(void **state)
     expect_error(tiny_load(&t3, "nodata.onnx", &g), WEFT_ERR_PARSE, "'weight_n'", "no data", NULL);
 }
 
+/* A Cast to float64 that is a graph output (or read by anything but IsInf / IsNaN / Cast) stays
+ * a Cast, which refuses float64 naming the node (the exact drop of torch.isinf's Cast is
+ * tests/model's isinf_isnan_cast). */
+static void test_cast_double_refused(void **state)
+{
+    (void)state;
+    Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT;
+    a.name = "to";
+    a.has_type = 1;
+    a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a.has_i = 1;
+    a.i = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    tiny t = {.op_type = "Cast", .node_name = "c0", .attr = &a};
+    weft_graph *g;
+    expect_error(tiny_load(&t, "cast_double.onnx", &g), WEFT_ERR_UNSUPPORTED, "'c0'", "to=11", NULL);
+}
+
 static void test_bad_dims_and_types(void **state)
 {
     weft_graph *g;
@@ -716,7 +733,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_op),    cmocka_unit_test(test_unknown_tensor),
         cmocka_unit_test(test_opset_and_domain),  cmocka_unit_test(test_symbolic_dim),
         cmocka_unit_test(test_attr_unsupported),  cmocka_unit_test(test_raw_data_mismatch),
-        cmocka_unit_test(test_bad_dims_and_types), cmocka_unit_test(test_typed_data),
+        cmocka_unit_test(test_bad_dims_and_types), cmocka_unit_test(test_cast_double_refused), cmocka_unit_test(test_typed_data),
         cmocka_unit_test(test_external_escape),   cmocka_unit_test(test_external_valid),
         cmocka_unit_test(test_load_mlp),          cmocka_unit_test(test_load_resnet9),
         cmocka_unit_test(test_load_resnet9_b32),  cmocka_unit_test(test_load_transformer),

@@ -48,7 +48,7 @@ CASES_GRID(CASE)
 /* MaxPool's Indices output (ops/nn_conv.c); scatters (ops/nn_scatter.c): constant repeated
  * indices with reduction add, a run-time permutation, index_put at points (a planned ScatterND) */
 #define CASES_IDX(X)                                                                                                   \
-    X(maxpool_indices) X(maxpool_indices_ceil) X(scatter_add_repeats) X(scatter_runtime_perm) X(index_put_points)
+    X(maxpool_indices) X(maxpool_indices_ceil) X(isinf_isnan_cast) X(scatter_add_repeats) X(scatter_runtime_perm) X(index_put_points)
 CASES_IDX(CASE)
 
 /* 3-D Conv / MaxPool / AveragePool and LRN (frontend/onnx_conv3d.c) refuse what they cannot
