@@ -276,7 +276,8 @@ weft_status weft_model_fold_batchnorm(weft_graph *g)
  * group reads). The BN disappears; its input feeds the convs. */
 static bool unpadded_conv_reader(const weft_graph *g, const weft_gnode *n, int v)
 {
-    if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || n->inputs[0] != v || n->n_outputs != 1) return false;
+    if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || n->inputs[0] != v || n->n_outputs != 1)
+        return false;
     int w = n->inputs[1], b = n->n_inputs > 2 ? n->inputs[2] : -1;
     if (!g->values[w].data || !weft_dtype_eq(g->values[w].dtype, WEFT_F32) || g->values[w].ndim < 3 ||
         (b >= 0 && (!g->values[b].data || !weft_dtype_eq(g->values[b].dtype, WEFT_F32))))
@@ -299,7 +300,8 @@ static weft_status fold_prenorm(weft_graph *g, int i)
     int y = bn->outputs[0], x = bn->inputs[0];
     if (g->values[y].is_output || g->values[x].ndim < 3 || !weft_dtype_eq(g->values[x].dtype, WEFT_F32)) return WEFT_OK;
     for (int k = 1; k < 5; k++)
-        if (bn->inputs[k] < 0 || !g->values[bn->inputs[k]].data || !weft_dtype_eq(g->values[bn->inputs[k]].dtype, WEFT_F32))
+        if (bn->inputs[k] < 0 || !g->values[bn->inputs[k]].data ||
+            !weft_dtype_eq(g->values[bn->inputs[k]].dtype, WEFT_F32))
             return WEFT_OK;
     int64_t C = g->values[x].shape[1];
     for (int k = 1; k < 5; k++)

@@ -306,9 +306,7 @@ weft_status weft_nn_slice_compute(weft_arena *a, const weft_graph *g, const weft
 
 /* ---- Gather ------------------------------------------------------------------------------ */
 
-/* A run-time index read as int64, a negative one counted from the end of an axis of dim
- * (Gather, GatherElements, OneHot). */
-static const weft_expr *wrap_index(weft_arena *a, const weft_expr *v, int64_t dim)
+const weft_expr *weft_nn_wrap_index(weft_arena *a, const weft_expr *v, int64_t dim)
 {
     if (!weft_dtype_eq(v->dtype, WEFT_I64)) v = weft_cast(a, WEFT_I64, v);
     return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, 0)), weft_add(a, v, weft_i64(a, dim)), v);
@@ -392,7 +390,7 @@ weft_status weft_nn_gather_compute(weft_arena *a, const weft_graph *g, const wef
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
                                 "%" PRId64 " scattered constant indices need the indices tensor", weft_gvalue_numel(I));
         if ((st = weft_nn_check_in(g, n, ins, 1)) != WEFT_OK) return st;
-        sel = weft_nn_clamp(a, wrap_index(a, weft_tload(a, ins[1], I->ndim, iidx), dim), 0, dim - 1);
+        sel = weft_nn_clamp(a, weft_nn_wrap_index(a, weft_tload(a, ins[1], I->ndim, iidx), dim), 0, dim - 1);
     }
     int p = 0;
     for (int d = 0; d < ax; d++) x[p++] = idx[d];
@@ -568,7 +566,7 @@ weft_status weft_nn_onehot_compute(weft_arena *a, const weft_graph *g, const wef
         weft_nn_axes(Y, idx);
         for (int d = 0, s = 0; d < out->ndim; d++)
             if (d != axis) ii[s++] = idx[d];
-        const weft_expr *i = wrap_index(a, weft_tload(a, I, I->ndim, ii), depth);
+        const weft_expr *i = weft_nn_wrap_index(a, weft_tload(a, I, I->ndim, ii), depth);
         const weft_expr *on = weft_tload(a, V, 1, (const weft_expr *const[]){weft_i64(a, 1)});
         const weft_expr *off = weft_tload(a, V, 1, (const weft_expr *const[]){weft_i64(a, 0)});
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, i, idx[axis]), on, off));
@@ -612,7 +610,7 @@ weft_status weft_nn_gather_elements_compute(weft_arena *a, const weft_graph *g, 
         const weft_expr *idx[WEFT_NN_MAX_DIMS], *x[WEFT_NN_MAX_DIMS];
         weft_nn_axes(Y, idx);
         int64_t dim = X->shape[ax];
-        const weft_expr *v = weft_nn_clamp(a, wrap_index(a, weft_tload(a, I, I->ndim, idx), dim), 0, dim - 1);
+        const weft_expr *v = weft_nn_clamp(a, weft_nn_wrap_index(a, weft_tload(a, I, I->ndim, idx), dim), 0, dim - 1);
         for (int d = 0; d < X->ndim; d++) x[d] = d == ax ? v : idx[d];
         weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, X, X->ndim, x));
     }

@@ -94,6 +94,9 @@ weft_status weft_nn_done(weft_arena *a, const weft_gnode *n);
 
 /* A constant of dtype t (int or float). */
 const weft_expr *weft_nn_const(weft_arena *a, weft_dtype t, double v);
+/* A run-time index read as int64, a negative one counted from the end of an axis of dim
+ * (Gather, GatherElements, OneHot, the scatters). */
+const weft_expr *weft_nn_wrap_index(weft_arena *a, const weft_expr *v, int64_t dim);
 /* min(max(e, lo), hi) on int64 indices. */
 const weft_expr *weft_nn_clamp(weft_arena *a, const weft_expr *e, int64_t lo, int64_t hi);
 /* Reads `in` broadcast against output axes idx[0..out_ndim) (numpy: right-aligned; dims of

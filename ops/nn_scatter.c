@@ -214,9 +214,7 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
             unflatten_row(a, rho, I, u);
             for (int d = 0; d < k; d++) {
                 u[lead] = weft_i64(a, d);
-                const weft_expr *ix = weft_tload(a, I, I->ndim, u);
-                ix = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, ix, weft_i64(a, 0)), weft_add(a, ix, weft_i64(a, D->shape[d])),
-                                 ix);
+                const weft_expr *ix = weft_nn_wrap_index(a, weft_tload(a, I, I->ndim, u), D->shape[d]);
                 const weft_expr *c = weft_cmp(a, WEFT_EXPR_EQ, ix, p[d]);
                 hit = hit ? weft_and(a, hit, c) : c;
             }
@@ -246,31 +244,16 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
 }
 
 /* ---- ScatterElements --------------------------------------------------------------------- */
-/* ScatterElements (opset 11-18; torch.scatter, scatter_add, scatter_reduce): for every element
- * u of updates at position q, output[q with q[axis] = indices[q]] ⊕= u, starting from data,
- * where ⊕ is the reduction: "none" (the last write in row-major order wins, as the reference
- * implementation and PyTorch's CPU kernel do), "add", "mul", "max", "min". Indices and updates
- * share a shape, no larger than data's in every dim but the axis; negative indices count from the end.
+/* ScatterElements (opset 11-18, and Scatter of opsets 9-10; torch.scatter, scatter_add): for every
+ * element u of updates at position q, output[q with q[axis] = indices[q]] ⊕= u. Indices and
+ * updates share a shape no larger than data's in every dim but the axis; positions beyond the
+ * updates' extent in another dim keep data. The formulations are the file comment's, with the
+ * reduction per output element p over positions j along the axis:
  *
- * A write is data-dependent, so it is turned around into reads, a reduction per output element
- * over the updates that land on it:
- *
- *   planned   (the indices are constants after folding: model/passes.c's
- *             weft_model_plan_scatter gives the node a 4th input, the plan, int64
- *             [plan dims..., T] where each plan dim is data's extent or 1 when the indices are
- *             the same along it, and plan[p, t] lists the positions j along the axis of the
- *             updates landing on p, ascending, padded with -1; T = the most that land on one
- *             element, 1 for "none", which keeps the last):
- *                 R[p] = REDUCE_t select(plan[p, t] >= 0, updates[p | axis = plan[p, t]], identity)
- *             O(T) per output element: a graph convolution's sum over in-edges.
- *   run time  (indices computed): R[p] = REDUCE_j select(indices[p | axis = j] == p[axis],
- *             updates[p | axis = j], identity) over every j along the axis, O(n) per element;
- *             for "none" the last such j (a MAX of j) and then its update.
- *
- * The output is then data[p] ⊕ R[p] ("<name>.r" is R), or for "none" the chosen update where
- * one lands and data[p] elsewhere. Positions beyond the updates' extent in a non-axis dim take
- * data unchanged. Indices out of range: a constant one is refused when the node is added; one
- * computed at run time lands nowhere (ONNX calls it an error; nothing is written out of bounds).
+ *   planned   plan int64 [plan dims..., T], each plan dim data's extent or 1 where the indices
+ *             do not change along it (an index vector expanded over features), listing the j
+ *             landing on p: R[p] = REDUCE_t select(plan[p, t] >= 0, updates[p | axis = plan[p, t]], id).
+ *   run time  R[p] = REDUCE_j select(indices[p | axis = j] == p[axis], updates[p | axis = j], id).
  */
 
 weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
@@ -305,7 +288,7 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
                                     v, ax, weft_nn_shape_str(D->ndim, D->shape).s);
         }
     }
-    if (weft_nn_has_in(n, 3)) { /* the plan (weft_model_plan_scatter) */
+    if (weft_nn_has_in(n, 3)) { /* the plan (weft_nn_scatter_plan) */
         const weft_gvalue *P = weft_nn_in(g, n, 3);
         ok = P->data && weft_dtype_eq(P->dtype, WEFT_I64) && P->ndim == D->ndim + 1 && P->shape[D->ndim] >= 1;
         for (int d = 0; ok && d < D->ndim; d++) ok = P->shape[d] == D->shape[d] || P->shape[d] == 1;
@@ -360,10 +343,7 @@ weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g,
         } else {
             j = weft_te_reduce_axis(a, R, "k", nj);
             q[ax] = j;
-            const weft_expr *ix = weft_tload(a, I, r, q);
-            if (!weft_dtype_eq(ix->dtype, WEFT_I64)) ix = weft_cast(a, WEFT_I64, ix);
-            ix = weft_select(a, weft_cmp(a, WEFT_EXPR_LT, ix, weft_i64(a, 0)), weft_add(a, ix, weft_i64(a, dim)), ix);
-            hit = weft_cmp(a, WEFT_EXPR_EQ, ix, p[ax]);
+            hit = weft_cmp(a, WEFT_EXPR_EQ, weft_nn_wrap_index(a, weft_tload(a, I, r, q), dim), p[ax]);
         }
         if (inside) hit = weft_and(a, inside, hit);
         q[ax] = j;
