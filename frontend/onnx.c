@@ -478,16 +478,22 @@ static weft_status inline_if(loader *ld, const Onnx__NodeProto *n, const char *n
  * another type, and which is no graph output: PyTorch's torch.isinf / isnan export
  * Cast(x, DOUBLE) -> IsInf. The float32 value gives those readers the same results, so the
  * Cast becomes an Identity. Other float64 Casts are refused by the Cast op. */
-static bool exact_double_cast(const loader *ld, const Onnx__NodeProto *n)
+static bool cast_to_double(const Onnx__NodeProto *n)
 {
-    if (strcmp(n->op_type, "Cast") || n->n_output != 1 || empty_str(n->output[0]) || !ld->graph) return false;
     bool to_double = false;
-    for (size_t i = 0; i < n->n_attribute; i++)
+    for (size_t i = 0; n->attribute && i < n->n_attribute; i++)
         if (n->attribute[i] && n->attribute[i]->name && !strcmp(n->attribute[i]->name, "to"))
             to_double = n->attribute[i]->i == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
-    if (!to_double) return false;
+    return to_double;
+}
+
+static bool exact_double_cast(const loader *ld, const Onnx__NodeProto *n)
+{
+    if (strcmp(n->op_type, "Cast") || n->n_output != 1 || empty_str(n->output[0]) || !ld->graph || !cast_to_double(n))
+        return false;
     const Onnx__GraphProto *gp = ld->graph;
     const char *v = n->output[0];
+    if ((gp->n_output && !gp->output) || (gp->n_node && !gp->node)) return false;
     for (size_t i = 0; i < gp->n_output; i++)
         if (gp->output[i] && gp->output[i]->name && !strcmp(gp->output[i]->name, v)) return false;
     bool read = false;
@@ -497,7 +503,7 @@ static bool exact_double_cast(const loader *ld, const Onnx__NodeProto *n)
             if (!u->input[i] || strcmp(u->input[i], v)) continue;
             if (!u->op_type || (strcmp(u->op_type, "IsInf") && strcmp(u->op_type, "IsNaN") && strcmp(u->op_type, "Cast")))
                 return false;
-            if (!strcmp(u->op_type, "Cast") && exact_double_cast(ld, u)) return false; /* double again: no */
+            if (!strcmp(u->op_type, "Cast") && cast_to_double(u)) return false; /* double again: no */
             read = true;
         }
     }
