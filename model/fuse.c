@@ -248,28 +248,6 @@ static bool in_list(const int *v, int n, int x)
     return false;
 }
 
-/* Values computed in group r (node root) that something outside it reads, or that are graph
- * outputs. */
-static int escaping_values(fctx *c, int r)
-{
-    const weft_graph *g = c->g;
-    int count = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (!in_kernel(c, i) || find(c, i) != r) continue;
-        for (int k = 0; k < g->nodes[i].n_outputs; k++) {
-            int v = g->nodes[i].outputs[k];
-            bool esc = g->values[v].is_output;
-            for (int j = 0; j < g->n_nodes && !esc; j++) {
-                const weft_gnode *u = &g->nodes[j];
-                if (u->dead || (in_kernel(c, j) && find(c, j) == r)) continue;
-                for (int m = 0; m < u->n_inputs && !esc; m++) esc = u->inputs[m] == v;
-            }
-            count += esc;
-        }
-    }
-    return count;
-}
-
 /* A conv/matmul group whose results leave it more than once (the raw product read by another
  * kernel as well as through its epilogue) gives up its epilogue: the nodes downstream of the
  * out op become a group of their own, so the out op's kernel has one output and its conv or
@@ -277,41 +255,74 @@ static int escaping_values(fctx *c, int r)
  * MaxViT's stem conv, read by a BatchNorm and by a pooled shortcut, ran in 1.4 s at 0.4
  * GFLOP/s with its Winograd input transform inlined into the products; apart, 5 ms and a
  * 0.1 ms BatchNorm. (Judged on the final groups: a SiLU epilogue reads the product twice,
- * inside the group.) */
-static void split_two_output_epilogues(fctx *c)
+ * inside the group.) Linear in the graph's size: which values leave their group is found in one
+ * pass over the nodes' inputs. false: out of memory. */
+static bool split_two_output_epilogues(fctx *c)
 {
     const weft_graph *g = c->g;
     int n = g->n_nodes;
+    int *root = weft_malloc(sizeof(int) * (size_t)(n + 1)), *escapes = weft_calloc((size_t)n + 1, sizeof(int));
+    if (!root || !escapes) {
+        free(root), free(escapes);
+        return false;
+    }
+    for (int i = 0; i < n; i++) root[i] = in_kernel(c, i) ? find(c, i) : -1;
+    /* escapes[r]: values made in group r that a node outside it reads or that are graph outputs */
+    char *seen = weft_calloc((size_t)g->n_values + 1, 1);
+    if (!seen) {
+        free(root), free(escapes);
+        return false;
+    }
+    for (int j = 0; j < n; j++) {
+        const weft_gnode *u = &g->nodes[j];
+        for (int m = 0; m < u->n_inputs && !u->dead; m++) {
+            int v = u->inputs[m], p = v >= 0 ? g->values[v].producer : -1;
+            if (p < 0 || root[p] < 0 || root[p] == root[j] || seen[v]) continue;
+            seen[v] = 1;
+            escapes[root[p]]++;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; root[i] >= 0 && k < g->nodes[i].n_outputs; k++) {
+            int v = g->nodes[i].outputs[k];
+            if (v >= 0 && g->values[v].is_output && !seen[v]) seen[v] = 1, escapes[root[i]]++;
+        }
+    free(seen);
     for (int o = 0; o < n; o++) {
         if (!needs_kernel(&g->nodes[o]) || g->nodes[o].def->pattern != WEFT_PATTERN_OUT_REDUCTION_REUSE) continue;
-        int r = find(c, o);
-        if (escaping_values(c, r) < 2) continue;
+        int r = root[o];
+        if (escapes[r] < 2) continue;
         /* members downstream of o within the group move to a new group rooted at the first */
         int e = -1;
         for (int i = o + 1; i < n; i++) {
-            if (!in_kernel(c, i) || find(c, i) != r) continue;
+            if (root[i] != r) continue;
             const weft_gnode *u = &g->nodes[i];
             bool down = false;
             for (int m = 0; m < u->n_inputs && !down; m++) {
                 int v = u->inputs[m];
                 int p = v >= 0 ? g->values[v].producer : -1;
-                down = p == o || (p >= 0 && e >= 0 && in_kernel(c, p) && find(c, p) == e);
+                down = p == o || (p >= 0 && e >= 0 && root[p] == e);
             }
             if (!down) continue;
             if (e < 0) {
                 /* the rest of the group keeps a root that is not moving: o itself */
                 for (int j = 0; j < n; j++)
-                    if (in_kernel(c, j) && find(c, j) == r) c->parent[j] = o;
+                    if (root[j] == r) c->parent[j] = o;
                 c->parent[o] = o;
                 c->n_out[o] = c->n_out[r], c->n_red[o] = c->n_red[r], c->n_inj[o] = c->n_inj[r];
-                r = o;
                 e = i;
                 c->n_out[e] = c->n_red[e] = c->n_inj[e] = 0;
             }
             c->parent[i] = e;
             c->parent[e] = e;
+            root[i] = e;
         }
+        /* the out op's group, and no other, has changed roots */
+        for (int j = 0; e >= 0 && j < n; j++)
+            if (root[j] == r) root[j] = o;
     }
+    free(root), free(escapes);
+    return true;
 }
 
 weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
@@ -367,7 +378,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
             }
         }
     }
-    split_two_output_epilogues(&c);
+    if (!split_two_output_epilogues(&c)) c.oom = true;
     /* Collect groups in order of their first node, then order them topologically. */
     int n_groups = 0;
     int *group_of = weft_malloc(sizeof(int) * (size_t)(n + 1));
