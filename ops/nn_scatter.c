@@ -67,6 +67,14 @@ static const weft_expr *scatter_combine(weft_arena *a, scatter_red r, const weft
     }
 }
 
+/* Data of any dtype for "none" (only selected, never combined: a bool mask assigned at
+ * positions), numbers for a reduction. */
+static weft_status scatter_data_dtype(const weft_gnode *n, const weft_gvalue *D, scatter_red red)
+{
+    if (red == SC_NONE) return weft_nn_check_dtype(n, D, "data", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32 | WEFT_NN_BOOL);
+    return weft_nn_check_dtype(n, D, "data (with a reduction)", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32);
+}
+
 /* The largest plan made (entries); above it the node keeps the run-time formulation. */
 #define PLAN_MAX ((int64_t)1 << 24)
 
@@ -78,7 +86,7 @@ weft_status weft_nn_scatter_nd_infer(weft_graph *g, const weft_gnode *n)
     if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
     const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1), *U = weft_nn_in(g, n, 2);
     if ((st = weft_nn_check_dtype(n, I, "indices", WEFT_NN_I64)) != WEFT_OK) return st;
-    if ((st = weft_nn_check_dtype(n, D, "data", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    if ((st = scatter_data_dtype(n, D, red)) != WEFT_OK) return st;
     if (!weft_dtype_eq(D->dtype, U->dtype))
         return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "updates have dtype %s, data %s", weft_dtype_name(U->dtype),
                             weft_dtype_name(D->dtype));
@@ -263,7 +271,7 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
     scatter_red red = SC_NONE;
     if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
     const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1), *U = weft_nn_in(g, n, 2);
-    if ((st = weft_nn_check_dtype(n, D, "data", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+    if ((st = scatter_data_dtype(n, D, red)) != WEFT_OK) return st;
     if ((st = weft_nn_check_dtype(n, I, "indices", WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
     if (!weft_dtype_eq(D->dtype, U->dtype))
         return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "updates have dtype %s, data %s", weft_dtype_name(U->dtype),

@@ -298,12 +298,58 @@ static void test_scatter_nd_rows(void **state)
     }
 }
 
+/* Bool data (a mask assigned at positions): ScatterND and ScatterElements with reduction none
+ * select, never combine, so any dtype goes; a reduction on bool data is refused. */
+static void test_scatter_bool_data(void **state)
+{
+    (void)state;
+    enum { A = 4, B = 5 };
+    static const int64_t rows[3 * 2] = {0, 1, 3, 4, 2, 0}, cols[2 * B] = {1, 3, 0, 2, 1, 0, 2, 3, 1, 0};
+    static const uint8_t upd[3] = {1, 1, 1}, upd_e[2 * B] = {1, 0, 1, 1, 0, 1, 1, 0, 1, 1};
+    static uint8_t data[A * B], out[A * B], ref[A * B];
+    for (int e = 0; e < A * B; e++) data[e] = (uint8_t)(e % 3 == 0);
+    for (int op = 0; op < 2; op++) {
+        memcpy(ref, data, sizeof ref);
+        if (op == 0)
+            for (int q = 0; q < 3; q++) ref[rows[2 * q] * B + rows[2 * q + 1]] = upd[q];
+        else
+            for (int q = 0; q < 2 * B; q++) ref[cols[q] * B + q % B] = upd_e[q];
+        weft_graph *g = NULL;
+        weft_value dv, iv, uv, y;
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_BOOL, 2, (int64_t[]){A, B}, &dv), WEFT_OK);
+        if (op == 0) {
+            assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){3, 2}, rows, &iv), WEFT_OK);
+            assert_int_equal(weft_graph_add_constant(g, "upd", WEFT_TYPE_BOOL, 1, (int64_t[]){3}, upd, &uv), WEFT_OK);
+        } else {
+            assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){2, B}, cols, &iv), WEFT_OK);
+            assert_int_equal(weft_graph_add_constant(g, "upd", WEFT_TYPE_BOOL, 2, (int64_t[]){2, B}, upd_e, &uv), WEFT_OK);
+        }
+        const char *opn = op == 0 ? "ScatterND" : "ScatterElements";
+        assert_int_equal(weft_graph_add_op(g, opn, "sc", 3, (weft_value[]){dv, iv, uv}, 0, NULL, 1, &y), WEFT_OK);
+        assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        memset(out, 7, sizeof out);
+        assert_int_equal(weft_model_run(m, (const void *[]){data}, (void *[]){out}), WEFT_OK);
+        assert_memory_equal(out, ref, sizeof ref);
+        weft_model_destroy(m);
+        /* with a reduction: refused */
+        weft_attr at[1] = {{.name = "reduction", .kind = WEFT_ATTR_STRING, .s = "add"}};
+        assert_int_equal(weft_graph_add_op(g, opn, "bad", 3, (weft_value[]){dv, iv, uv}, 1, at, 1, &y), WEFT_ERR_INVALID_ARG);
+        assert_non_null(strstr(weft_last_error(), "node 'bad'"));
+        assert_non_null(strstr(weft_last_error(), "with a reduction"));
+        weft_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scatter_axis0_repeats), cmocka_unit_test(test_scatter_axis1_expanded),
         cmocka_unit_test(test_scatter_plan_contents), cmocka_unit_test(test_scatter_bad),
-        cmocka_unit_test(test_scatter_nd_rows),
+        cmocka_unit_test(test_scatter_nd_rows), cmocka_unit_test(test_scatter_bool_data),
     };
     return cmocka_run_group_tests_name("model_scatter_elements", tests, NULL, NULL);
 }
