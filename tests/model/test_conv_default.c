@@ -132,6 +132,8 @@ static const conv_case cases[] = {
     {K_CONV, 1, 8, 5, 9, 16, 3, 3, 1, 6, 1, EPI_CLIP, true, 6},    /* one row of taps, dilated columns */
     {K_CONV, 1, 8, 3, 3, 8, 3, 3, 2, 3, 1, EPI_NONE, true, 3},     /* stride 2: one tap */
     {K_CONV, 2, 16, 6, 7, 24, 3, 3, 1, 4, 1, EPI_NONE, true, 4},   /* every tap reads the image */
+    /* groups of 8 filters (RegNet's group width): blocks of 8 even on 16-lane vectors */
+    {K_CONV, 1, 48, 15, 15, 48, 3, 3, 2, 1, 6, EPI_RELU, true, 0}, /* 58 */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -443,6 +445,9 @@ static void test_default_schedule_shapes(void **state)
                          (long long)p.wshape[0], (long long)p.wshape[1], (long long)p.wshape[2],
                          (long long)p.wshape[3], (long long)p.wshape[4], (long long)taps[i][1], (long long)taps[i][2]);
         }
+        /* groups of 8 filters: laid out in blocks of 8 (one group each) at both widths */
+        schedule_of(&cases[58], &caps, &p);
+        assert_true(p.wshape[0] == 6 && p.wshape[4] == 8);
         /* blocked conv: the reduction vectorized over the filter block, the padding at root */
         schedule_of(&cases[1], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
