@@ -75,6 +75,45 @@ static weft_status scatter_data_dtype(const weft_gnode *n, const weft_gvalue *D,
     return weft_nn_check_dtype(n, D, "data (with a reduction)", WEFT_NN_F32 | WEFT_NN_I64 | WEFT_NN_I32);
 }
 
+/* Compute prologue shared by both ops: inputs 0-2 (and the plan, when present) checked, the
+ * reduction read. */
+static weft_status scatter_inputs(const weft_graph *g, const weft_gnode *n, const weft_tensor *const *ins,
+                                  scatter_red *red)
+{
+    weft_status st;
+    for (int i = 0; i < 4; i++)
+        if ((i < 3 || weft_nn_has_in(n, 3)) && (st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
+    return scatter_reduction(n, red);
+}
+
+/* Every entry of plan P in [-1, limit). */
+static bool plan_entries_ok(const weft_gvalue *P, int64_t limit)
+{
+    const int64_t *e = P->data;
+    for (int64_t i = 0, m = weft_gvalue_numel(P); i < m; i++)
+        if (e[i] < -1 || e[i] >= limit) return false;
+    return true;
+}
+
+/* R's body: the reduction over the candidates of select(hit, the update (for "none": its row or
+ * position `row`), identity). */
+static void scatter_r_body(weft_arena *a, weft_tensor *R, scatter_red red, const weft_expr *hit, const weft_expr *row,
+                           const weft_expr *upd, weft_dtype t)
+{
+    weft_reduce_kind rk = scatter_reduce_kind(red);
+    const weft_expr *none = red == SC_NONE ? weft_i64(a, -1) : weft_te_reduce_identity(a, rk, t);
+    weft_te_set_body(R, rk, weft_select(a, hit, red == SC_NONE ? row : upd, none));
+}
+
+/* The output element from data dv and R's rv: "none" the update chosen (upd_at_rv, read at the
+ * row or position rv) where one landed, else data; a reduction dv ⊕ rv. */
+static const weft_expr *scatter_result(weft_arena *a, scatter_red red, const weft_expr *dv, const weft_expr *rv,
+                                       const weft_expr *upd_at_rv)
+{
+    if (red != SC_NONE) return scatter_combine(a, red, dv, rv);
+    return weft_select(a, weft_cmp(a, WEFT_EXPR_GE, rv, weft_i64(a, 0)), upd_at_rv, dv);
+}
+
 /* The largest plan made (entries); above it the node keeps the run-time formulation. */
 #define PLAN_MAX ((int64_t)1 << 24)
 
@@ -110,8 +149,7 @@ weft_status weft_nn_scatter_nd_infer(weft_graph *g, const weft_gnode *n)
         int64_t rows = weft_gvalue_numel(I) / k;
         ok = P->data && weft_dtype_eq(P->dtype, WEFT_I64) && P->ndim == k + 1 && P->shape[k] >= 1;
         for (int d = 0; ok && d < k; d++) ok = P->shape[d] == D->shape[d];
-        for (int64_t e = 0, m = ok ? weft_gvalue_numel(P) : 0; ok && e < m; e++)
-            ok = ((const int64_t *)P->data)[e] >= -1 && ((const int64_t *)P->data)[e] < rows;
+        ok = ok && plan_entries_ok(P, rows);
         if (!ok)
             return weft_nn_fail(WEFT_ERR_INVALID_ARG, n,
                                 "a 4th input must be the scatter plan weft makes itself (a constant int64 [data dims "
@@ -168,14 +206,10 @@ static void unflatten_row(weft_arena *a, const weft_expr *rho, const weft_tensor
 weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                        const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st;
-    for (int i = 0; i < 3; i++)
-        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
-    bool planned = weft_nn_has_in(n, 3);
-    if (planned && (st = weft_nn_check_in(g, n, ins, 3)) != WEFT_OK) return st;
     scatter_red red = SC_NONE;
-    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
-    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = planned ? ins[3] : NULL;
+    weft_status st = scatter_inputs(g, n, ins, &red);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = weft_nn_has_in(n, 3) ? ins[3] : NULL;
     const weft_gvalue *Iv = weft_nn_in(g, n, 1);
     int k = (int)I->shape[I->ndim - 1], lead = I->ndim - 1, r = D->ndim;
     int64_t rows = 1;
@@ -205,7 +239,6 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
         outs[0] = Y;
         return weft_nn_done(a, n);
     }
-    weft_reduce_kind rk = scatter_reduce_kind(red);
     weft_tensor *R = weft_nn_compute(a, weft_nn_stage(a, name, ".r"), r, D->shape);
     if (R) {
         const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS + 1], *rho, *hit = NULL;
@@ -229,23 +262,17 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
         }
         unflatten_row(a, rho, I, u);
         for (int d = k; d < r; d++) u[lead + d - k] = p[d];
-        const weft_expr *v = red == SC_NONE ? rho : weft_tload(a, U, U->ndim, u);
-        const weft_expr *none = red == SC_NONE ? weft_i64(a, -1) : weft_te_reduce_identity(a, rk, U->dtype);
-        weft_te_set_body(R, rk, weft_select(a, hit, v, none));
+        scatter_r_body(a, R, red, hit, rho, weft_tload(a, U, U->ndim, u), U->dtype);
     }
     weft_tensor *Y = R ? weft_nn_compute(a, name, r, D->shape) : NULL;
     if (Y) {
         const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS + 1];
         weft_nn_axes(Y, p);
-        const weft_expr *rv = weft_tload(a, R, r, p), *dv = weft_tload(a, D, r, p), *v;
-        if (red == SC_NONE) {
-            unflatten_row(a, weft_nn_clamp(a, rv, 0, rows - 1), I, u);
-            for (int d = k; d < r; d++) u[lead + d - k] = p[d];
-            v = weft_select(a, weft_cmp(a, WEFT_EXPR_GE, rv, weft_i64(a, 0)), weft_tload(a, U, U->ndim, u), dv);
-        } else {
-            v = scatter_combine(a, red, dv, rv);
-        }
-        weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
+        const weft_expr *rv = weft_tload(a, R, r, p);
+        unflatten_row(a, weft_nn_clamp(a, rv, 0, rows - 1), I, u);
+        for (int d = k; d < r; d++) u[lead + d - k] = p[d];
+        weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                         scatter_result(a, red, weft_tload(a, D, r, p), rv, weft_tload(a, U, U->ndim, u)));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);
@@ -300,8 +327,7 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
         const weft_gvalue *P = weft_nn_in(g, n, 3);
         ok = P->data && weft_dtype_eq(P->dtype, WEFT_I64) && P->ndim == D->ndim + 1 && P->shape[D->ndim] >= 1;
         for (int d = 0; ok && d < D->ndim; d++) ok = P->shape[d] == D->shape[d] || P->shape[d] == 1;
-        for (int64_t e = 0, m = ok ? weft_gvalue_numel(P) : 0; ok && e < m; e++)
-            ok = ((const int64_t *)P->data)[e] >= -1 && ((const int64_t *)P->data)[e] < U->shape[ax];
+        ok = ok && plan_entries_ok(P, U->shape[ax]);
         if (!ok)
             return weft_nn_fail(WEFT_ERR_INVALID_ARG, n,
                                 "a 4th input must be the scatter plan weft makes itself (a constant int64 [data dims "
@@ -314,18 +340,13 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
 weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n,
                                              const char *name, const weft_tensor *const *ins, weft_tensor **outs)
 {
-    weft_status st;
-    for (int i = 0; i < 3; i++)
-        if ((st = weft_nn_check_in(g, n, ins, i)) != WEFT_OK) return st;
-    bool planned = weft_nn_has_in(n, 3);
-    if (planned && (st = weft_nn_check_in(g, n, ins, 3)) != WEFT_OK) return st;
     scatter_red red = SC_NONE;
-    if ((st = scatter_reduction(n, &red)) != WEFT_OK) return st;
-    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = planned ? ins[3] : NULL;
+    weft_status st = scatter_inputs(g, n, ins, &red);
+    if (st != WEFT_OK) return st;
+    const weft_tensor *D = ins[0], *I = ins[1], *U = ins[2], *P = weft_nn_has_in(n, 3) ? ins[3] : NULL;
     int r = D->ndim, ax;
     if ((st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax)) != WEFT_OK) return st;
     int64_t dim = D->shape[ax], nj = U->shape[ax];
-    weft_reduce_kind rk = scatter_reduce_kind(red);
     /* R: the reduced updates per output element ("none": the chosen j, or -1) */
     weft_tensor *R = weft_nn_compute(a, weft_nn_stage(a, name, ".r"), r, D->shape);
     if (R) {
@@ -355,24 +376,16 @@ weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g,
         }
         if (inside) hit = weft_and(a, inside, hit);
         q[ax] = j;
-        const weft_expr *v = red == SC_NONE ? j : weft_tload(a, U, r, q);
-        const weft_expr *none = red == SC_NONE ? weft_i64(a, -1) : weft_te_reduce_identity(a, rk, U->dtype);
-        weft_te_set_body(R, rk, weft_select(a, hit, v, none));
+        scatter_r_body(a, R, red, hit, j, weft_tload(a, U, r, q), U->dtype);
     }
     weft_tensor *Y = R ? weft_nn_compute(a, name, r, D->shape) : NULL;
     if (Y) {
-        const weft_expr *p[WEFT_NN_MAX_DIMS];
+        const weft_expr *p[WEFT_NN_MAX_DIMS], *q[WEFT_NN_MAX_DIMS];
         weft_nn_axes(Y, p);
-        const weft_expr *rv = weft_tload(a, R, r, p), *dv = weft_tload(a, D, r, p), *v;
-        if (red == SC_NONE) {
-            const weft_expr *q[WEFT_NN_MAX_DIMS];
-            for (int d = 0; d < r; d++)
-                q[d] = d == ax ? weft_nn_clamp(a, rv, 0, nj - 1) : weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
-            v = weft_select(a, weft_cmp(a, WEFT_EXPR_GE, rv, weft_i64(a, 0)), weft_tload(a, U, r, q), dv);
-        } else {
-            v = scatter_combine(a, red, dv, rv);
-        }
-        weft_te_set_body(Y, WEFT_REDUCE_NONE, v);
+        const weft_expr *rv = weft_tload(a, R, r, p);
+        for (int d = 0; d < r; d++)
+            q[d] = d == ax ? weft_nn_clamp(a, rv, 0, nj - 1) : weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, scatter_result(a, red, weft_tload(a, D, r, p), rv, weft_tload(a, U, r, q)));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);
