@@ -106,7 +106,7 @@ static void scatter_r_body(weft_arena *a, weft_tensor *R, scatter_red red, const
 }
 
 /* The output element from data dv and R's rv: "none" the update chosen (upd_at_rv, read at the
- * row or position rv) where one landed, else data; a reduction dv ⊕ rv. */
+ * row or position rv) where one landed, else data; a reduction dv ⊕ rv (upd_at_rv NULL). */
 static const weft_expr *scatter_result(weft_arena *a, scatter_red red, const weft_expr *dv, const weft_expr *rv,
                                        const weft_expr *upd_at_rv)
 {
@@ -268,11 +268,13 @@ weft_status weft_nn_scatter_nd_compute(weft_arena *a, const weft_graph *g, const
     if (Y) {
         const weft_expr *p[WEFT_NN_MAX_DIMS], *u[WEFT_NN_MAX_DIMS + 1];
         weft_nn_axes(Y, p);
-        const weft_expr *rv = weft_tload(a, R, r, p);
-        unflatten_row(a, weft_nn_clamp(a, rv, 0, rows - 1), I, u);
-        for (int d = k; d < r; d++) u[lead + d - k] = p[d];
-        weft_te_set_body(Y, WEFT_REDUCE_NONE,
-                         scatter_result(a, red, weft_tload(a, D, r, p), rv, weft_tload(a, U, U->ndim, u)));
+        const weft_expr *rv = weft_tload(a, R, r, p), *chosen = NULL; /* "none": rv is a row */
+        if (red == SC_NONE) {
+            unflatten_row(a, weft_nn_clamp(a, rv, 0, rows - 1), I, u);
+            for (int d = k; d < r; d++) u[lead + d - k] = p[d];
+            chosen = weft_tload(a, U, U->ndim, u);
+        }
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, scatter_result(a, red, weft_tload(a, D, r, p), rv, chosen));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);
@@ -382,10 +384,13 @@ weft_status weft_nn_scatter_elements_compute(weft_arena *a, const weft_graph *g,
     if (Y) {
         const weft_expr *p[WEFT_NN_MAX_DIMS], *q[WEFT_NN_MAX_DIMS];
         weft_nn_axes(Y, p);
-        const weft_expr *rv = weft_tload(a, R, r, p);
-        for (int d = 0; d < r; d++)
-            q[d] = d == ax ? weft_nn_clamp(a, rv, 0, nj - 1) : weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
-        weft_te_set_body(Y, WEFT_REDUCE_NONE, scatter_result(a, red, weft_tload(a, D, r, p), rv, weft_tload(a, U, r, q)));
+        const weft_expr *rv = weft_tload(a, R, r, p), *chosen = NULL; /* "none": rv is a position */
+        if (red == SC_NONE) {
+            for (int d = 0; d < r; d++)
+                q[d] = d == ax ? weft_nn_clamp(a, rv, 0, nj - 1) : weft_nn_clamp(a, p[d], 0, U->shape[d] - 1);
+            chosen = weft_tload(a, U, r, q);
+        }
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, scatter_result(a, red, weft_tload(a, D, r, p), rv, chosen));
     }
     outs[0] = Y;
     return weft_nn_done(a, n);
