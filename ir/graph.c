@@ -65,6 +65,14 @@ int weft_gnode_attr_ints(const weft_gnode *n, const char *name, const int64_t **
     return a->n;
 }
 
+int weft_gnode_attr_floats(const weft_gnode *n, const char *name, const float **out)
+{
+    const weft_attr *a = find_attr(n, name, WEFT_ATTR_FLOATS);
+    if (!a) return -1;
+    *out = a->floats;
+    return a->n;
+}
+
 const char *weft_gnode_attr_string(const weft_gnode *n, const char *name, const char *dflt)
 {
     const weft_attr *a = find_attr(n, name, WEFT_ATTR_STRING);

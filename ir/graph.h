@@ -73,6 +73,8 @@ int64_t weft_gnode_attr_int(const weft_gnode *n, const char *name, int64_t dflt)
 double weft_gnode_attr_float(const weft_gnode *n, const char *name, double dflt);
 /* INTS attribute: its count and elements, or -1 when absent. */
 int weft_gnode_attr_ints(const weft_gnode *n, const char *name, const int64_t **out);
+/* FLOATS attribute: its count and elements, or -1 when absent. */
+int weft_gnode_attr_floats(const weft_gnode *n, const char *name, const float **out);
 const char *weft_gnode_attr_string(const weft_gnode *n, const char *name, const char *dflt);
 
 /* A new value (internal; name copied, may be NULL). Returns its index or -1 (out of memory). */

@@ -21,6 +21,10 @@
  *                                  and last a scratch [D, G*H/blk, B, blk] for the product (a
  *                                  GRU with linear_before_reset=0: two more, [D, B, H]).
  * Outputs the model did not ask for are created (they are the recurrence's storage).
+ * With sequence_lens (constant or computed at run time) the node also reads a step mask
+ * M [T, 1, B, 1] (seq_mask): a row past its length keeps its state, and the model's Y becomes
+ * a Mul of the loop's Y by M (zero past each length, as ONNX Runtime and PyTorch's
+ * pad_packed_sequence give it).
  * A bidirectional node is first split into a forward and a reverse node (split_directions):
  * run one after the other, each loop's recurrent weights (1 MB for an LSTM of hidden 256)
  * stay in a core's L2 across its steps, where one loop over both directions streamed 2 MB per
@@ -59,6 +63,58 @@ static weft_status add_output(weft_graph *g, int ni, int k, int ndim, const int6
     return WEFT_OK;
 }
 
+/* Element b of a constant int32 / int64 vector. */
+static int64_t int_at(const weft_gvalue *v, int64_t b)
+{
+    if (weft_dtype_eq(v->dtype, WEFT_I32)) return ((const int32_t *)v->data)[b];
+    return ((const int64_t *)v->data)[b];
+}
+
+/* The step mask of node ni's sequence_lens (input 4) into *out: M [T, 1, B, 1] float, 1 where
+ * t < sequence_lens[b]. A constant when the lengths are (-1 when every length is T: no mask);
+ * for lengths computed at run time, Cast + Reshape + Less + Cast nodes. */
+static weft_status seq_mask(weft_graph *g, int ni, int64_t T, int64_t B, int *out)
+{
+    const weft_gnode *n = &g->nodes[ni];
+    *out = -1;
+    if (n->n_inputs <= 4 || n->inputs[4] < 0) return WEFT_OK;
+    int lv = n->inputs[4];
+    char base[160], nm[200];
+    snprintf(base, sizeof base, "%.150s", n->name);
+    const weft_gvalue *L = &g->values[lv];
+    if (L->data) {
+        bool full = true;
+        for (int64_t b = 0; b < B; b++) full = full && int_at(L, b) >= T;
+        if (full) return WEFT_OK;
+        float *m = weft_malloc(sizeof(float) * (size_t)(T * B));
+        if (!m) return weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", base);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t b = 0; b < B; b++) m[t * B + b] = t < int_at(L, b) ? 1.0f : 0.0f;
+        weft_status rc = add_const(g, base, "mask", 4, (int64_t[]){T, 1, B, 1}, m, out);
+        free(m);
+        return rc;
+    }
+    float *steps = weft_malloc(sizeof(float) * (size_t)T);
+    if (!steps) return weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", base);
+    for (int64_t t = 0; t < T; t++) steps[t] = (float)t;
+    int v_t = -1, v_shape = -1, v_lf = -1, v_l4 = -1, v_lt = -1;
+    weft_status rc = add_const(g, base, "steps", 4, (int64_t[]){T, 1, 1, 1}, steps, &v_t);
+    free(steps);
+    if (rc == WEFT_OK)
+        rc = weft_graph_add_constant(g, (snprintf(nm, sizeof nm, "%s.lens_shape", base), nm), WEFT_TYPE_INT64, 1,
+                                     (int64_t[]){4}, (int64_t[]){1, 1, B, 1}, &v_shape);
+    weft_attr to_f = {.name = "to", .kind = WEFT_ATTR_INT, .i = 1}; /* ONNX float */
+    snprintf(nm, sizeof nm, "%s.lens_float", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Cast", nm, 1, (weft_value[]){lv}, 1, &to_f, 1, &v_lf);
+    snprintf(nm, sizeof nm, "%s.lens4", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", nm, 2, (weft_value[]){v_lf, v_shape}, 0, NULL, 1, &v_l4);
+    snprintf(nm, sizeof nm, "%s.in_sequence", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Less", nm, 2, (weft_value[]){v_t, v_l4}, 0, NULL, 1, &v_lt);
+    snprintf(nm, sizeof nm, "%s.mask", base);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Cast", nm, 1, (weft_value[]){v_lt}, 1, &to_f, 1, out);
+    return rc;
+}
+
 static weft_status expand(weft_graph *g, int ni, int64_t nb)
 {
     weft_gnode *n = &g->nodes[ni];
@@ -88,7 +144,8 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     char base[160];
     snprintf(base, sizeof base, "%.150s", n->name);
     int x = n->inputs[0], h0 = n->n_inputs > 5 ? n->inputs[5] : -1, c0 = lstm && n->n_inputs > 6 ? n->inputs[6] : -1;
-    int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1;
+    int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1, v_mask = -1;
+    if (rc == WEFT_OK) rc = seq_mask(g, ni, T, B, &v_mask);
     if (rc == WEFT_OK) rc = add_const(g, base, "Wt", 2, (int64_t[]){I, D * GH}, wt, &v_wt);
     if (rc == WEFT_OK) rc = add_const(g, base, "bx", 1, (int64_t[]){D * GH}, bx, &v_bx);
     if (rc == WEFT_OK) rc = add_const(g, base, "Rt", 4, (int64_t[]){D, NB, H, blk}, rt, &v_rt);
@@ -104,9 +161,11 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     if (rc != WEFT_OK) return rc;
     int64_t seq[4] = {T, D, B, H}, state[3] = {D, B, H};
     n = &g->nodes[ni]; /* adding nodes may have moved the array */
-    int ins[5] = {v_xw, v_rt, v_rb, h0, c0};
+    int ins[6] = {v_xw, v_rt, v_rb, h0, c0, -1};
     n->n_inputs = lstm ? 5 : 4;
+    if (v_mask >= 0) ins[n->n_inputs++] = v_mask; /* after C0 (LSTM) or H0: ops/nn_rnn.c */
     for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
+    int y_user = n->outputs[0];
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
     if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
     if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 4, (int64_t[]){D, NB, B, blk}); /* the product's scratch */
@@ -114,6 +173,21 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     bool lbr0 = gru && weft_gnode_attr_int(&g->nodes[ni], "linear_before_reset", 0) == 0;
     if (rc == WEFT_OK && lbr0) rc = add_output(g, ni, 3, 3, state);
     if (rc == WEFT_OK && lbr0) rc = add_output(g, ni, 4, 3, state);
+    /* with a mask, the loop's Y (its state storage) holds the kept state on masked steps: the
+     * model's Y is that times the mask */
+    if (rc == WEFT_OK && v_mask >= 0 && y_user >= 0 && weft_graph_n_uses(g, y_user) > 0) {
+        rc = add_output(g, ni, 0, 4, seq);
+        int tmp = -1;
+        snprintf(nm, sizeof nm, "%s.y_masked", base);
+        if (rc == WEFT_OK)
+            rc = weft_graph_add_op(g, "Mul", nm, 2, (weft_value[]){g->nodes[ni].outputs[0], v_mask}, 0, NULL, 1, &tmp);
+        if (rc == WEFT_OK) {
+            int mul = g->n_nodes - 1;
+            g->nodes[mul].outputs[0] = y_user;
+            g->values[y_user].producer = mul;
+            g->values[tmp].producer = -1;
+        }
+    }
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;
 }
@@ -138,7 +212,7 @@ static weft_status const_block(weft_graph *g, int v, int64_t d, const char *suff
  * direction axis into the node's Y, and Y_h / Y_c along axis 0 (the outputs keep their
  * values and names). initial_h / initial_c are split with Gather. The new nodes' indexes go to
  * made[0..1]. */
-static weft_status split_directions(weft_graph *g, int ni, int made[2])
+static weft_status split_directions(weft_graph *g, int ni, int made[2], int *first_cat)
 {
     weft_gnode *n = &g->nodes[ni];
     bool lstm = !strcmp(n->op_type, "LSTM");
@@ -148,13 +222,22 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2])
     char base[160], nm[200], op[16];
     snprintf(base, sizeof base, "%.150s", n->name);
     snprintf(op, sizeof op, "%s", n->op_type);
-    weft_attr attrs[16];
+    weft_attr attrs[20];
     int n_attrs = 0;
-    for (int k = 0; k < n->n_attrs && n_attrs < 15; k++)
-        if (strcmp(n->attrs[k].name, "direction") && strcmp(n->attrs[k].name, "activations")) attrs[n_attrs++] = n->attrs[k];
+    for (int k = 0; k < n->n_attrs && n_attrs < 16; k++)
+        if (strcmp(n->attrs[k].name, "direction") && strncmp(n->attrs[k].name, "activation", 10)) attrs[n_attrs++] = n->attrs[k];
     weft_status rc = WEFT_OK;
     int dir_out[2][3];
     for (int d = 0; d < 2 && rc == WEFT_OK; d++) {
+        /* this direction's activations and the alpha / beta values they read */
+        char acts[128];
+        float alpha[3], beta[3];
+        int n_alpha, n_beta, na = n_attrs;
+        if (weft_nn_rnn_direction_acts(&g->nodes[ni], d, acts, sizeof acts, alpha, &n_alpha, beta, &n_beta) != 0)
+            return weft_fail(WEFT_ERR_INTERNAL, "%s node '%s': activations of direction %d", op, base, d);
+        attrs[na++] = (weft_attr){.name = "activations", .kind = WEFT_ATTR_STRING, .s = acts};
+        if (n_alpha) attrs[na++] = (weft_attr){.name = "activation_alpha", .kind = WEFT_ATTR_FLOATS, .n = n_alpha, .floats = alpha};
+        if (n_beta) attrs[na++] = (weft_attr){.name = "activation_beta", .kind = WEFT_ATTR_FLOATS, .n = n_beta, .floats = beta};
         int v[8] = {ins[0], -1, -1, -1, n_in > 4 ? ins[4] : -1, -1, -1, -1};
         const char *sfx[4] = {NULL, d ? "W1" : "W0", d ? "R1" : "R0", d ? "B1" : "B0"};
         for (int k = 1; k <= 3 && rc == WEFT_OK; k++)
@@ -168,14 +251,15 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2])
             snprintf(nm, sizeof nm, "%s.%s%d.gather", base, k == 5 ? "h0_" : "c0_", d);
             if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Gather", nm, 2, (weft_value[]){ins[k], idx}, 1, &ax, 1, &v[k]);
         }
-        attrs[n_attrs] = (weft_attr){.name = "direction", .kind = WEFT_ATTR_STRING, .s = d ? "reverse" : "forward"};
+        attrs[na++] = (weft_attr){.name = "direction", .kind = WEFT_ATTR_STRING, .s = d ? "reverse" : "forward"};
         snprintf(nm, sizeof nm, "%s.%s", base, d ? "reverse" : "forward");
         int last = lstm ? 7 : 6;
         while (last > 3 && v[last - 1] < 0) last--;
-        if (rc == WEFT_OK) rc = weft_graph_add_op(g, op, nm, last, v, n_attrs + 1, attrs, lstm ? 3 : 2, dir_out[d]);
+        if (rc == WEFT_OK) rc = weft_graph_add_op(g, op, nm, last, v, na, attrs, lstm ? 3 : 2, dir_out[d]);
         made[d] = g->n_nodes - 1;
     }
     /* the concatenations produce the node's own output values */
+    *first_cat = g->n_nodes;
     for (int k = 0; k < n_out && rc == WEFT_OK; k++) {
         if (outs[k] < 0) continue;
         int cat = -1;
@@ -222,15 +306,27 @@ weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
         if (n->dead || !n->def || !weft_op_is_recurrence(n->def)) continue;
         weft_status rc;
         if (!strcmp(weft_gnode_attr_string(n, "direction", "forward"), "bidirectional")) {
-            int made[2], first = g->n_nodes;
-            rc = split_directions(g, i, made);
+            int made[2], first = g->n_nodes, first_cat = -1, cat_end = -1;
+            rc = split_directions(g, i, made, &first_cat);
+            cat_end = g->n_nodes;
             for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb > 0 ? nb : 16);
+            /* the concatenations after what the expansions made (a masked Y's Mul feeds them) */
+            if (rc == WEFT_OK) rc = move_before(g, first_cat, cat_end);
             if (rc == WEFT_OK) rc = move_before(g, i + 1, first);
             if (rc == WEFT_OK) {
                 i += g->n_nodes - first; /* past the moved nodes: they are expanded */
                 n_nodes += g->n_nodes - first;
             }
-        } else rc = expand(g, i, nb > 0 ? nb : 16);
+        } else {
+            /* what the expansion made goes right after the node, before its consumers */
+            int first = g->n_nodes;
+            rc = expand(g, i, nb > 0 ? nb : 16);
+            if (rc == WEFT_OK) rc = move_before(g, i + 1, first);
+            if (rc == WEFT_OK) {
+                i += g->n_nodes - first;
+                n_nodes += g->n_nodes - first;
+            }
+        }
         if (rc != WEFT_OK) return rc;
     }
     return WEFT_OK;

@@ -58,6 +58,12 @@ weft_op_step_fn weft_op_step(const weft_op_def *def);
  * step-kernel definition node n takes once model/recur.c has rewired it. */
 bool weft_op_is_recurrence(const weft_op_def *def);
 const weft_op_def *weft_nn_rnn_step_def(const weft_gnode *n);
+/* Direction d's activations of recurrent node n (parsed and checked by its shape rule), as a
+ * one-direction node's attributes take them: names comma-joined into `names`, and the alpha /
+ * beta values its functions read, in order. Returns 0, or -1 when n's attributes do not parse
+ * or names_size is too small. */
+int weft_nn_rnn_direction_acts(const weft_gnode *n, int d, char *names, size_t names_size, float alpha[3], int *n_alpha,
+                               float beta[3], int *n_beta);
 
 /* The definition for op_type, or NULL (with weft_last_error naming the op). */
 const weft_op_def *weft_op_find(const char *op_type);

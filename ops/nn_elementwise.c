@@ -200,7 +200,7 @@ static const weft_expr *asin_expr(weft_arena *a, const weft_expr *x)
 }
 
 /* log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)). */
-static const weft_expr *softplus_expr(weft_arena *a, const weft_expr *x)
+const weft_expr *weft_nn_softplus(weft_arena *a, const weft_expr *x)
 {
     const weft_expr *e = weft_call1(a, WEFT_INTRIN_EXP, neg_expr(a, weft_call1(a, WEFT_INTRIN_FABS, x)));
     return weft_add(a, weft_max(a, x, weft_f32(a, 0.0)),
@@ -250,7 +250,7 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
         return y;
     }
     case U_NOT: return weft_not(a, x);
-    case U_SOFTPLUS: return softplus_expr(a, x);
+    case U_SOFTPLUS: return weft_nn_softplus(a, x);
     case U_ELU:
     case U_SELU:
     case U_CELU: {
@@ -322,7 +322,7 @@ static const weft_expr *unary_body(weft_arena *a, const weft_graph *g, const wef
         double alpha = weft_gnode_attr_float(n, "alpha", 1.0);
         return weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, weft_f32(a, alpha)), x, weft_f32(a, 0.0));
     }
-    case U_MISH: return weft_mul(a, x, weft_call1(a, WEFT_INTRIN_TANH, softplus_expr(a, x)));
+    case U_MISH: return weft_mul(a, x, weft_call1(a, WEFT_INTRIN_TANH, weft_nn_softplus(a, x)));
     case U_COUNT: break;
     }
     return NULL;

@@ -97,6 +97,8 @@ const weft_expr *weft_nn_const(weft_arena *a, weft_dtype t, double v);
 /* A run-time index read as int64, a negative one counted from the end of an axis of dim
  * (Gather, GatherElements, OneHot, the scatters). */
 const weft_expr *weft_nn_wrap_index(weft_arena *a, const weft_expr *v, int64_t dim);
+/* log(1 + exp(x)) without overflow (Softplus; ops/nn_elementwise.c). */
+const weft_expr *weft_nn_softplus(weft_arena *a, const weft_expr *x);
 /* min(max(e, lo), hi) on int64 indices. */
 const weft_expr *weft_nn_clamp(weft_arena *a, const weft_expr *e, int64_t lo, int64_t hi);
 /* Reads `in` broadcast against output axes idx[0..out_ndim) (numpy: right-aligned; dims of

@@ -29,6 +29,11 @@
  *        computed once per element, not once per product term)
  *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')
  *   RNN: h' = tanh(xw + rec + rb)
+ * (with the default activations: sigmoid is f, tanh is g and LSTM's h; the `activations`
+ * attribute picks any of ONNX's eleven per direction, with activation_alpha / _beta, and
+ * `clip` clamps every gate and candidate input)
+ * With sequence_lens, a step mask input says which batch rows are still within their sequence;
+ * the others keep their state (see rnn_step).
  * The recurrent product is a kernel output of its own (a per-node scratch buffer, so the default
  * schedule register-tiles, vectorizes and parallelizes it like a matmul output); the gate math
  * and state update are the stage after it in the same kernel (one loop nest per state);
@@ -37,6 +42,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ir/error.h"
 #include "ops/nn_internal.h"
@@ -67,6 +73,145 @@ static int directions(const weft_gnode *n, bool *reverse_only)
     return -1;
 }
 
+/* ---- activations (attributes activations, activation_alpha, activation_beta, clip) ---------- */
+
+typedef enum act_kind {
+    ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU, ACT_SCALED_TANH,
+    ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS, ACT_COUNT
+} act_kind;
+
+/* The ONNX list; takes: how many of alpha, beta the function reads; defaults as the ONNX ops
+ * of the same name (Affine and ScaledTanh have none: identity scales). */
+static const struct act_info {
+    const char *name;
+    int takes;
+    double alpha, beta;
+} act_info[ACT_COUNT] = {
+    [ACT_RELU] = {"Relu", 0, 0, 0},
+    [ACT_TANH] = {"Tanh", 0, 0, 0},
+    [ACT_SIGMOID] = {"Sigmoid", 0, 0, 0},
+    [ACT_AFFINE] = {"Affine", 2, 1.0, 0.0},
+    [ACT_LEAKY_RELU] = {"LeakyRelu", 1, 0.01, 0},
+    [ACT_THRESHOLDED_RELU] = {"ThresholdedRelu", 1, 1.0, 0},
+    [ACT_SCALED_TANH] = {"ScaledTanh", 2, 1.0, 1.0},
+    [ACT_HARD_SIGMOID] = {"HardSigmoid", 2, 0.2, 0.5},
+    [ACT_ELU] = {"Elu", 1, 1.0, 0},
+    [ACT_SOFTSIGN] = {"Softsign", 0, 0, 0},
+    [ACT_SOFTPLUS] = {"Softplus", 0, 0, 0},
+};
+
+typedef struct act {
+    act_kind kind;
+    double alpha, beta;
+} act;
+
+/* Per direction: f (gates), g (candidate), h (LSTM's output of the cell state). */
+typedef struct cell_acts {
+    act f[2][3];
+    int per_dir;
+    double clip; /* > 0: activation inputs clamped to [-clip, clip] */
+} cell_acts;
+
+/* Activation functions per direction: RNN f; GRU f, g; LSTM f, g, h. */
+static int acts_per_direction(cell c) { return c == CELL_GRU ? 2 : c == CELL_LSTM ? 3 : 1; }
+
+/* n's activations, ONNX defaults where the attribute is absent. activation_alpha / _beta are
+ * consumed in order by the functions that take them (as ONNX Runtime reads them); a function
+ * past the end of the list takes its default. Names compare without case. */
+static weft_status parse_acts(const weft_gnode *n, cell c, int D, cell_acts *out)
+{
+    static const act_kind dflt[3][3] = {{ACT_TANH}, {ACT_SIGMOID, ACT_TANH}, {ACT_SIGMOID, ACT_TANH, ACT_TANH}};
+    int per = acts_per_direction(c);
+    memset(out, 0, sizeof *out);
+    out->per_dir = per;
+    const char *list = weft_gnode_attr_string(n, "activations", NULL);
+    const float *alphas = NULL, *betas = NULL;
+    int n_alpha = weft_gnode_attr_floats(n, "activation_alpha", &alphas);
+    int n_beta = weft_gnode_attr_floats(n, "activation_beta", &betas);
+    int ia = 0, ib = 0, k = 0;
+    const char *p = list;
+    for (int d = 0; d < D; d++)
+        for (int j = 0; j < per; j++, k++) {
+            act_kind kind = dflt[per - 1][j];
+            if (list) {
+                const char *e = p ? strchr(p, ',') : NULL;
+                size_t len = p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
+                if (!p || !len)
+                    return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "activations '%s' names %d function(s), expected %d "
+                                        "(%d per direction)", list, k, per * D, per);
+                for (kind = 0; kind < ACT_COUNT; kind++)
+                    if (strlen(act_info[kind].name) == len && !strncasecmp(p, act_info[kind].name, len)) break;
+                if (kind == ACT_COUNT)
+                    return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "activation '%.*s' is not supported (Relu, Tanh, Sigmoid, "
+                                        "Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, "
+                                        "Softplus)", (int)(len > 40 ? 40 : len), p);
+                p = e ? e + 1 : NULL;
+            }
+            act *a = &out->f[d][j];
+            a->kind = kind, a->alpha = act_info[kind].alpha, a->beta = act_info[kind].beta;
+            if (act_info[kind].takes >= 1 && ia < n_alpha) a->alpha = alphas[ia++];
+            if (act_info[kind].takes >= 2 && ib < n_beta) a->beta = betas[ib++];
+        }
+    if (list && p)
+        return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "activations '%s' names more than %d function(s) (%d per direction)",
+                            list, per * D, per);
+    for (int i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].name, "clip")) {
+            out->clip = n->attrs[i].kind == WEFT_ATTR_FLOAT ? n->attrs[i].f : -1;
+            if (!(out->clip > 0))
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "clip must be a positive float");
+        }
+    return WEFT_OK;
+}
+
+/* f(x), x first clamped to [-clip, clip] when clip > 0 (every gate and candidate input; not
+ * LSTM's h(C), whose input ONNX Runtime does not clip). */
+static const weft_expr *act_expr(weft_arena *a, double clip, const act *f, const weft_expr *x)
+{
+    if (clip > 0) x = weft_min(a, weft_max(a, x, weft_f32(a, -clip)), weft_f32(a, clip));
+    const weft_expr *zero = weft_f32(a, 0.0), *al = weft_f32(a, f->alpha), *be = weft_f32(a, f->beta);
+    switch (f->kind) {
+    case ACT_RELU: return weft_max(a, x, zero);
+    case ACT_TANH: return weft_call1(a, WEFT_INTRIN_TANH, x);
+    case ACT_SIGMOID: return weft_call1(a, WEFT_INTRIN_SIGMOID, x);
+    case ACT_AFFINE: return weft_add(a, weft_mul(a, al, x), be);
+    case ACT_LEAKY_RELU: return weft_select(a, weft_cmp(a, WEFT_EXPR_GE, x, zero), x, weft_mul(a, al, x));
+    case ACT_THRESHOLDED_RELU: return weft_select(a, weft_cmp(a, WEFT_EXPR_GE, x, al), x, zero);
+    case ACT_SCALED_TANH: return weft_mul(a, al, weft_call1(a, WEFT_INTRIN_TANH, weft_mul(a, be, x)));
+    case ACT_HARD_SIGMOID:
+        return weft_min(a, weft_max(a, weft_add(a, weft_mul(a, al, x), be), zero), weft_f32(a, 1.0));
+    case ACT_ELU:
+        return weft_select(a, weft_cmp(a, WEFT_EXPR_GE, x, zero), x,
+                           weft_mul(a, al, weft_sub(a, weft_call1(a, WEFT_INTRIN_EXP, x), weft_f32(a, 1.0))));
+    case ACT_SOFTSIGN: return weft_div(a, x, weft_add(a, weft_f32(a, 1.0), weft_call1(a, WEFT_INTRIN_FABS, x)));
+    case ACT_SOFTPLUS: return weft_nn_softplus(a, x);
+    case ACT_COUNT: break;
+    }
+    return NULL;
+}
+
+int weft_nn_rnn_direction_acts(const weft_gnode *n, int d, char *names, size_t names_size, float alpha[3], int *n_alpha,
+                               float beta[3], int *n_beta)
+{
+    cell c = cell_of(n);
+    bool rev;
+    int D = directions(n, &rev);
+    cell_acts ca;
+    *n_alpha = *n_beta = 0;
+    if (D < 0 || d >= D || parse_acts(n, c, D, &ca) != WEFT_OK) return -1;
+    size_t used = 0;
+    names[0] = 0;
+    for (int j = 0; j < ca.per_dir; j++) {
+        const act *f = &ca.f[d][j];
+        int w = snprintf(names + used, names_size - used, "%s%s", j ? "," : "", act_info[f->kind].name);
+        if (w < 0 || (size_t)w >= names_size - used) return -1;
+        used += (size_t)w;
+        if (act_info[f->kind].takes >= 1) alpha[(*n_alpha)++] = (float)f->alpha;
+        if (act_info[f->kind].takes >= 2) beta[(*n_beta)++] = (float)f->beta;
+    }
+    return 0;
+}
+
 static weft_status check_shape(const weft_gnode *n, const weft_gvalue *v, const char *what, int ndim,
                                const int64_t *want)
 {
@@ -91,22 +236,9 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "layout=%" PRId64 " is not supported, only 0 ([seq_len, batch, "
                             "input]) and 1 (batch-major; weft_graph_add_op puts the node between Transposes)",
                             weft_gnode_attr_int(n, "layout", 0));
-    /* activations (a STRINGS attribute, comma-joined by the importer): the defaults only */
-    const char *acts = weft_gnode_attr_string(n, "activations", NULL);
-    if (acts) {
-        const char *one = c == CELL_GRU ? "Sigmoid,Tanh" : c == CELL_LSTM ? "Sigmoid,Tanh,Tanh" : "Tanh";
-        char want[64];
-        snprintf(want, sizeof want, "%s%s%s", one, D == 2 ? "," : "", D == 2 ? one : "");
-        if (strcmp(acts, want) != 0)
-            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "activations '%s' are not supported, only the defaults "
-                                "'%s'", acts, want);
-    }
-    static const char *const refused[] = {"activation_alpha", "activation_beta", "clip"};
-    for (int i = 0; i < (int)(sizeof refused / sizeof refused[0]); i++)
-        for (int k = 0; k < n->n_attrs; k++)
-            if (!strcmp(n->attrs[k].name, refused[i]))
-                return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "attribute '%s' is not supported (default "
-                                    "activations, without clip)", refused[i]);
+    /* activations (a STRINGS attribute, comma-joined by the importer), their alpha / beta, clip */
+    cell_acts ca;
+    if ((st = parse_acts(n, c, D, &ca)) != WEFT_OK) return st;
     bool lbr;
     if (c == CELL_GRU && (st = weft_nn_attr_flag(n, "linear_before_reset", 0, &lbr)) != WEFT_OK) return st;
     if (c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0)
@@ -130,13 +262,18 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
         if (!weft_nn_is_const(g, n, 3)) return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "bias B must be a constant");
     }
     if (weft_nn_has_in(n, 4)) {
+        /* per batch row, its sequence's length: steps from there on keep the state, and their Y
+         * rows are zero (ONNX Runtime's semantics); constants are checked here, run-time values
+         * outside [1, seq_len] act as clamped into [0, seq_len] */
         const weft_gvalue *L = weft_nn_in(g, n, 4);
-        if (L->ndim != 1 || L->shape[0] != B || !weft_nn_is_const(g, n, 4))
-            return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "sequence_lens must be a constant of shape [%" PRId64 "]", B);
-        for (int64_t b = 0; b < B; b++)
-            if (weft_nn_data_int(L, b) != T)
-                return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "sequence_lens[%" PRId64 "] = %" PRId64 ": sequences "
-                                    "shorter than seq_len (%" PRId64 ") are not supported", b, weft_nn_data_int(L, b), T);
+        if ((st = weft_nn_check_dtype(n, L, "sequence_lens", WEFT_NN_I64 | WEFT_NN_I32)) != WEFT_OK) return st;
+        if (L->ndim != 1 || L->shape[0] != B)
+            return weft_nn_fail(WEFT_ERR_SHAPE, n, "sequence_lens has shape %s, expected [%" PRId64 "]",
+                                weft_nn_shape_str(L->ndim, L->shape).s, B);
+        for (int64_t b = 0; L->data && b < B; b++)
+            if (weft_nn_data_int(L, b) < 1 || weft_nn_data_int(L, b) > T)
+                return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "sequence_lens[%" PRId64 "] = %" PRId64 " is outside [1, %" PRId64
+                                    "] (seq_len)", b, weft_nn_data_int(L, b), T);
     }
     int64_t state[3] = {D, B, H};
     if (weft_nn_has_in(n, 5) && (st = check_shape(n, weft_nn_in(g, n, 5), "initial_h", 3, state)) != WEFT_OK) return st;
@@ -158,11 +295,9 @@ WEFT_NN_COMPUTE(weft_nn_rnn_compute)
 
 /* ---- the step kernel of an expanded node -------------------------------------------------- */
 
-static const weft_expr *sig(weft_arena *a, const weft_expr *x) { return weft_call1(a, WEFT_INTRIN_SIGMOID, x); }
-static const weft_expr *th(weft_arena *a, const weft_expr *x) { return weft_call1(a, WEFT_INTRIN_TANH, x); }
-
 typedef struct dir_io {
     const weft_tensor *xw, *h, *c;  /* placeholders */
+    const weft_tensor *m;           /* [B]: 1 where step t is within batch row b's sequence, or NULL */
     weft_tensor *rec;               /* [G*H / blk, B, blk], or [B, G*H] when rows */
     int64_t blk;
     bool rows;
@@ -186,6 +321,13 @@ static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *
     return weft_add(a, x, weft_add(a, rec_at(a, io, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
 }
 
+/* The new state where row b's step is within its sequence, else the old one. */
+static const weft_expr *keep(weft_arena *a, const dir_io *io, const weft_expr *b, const weft_expr *nw, const weft_expr *old)
+{
+    if (!io->m) return nw;
+    return weft_select(a, weft_cmp(a, WEFT_EXPR_GT, weft_te_at(a, io->m, b), weft_f32(a, 0.5)), nw, old);
+}
+
 static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, int64_t d, int64_t B, int64_t H)
 {
     char s[32];
@@ -194,7 +336,10 @@ static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, i
 }
 
 /* Node inputs after expansion: 0 XW [T, B, D*G*H], 1 Rt [D, H, G*H], 2 rb [D, G*H], 3 H0 [D, B, H],
- * 4 C0 [D, B, H] (LSTM). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
+ * 4 C0 [D, B, H] (LSTM); then, with sequence_lens, the step mask M [T, 1, B, 1] (1 where t is
+ * within row b's sequence): a masked step keeps the state (h' = h, c' = c), so the state a
+ * sequence ends with reaches Y_h, and a reverse direction starts its row at the row's last
+ * step; Y's masked steps are zeroed after the loop (model/recur.c). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
  * [T, D, B, H]; then the recurrent product's scratch [D, B, G*H]; a GRU with
  * linear_before_reset=0 also 3 rh and 4 rec2, [D, B, H] each. */
 static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
@@ -208,6 +353,11 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     int need_out = c == CELL_LSTM ? 5 : lbr0 ? 5 : 3, rec_out = c == CELL_LSTM ? 4 : 2;
     if (D < 0 || n->n_inputs < (c == CELL_LSTM ? 5 : 4) || n->n_outputs < need_out)
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "step kernel of a node that was not expanded");
+    cell_acts ca;
+    weft_status pst = parse_acts(n, c, D, &ca);
+    if (pst != WEFT_OK) return pst;
+    int mask_in = c == CELL_LSTM ? 5 : 4;
+    bool masked = n->n_inputs > mask_in && n->inputs[mask_in] >= 0;
     const weft_gvalue *Y = &g->values[n->outputs[0]];
     int64_t T = Y->shape[0], B = Y->shape[2], H = Y->shape[3], G = gates_of(c), GH = G * H;
     int64_t fb = 4; /* bytes per float */
@@ -216,10 +366,10 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     if (Rv->ndim != 4 || NB * blk != GH) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "recurrent weights not in blocks");
     const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 4, (int64_t[]){D, NB, H, blk});
     const weft_tensor *rb = weft_te_placeholder(a, "rb", WEFT_F32, 2, (int64_t[]){D, GH});
-    const weft_tensor *ins[2 + 3 * 2];
+    const weft_tensor *ins[2 + 4 * 2];
     const weft_tensor *outs[5 * 2];
     int n_in = 0, n_out = 0;
-    weft_op_step_param pin[2 + 3 * 2], pout[5 * 2]; /* at most 5 outputs per direction */
+    weft_op_step_param pin[2 + 4 * 2], pout[5 * 2]; /* at most 4 inputs and 5 outputs per direction */
     weft_tensor *lbr0_rh = NULL, *lbr0_rec2 = NULL;
     ins[n_in] = Rt, pin[n_in++] = (weft_op_step_param){n->inputs[1], 0, 0, -1, 0};
     ins[n_in] = rb, pin[n_in++] = (weft_op_step_param){n->inputs[2], 0, 0, -1, 0};
@@ -241,6 +391,11 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             snprintf(nm, sizeof nm, "c%" PRId64, d);
             io.c = weft_te_placeholder(a, weft_nn_stage(a, nm, ""), WEFT_F32, 2, (int64_t[]){B, H});
             ins[n_in] = io.c, pin[n_in++] = (weft_op_step_param){n->outputs[3], prev_off, y_stride, n->inputs[4], d * slot};
+        }
+        if (masked) {
+            snprintf(nm, sizeof nm, "m%" PRId64, d);
+            io.m = weft_te_placeholder(a, weft_nn_stage(a, nm, ""), WEFT_F32, 1, (int64_t[]){B});
+            ins[n_in] = io.m, pin[n_in++] = (weft_op_step_param){n->inputs[mask_in], t0 * B * fb, dir * B * fb, -1, 0};
         }
         /* the recurrent product */
         char rs[16];
@@ -274,9 +429,10 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
         b = weft_te_axis(y, 0);
         const weft_expr *j = weft_te_axis(y, 1);
         const weft_expr *hp = weft_te_at(a, io.h, b, j);
+        const act *F = &ca.f[d][0], *Gf = &ca.f[d][ca.per_dir > 1], *Hf = &ca.f[d][ca.per_dir - 1];
         weft_tensor *cs = NULL;
         if (c == CELL_RNN) {
-            weft_te_set_body(y, WEFT_REDUCE_NONE, th(a, pre(a, &io, rb, d, GH, b, j, 0, true)));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, keep(a, &io, b, act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, 0, true)), hp));
         } else if (c == CELL_GRU && lbr0) {
             /* rh = r * h; rec2[b, j] = sum_k rh[b, k] Rt[d, n-gate column 2H + j] */
             weft_tensor *rh = stage(a, name, "rh", d, B, H);
@@ -286,35 +442,37 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             if (!rh || !rec2) return weft_nn_done(a, n);
             const weft_expr *rb_ = weft_te_axis(rh, 0), *rj = weft_te_axis(rh, 1);
             weft_te_set_body(rh, WEFT_REDUCE_NONE,
-                             weft_mul(a, sig(a, pre(a, &io, rb, d, GH, rb_, rj, H, true)), weft_te_at(a, io.h, rb_, rj)));
+                             weft_mul(a, act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, rb_, rj, H, true)), weft_te_at(a, io.h, rb_, rj)));
             const weft_expr *kk = weft_te_reduce_axis(a, rec2, "k", H), *bw = weft_i64(a, blk);
             const weft_expr *col2 = weft_add(a, weft_te_axis(rec2, 1), weft_i64(a, 2 * H));
             const weft_expr *w2 = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, col2, bw), kk, weft_floormod(a, col2, bw));
             weft_te_set_body(rec2, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, rh, weft_te_axis(rec2, 0), kk), w2));
-            const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
+            const weft_expr *z = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, 0, true));
             const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
             const weft_expr *lin = weft_add(a, weft_te_at(a, rec2, b, j), weft_te_at(a, rb, weft_i64(a, d), col));
-            const weft_expr *cand = th(a, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), lin));
-            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))));
+            const weft_expr *cand = act_expr(a, ca.clip, Gf, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), lin));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, keep(a, &io, b, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))), hp));
             lbr0_rh = rh, lbr0_rec2 = rec2;
         } else if (c == CELL_GRU) {
-            const weft_expr *z = sig(a, pre(a, &io, rb, d, GH, b, j, 0, true));
-            const weft_expr *r = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
+            const weft_expr *z = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, 0, true));
+            const weft_expr *r = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, H, true));
             const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
             const weft_expr *rn = weft_add(a, rec_at(a, &io, b, col), weft_te_at(a, rb, weft_i64(a, d), col));
-            const weft_expr *cand = th(a, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), weft_mul(a, r, rn)));
-            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))));
+            const weft_expr *cand =
+                act_expr(a, ca.clip, Gf, weft_add(a, pre(a, &io, rb, d, GH, b, j, 2 * H, false), weft_mul(a, r, rn)));
+            weft_te_set_body(y, WEFT_REDUCE_NONE, keep(a, &io, b, weft_add(a, cand, weft_mul(a, z, weft_sub(a, hp, cand))), hp));
         } else {
             cs = stage(a, name, "c", d, B, H);
             if (!cs) return weft_nn_done(a, n);
             const weft_expr *cb = weft_te_axis(cs, 0), *cj = weft_te_axis(cs, 1);
-            const weft_expr *ig = sig(a, pre(a, &io, rb, d, GH, cb, cj, 0, true));
-            const weft_expr *fg = sig(a, pre(a, &io, rb, d, GH, cb, cj, 2 * H, true));
-            const weft_expr *gg = th(a, pre(a, &io, rb, d, GH, cb, cj, 3 * H, true));
-            weft_te_set_body(cs, WEFT_REDUCE_NONE,
-                             weft_add(a, weft_mul(a, fg, weft_te_at(a, io.c, cb, cj)), weft_mul(a, ig, gg)));
-            const weft_expr *og = sig(a, pre(a, &io, rb, d, GH, b, j, H, true));
-            weft_te_set_body(y, WEFT_REDUCE_NONE, weft_mul(a, og, th(a, weft_te_at(a, cs, b, j))));
+            const weft_expr *ig = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, cb, cj, 0, true));
+            const weft_expr *fg = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, cb, cj, 2 * H, true));
+            const weft_expr *gg = act_expr(a, ca.clip, Gf, pre(a, &io, rb, d, GH, cb, cj, 3 * H, true));
+            const weft_expr *cp = weft_te_at(a, io.c, cb, cj);
+            weft_te_set_body(cs, WEFT_REDUCE_NONE, keep(a, &io, cb, weft_add(a, weft_mul(a, fg, cp), weft_mul(a, ig, gg)), cp));
+            const weft_expr *og = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, H, true));
+            weft_te_set_body(y, WEFT_REDUCE_NONE,
+                             keep(a, &io, b, weft_mul(a, og, act_expr(a, 0, Hf, weft_te_at(a, cs, b, j))), hp));
         }
         /* the product is a kernel output (a scratch buffer of the node): the default schedules
          * then give it the register-tiled, vectorized and parallel nest of a matmul output */

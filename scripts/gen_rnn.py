@@ -13,6 +13,11 @@ Models (PyTorch modules exported by torch.onnx.export, opset 13; torch.manual_se
                [seq, 2, 2*hidden]
   rnn_tanh     1-layer bidirectional tanh RNN with an initial state; inputs 'x' [seq, 2, in],
                'h0' [2, 2, hidden]; outputs 'output' [seq, 2, 2*hidden], 'h_n' [2, 2, hidden]
+  rnn_relu     2-layer ReLU RNN (activations 'Relu') with an initial state; inputs 'x'
+               [seq, 3, in], 'h0' [2, 3, hidden]; outputs 'output', 'h_n'
+  packed_gru   bidirectional GRU over pack_padded_sequence(x, lens), padded back: inputs 'x'
+               [seq, 4, embed], 'lens' int64 [4] (a run-time sequence_lens); outputs 'output'
+               [seq, 4, 2*hidden] (zero past each length), 'h_n' [2, 4, hidden]
 Each NAME.onnx comes with NAME.in.INPUT.bin (numpy default_rng(seed), tokens uniform in the
 vocabulary) and NAME.out.OUTPUT.bin (PyTorch's outputs under torch.no_grad()): raw
 little-endian C order, float32 (tokens int64).
@@ -23,7 +28,7 @@ little-endian C order, float32 (tokens int64).
                 bench/rnn (git-ignored), for benchmarks
 
 Needs python3-torch, python3-onnx, python3-numpy (Debian 12):
-  /usr/bin/python3 scripts/gen_rnn.py [--size small|full] [--out DIR]
+  /usr/bin/python3 scripts/gen_rnn.py [--size small|full] [--out DIR] [NAME ...]
 """
 import argparse
 import os
@@ -83,6 +88,29 @@ class TanhRnn(nn.Module):
         return self.rnn(x, h0)
 
 
+class ReluRnn(nn.Module):
+    def __init__(self, i, h):
+        super().__init__()
+        self.rnn = nn.RNN(i, h, num_layers=2, nonlinearity="relu")
+
+    def forward(self, x, h0):
+        return self.rnn(x, h0)
+
+
+class PackedGru(nn.Module):
+    """A bidirectional GRU over a padded batch whose lengths are an input (sorted, longest
+    first, as pack_padded_sequence wants them), padded back to seq_len: rows past a length are
+    zero, and each direction's final state is the one its sequence ends with."""
+
+    def __init__(self, i, h):
+        super().__init__()
+        self.gru = nn.GRU(i, h, bidirectional=True)
+
+    def forward(self, x, lens):
+        y, h = self.gru(nn.utils.rnn.pack_padded_sequence(x, lens))
+        return nn.utils.rnn.pad_packed_sequence(y, total_length=x.shape[0])[0], h
+
+
 def export(out, name, model, inputs, in_names, out_names, seed):
     import onnx
 
@@ -103,7 +131,8 @@ def export(out, name, model, inputs, in_names, out_names, seed):
 def names(size):
     """The model names gen_rnn.py writes at size (a key of SIZES)."""
     b = SIZES[size]["batches"]
-    return ["gru_enc_b%d" % x for x in b] + ["gru_dec_b%d" % x for x in b] + ["lstm_cls", "rnn_tanh"]
+    return ["gru_enc_b%d" % x for x in b] + ["gru_dec_b%d" % x for x in b] + ["lstm_cls", "rnn_tanh", "rnn_relu",
+                                                                               "packed_gru"]
 
 
 def build(name, size):
@@ -136,6 +165,21 @@ def build(name, size):
         ins = [rng.standard_normal((s["rnn_t"], 2, s["rnn_in"])).astype(np.float32),
                rng.standard_normal((2, 2, s["rnn_h"])).astype(np.float32)]
         return m, ins, ["x", "h0"], ["output", "h_n"], 40
+    if name == "rnn_relu":
+        torch.manual_seed(50)
+        rng = np.random.default_rng(50)
+        m = ReluRnn(s["rnn_in"], s["rnn_h"])
+        ins = [rng.standard_normal((s["rnn_t"], 3, s["rnn_in"])).astype(np.float32),
+               rng.standard_normal((2, 3, s["rnn_h"])).astype(np.float32)]
+        return m, ins, ["x", "h0"], ["output", "h_n"], 50
+    if name == "packed_gru":
+        torch.manual_seed(60)
+        rng = np.random.default_rng(60)
+        t, b = s["gru_t"], 4
+        m = PackedGru(s["gru_e"], s["gru_h"])
+        lens = np.array([t, t - 1, t // 2 + 1, 1], dtype=np.int64)
+        ins = [rng.standard_normal((t, b, s["gru_e"])).astype(np.float32), lens]
+        return m, ins, ["x", "lens"], ["output", "h_n"], 60
     raise KeyError(name)
 
 
@@ -144,11 +188,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
     ap.add_argument("--out")
+    ap.add_argument("names", nargs="*", help="only these models (default: all)")
     args = ap.parse_args()
     out = args.out or os.path.join(here, "..", "tests/data/rnn" if args.size == "small" else "bench/rnn")
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    for name in names(args.size):
+    for name in args.names or names(args.size):
         m, ins, in_names, out_names, seed = build(name, args.size)
         export(out, name, m, ins, in_names, out_names, seed)
 

@@ -350,6 +350,132 @@ class Mixer(nn.Module):
         return self.head(self.ln[-1](x).mean(1))
 
 
+class Crnn(nn.Module):
+    """A CRNN text recognizer (OCR): a small conv stack over a 32x100 line image, the height
+    pooled away, then a 2-layer bidirectional LSTM over the 25 columns and a per-step Linear
+    to 37 classes (CTC logits)."""
+
+    def __init__(self):
+        super().__init__()
+        c = lambda a, b: (nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU())
+        self.cnn = nn.Sequential(*c(1, 32), nn.MaxPool2d(2), *c(32, 64), nn.MaxPool2d(2), *c(64, 128),
+                                 nn.MaxPool2d((2, 1)), *c(128, 128), nn.AdaptiveAvgPool2d((1, None)))
+        self.rnn = nn.LSTM(128, 96, num_layers=2, bidirectional=True)
+        self.fc = nn.Linear(192, 37)
+
+    def forward(self, x):
+        f = self.cnn(x).squeeze(2).permute(2, 0, 1)  # [W, N, C]
+        return self.fc(self.rnn(f)[0])
+
+
+class SpeechGru(nn.Module):
+    """A DeepSpeech-style acoustic model: a strided 2-D conv over an 80-bin spectrogram of 120
+    frames, then 3 bidirectional GRU layers (hidden 160) summed per direction pair, a Linear
+    to 29 characters and log_softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(1, 16, (11, 5), stride=(2, 2), padding=(5, 2)), nn.Hardtanh(0, 20))
+        self.gru = nn.GRU(16 * 40, 160, num_layers=3, bidirectional=True)
+        self.fc = nn.Linear(320, 29)
+
+    def forward(self, x):
+        f = self.conv(x)  # [N, 16, 40, 60]
+        n, c, h, w = f.shape
+        f = f.reshape(n, c * h, w).permute(2, 0, 1)
+        return self.fc(self.gru(f)[0]).log_softmax(-1)
+
+
+class LstmBatchFirst(nn.Module):
+    """A 2-layer LSTM with batch_first=True over 4 sequences of 50 steps (exported with
+    Transposes around the LSTM nodes), a Linear on every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(40, 128, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(128, 12)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return self.fc(y), h, c
+
+
+class RnnRelu(nn.Module):
+    """nn.RNN(nonlinearity='relu'), 2 layers, with an initial state."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(24, 48, num_layers=2, nonlinearity="relu")
+
+    def forward(self, x, h0):
+        return self.rnn(x, h0)
+
+
+class PackedLstm(nn.Module):
+    """An LSTM over a padded batch of 3 sequences of lengths 20, 13, 7 (pack_padded_sequence:
+    the export passes sequence_lens), the final hidden state to a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 32, bidirectional=True)
+        self.fc = nn.Linear(64, 4)
+
+    def forward(self, x):
+        lens = torch.tensor([20, 13, 7])
+        p = nn.utils.rnn.pack_padded_sequence(x, lens)
+        _, (h, _) = self.lstm(p)
+        return self.fc(torch.cat((h[0], h[1]), 1))
+
+
+class PackedGruIO(nn.Module):
+    """A bidirectional GRU over a padded batch whose lengths are a model input (sorted, as
+    pack_padded_sequence wants them), padded back with pad_packed_sequence: every output row
+    past a sequence's length is zero."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(16, 24, bidirectional=True)
+
+    def forward(self, x, lens):
+        p = nn.utils.rnn.pack_padded_sequence(x, lens)
+        y, h = self.gru(p)
+        return nn.utils.rnn.pad_packed_sequence(y, total_length=x.shape[0])[0], h
+
+
+class AttnDecoder(nn.Module):
+    """One step of a Bahdanau/Luong-style attention decoder: GRUCell on the embedded token and
+    the previous context, dot-product attention over 40 encoder states, Linear to a
+    vocabulary of 3000 from cat(h, context)."""
+
+    def __init__(self, vocab=3000, e=128, h=256):
+        super().__init__()
+        self.emb, self.cell = nn.Embedding(vocab, e), nn.GRUCell(e + h, h)
+        self.out = nn.Linear(2 * h, vocab)
+
+    def forward(self, tok, ctx, h, enc):
+        h = self.cell(torch.cat((self.emb(tok), ctx), 1), h)  # [B, h]
+        a = torch.softmax(torch.einsum("bh,tbh->bt", h, enc), 1)
+        ctx = torch.einsum("bt,tbh->bh", a, enc)
+        return self.out(torch.cat((h, ctx), 1)).log_softmax(1), h, ctx
+
+
+class LstmCellLoop(nn.Module):
+    """An LSTMCell unrolled 12 steps in Python (the export holds 12 copies of the cell's
+    MatMuls and gates), as hand-written decoders export."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(32, 64)
+
+    def forward(self, x):
+        h = c = torch.zeros(x.shape[1], 64)
+        ys = []
+        for t in range(x.shape[0]):
+            h, c = self.cell(x[t], (h, c))
+            ys.append(h)
+        return torch.stack(ys)
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -419,6 +545,18 @@ MODELS = {
     "efficientnet_b0_224": (lambda: tvm.efficientnet_b0(), lambda: img(224)),
     "resnet50_224": (lambda: tvm.resnet50(), lambda: img(224)),
     "vit_b_16": (lambda: tvm.vit_b_16(), lambda: img(224)),
+    # fourth batch (eleventh round): recurrent and sequence models
+    "crnn": (Crnn, lambda: (torch.randn(1, 1, 32, 100),)),
+    "speech_gru": (SpeechGru, lambda: (torch.randn(1, 1, 80, 120),)),
+    "lstm_batch_first": (LstmBatchFirst, lambda: (torch.randn(4, 50, 40),)),
+    "rnn_relu": (RnnRelu, lambda: (torch.randn(30, 2, 24), torch.randn(2, 2, 48))),
+    "packed_lstm": (PackedLstm, lambda: (torch.randn(20, 3, 16),)),
+    "packed_gru_io": (PackedGruIO, lambda: (torch.randn(15, 4, 16), torch.tensor([15, 11, 6, 2]))),
+    "attn_decoder": (AttnDecoder, lambda: (torch.randint(0, 3000, (2,)), torch.randn(2, 256), torch.randn(2, 256),
+                                           torch.randn(40, 2, 256))),
+    "lstm_cell_loop": (LstmCellLoop, lambda: (torch.randn(12, 2, 32),)),
+    "gru_large": (lambda: nn.GRU(512, 1024), lambda: (torch.randn(16, 1, 512),)),
+    "lstm_3layer": (lambda: nn.LSTM(64, 256, num_layers=3), lambda: (torch.randn(100, 1, 64),)),
 }
 
 
@@ -506,7 +644,8 @@ def main():
         try:
             with torch.no_grad():
                 ys = m(*xs)
-            ys = ys if isinstance(ys, tuple) else (ys,)
+            flat = lambda y: sum((flat(z) for z in y), ()) if isinstance(y, (tuple, list)) else (y,)
+            ys = flat(ys)  # nn.LSTM returns (y, (h, c)); the export flattens it the same way
             torch.onnx.export(m, xs, os.path.join(out, name + ".onnx"), opset_version=opset,
                               input_names=["in%d" % i for i in range(len(xs))],
                               output_names=["out%d" % i for i in range(len(ys))])

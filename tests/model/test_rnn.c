@@ -1,7 +1,8 @@
 /* Recurrent models (ONNX GRU, LSTM, RNN; ops/nn_rnn.c, model/recur.c):
  *   - the PyTorch models of tests/data/rnn (scripts/gen_rnn.py: GRU encoder with embedding at
  *     batch 1 and 3, a GRU decoder step with its Linear, a 2-layer bidirectional LSTM
- *     classifier, a bidirectional tanh RNN with an initial state) match PyTorch's outputs
+ *     classifier, a bidirectional tanh RNN with an initial state, a 2-layer ReLU RNN, a
+ *     bidirectional GRU over a packed batch whose lengths are an input) match PyTorch's outputs
  *     within 1e-4 * max(1, max |reference|) at 1 and 2 threads (2 threads also with every
  *     kernel forced onto the pool, WEFT_SERIAL_BELOW_US=0);
  *   - GRU / LSTM / RNN nodes built with the graph API in directions forward, reverse and
@@ -10,9 +11,13 @@
  *     linear_before_reset 1 and 0, match a
  *     naive C implementation of the ONNX formulas (same tolerance);
  *   - a bidirectional node compiles to two step kernels of one direction each;
+ *   - sequences shorter than seq_len (sequence_lens a constant or a graph input; forward,
+ *     reverse, bidirectional, layout 0 and 1) and every ONNX activation function with
+ *     activation_alpha / _beta and clip match the same naive implementation;
  *   - bad inputs give clear errors: an input of the wrong sequence length, missing weights,
- *     unsupported attributes (layout 2, linear_before_reset 2, other activations, clip,
- *     peepholes, a bad direction), sequence_lens shorter than the sequence.
+ *     unsupported attributes (layout 2, linear_before_reset 2, an unknown activation, too few
+ *     or too many, a negative clip, peepholes, a bad direction), a sequence length outside
+ *     [1, seq_len].
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ir/caps.h"
 #include "model/model_internal.h"
@@ -116,7 +122,8 @@ static void check_model(const char *name, int threads)
     weft_graph_destroy(g);
 }
 
-static const char *const models[] = {"gru_enc_b1", "gru_enc_b3", "gru_dec_b1", "gru_dec_b3", "lstm_cls", "rnn_tanh"};
+static const char *const models[] = {"gru_enc_b1", "gru_enc_b3", "gru_dec_b1", "gru_dec_b3", "lstm_cls", "rnn_tanh",
+                                     "rnn_relu", "packed_gru"};
 
 static void test_pytorch_1_thread(void **state)
 {
@@ -142,6 +149,12 @@ typedef struct cfg {
     bool bias, h0, c0, seq_lens;
     bool batch_major; /* layout=1: x [B, T, I], states [B, D, H], y [B, T, D, H] */
     bool lbr0;        /* GRU with linear_before_reset=0 */
+    const char *acts; /* activations (all directions), NULL: the defaults */
+    const float *alpha, *beta; /* activation_alpha / _beta (n_alpha, n_beta values) */
+    int n_alpha, n_beta;
+    float clip;              /* 0: none */
+    const int64_t *lens;     /* with seq_lens: per batch row (NULL: all T) */
+    bool lens_input;         /* sequence_lens a graph input (run-time) instead of a constant */
 } cfg;
 
 /* Swaps the first two axes of a [n0, n1, inner] array (a fresh copy). */
@@ -153,60 +166,114 @@ static float *swap01(const float *x, int n0, int n1, int inner)
     return y;
 }
 
-static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* An activation of the ONNX list with its alpha, beta. */
+typedef struct act_fn {
+    char name[24];
+    float alpha, beta;
+} act_fn;
 
-/* ONNX semantics, one direction at a time; y [T, D, B, H], yh / yc [D, B, H]. */
+/* The spec's formulas; x is clipped first when clip > 0. */
+static float act(const act_fn *f, float clip, float x)
+{
+    if (clip > 0) x = fminf(fmaxf(x, -clip), clip);
+    const char *n = f->name;
+    if (!strcasecmp(n, "Relu")) return x > 0 ? x : 0;
+    if (!strcasecmp(n, "Tanh")) return tanhf(x);
+    if (!strcasecmp(n, "Sigmoid")) return 1.0f / (1.0f + expf(-x));
+    if (!strcasecmp(n, "Affine")) return f->alpha * x + f->beta;
+    if (!strcasecmp(n, "LeakyRelu")) return x >= 0 ? x : f->alpha * x;
+    if (!strcasecmp(n, "ThresholdedRelu")) return x >= f->alpha ? x : 0;
+    if (!strcasecmp(n, "ScaledTanh")) return f->alpha * tanhf(f->beta * x);
+    if (!strcasecmp(n, "HardSigmoid")) return fminf(fmaxf(f->alpha * x + f->beta, 0), 1);
+    if (!strcasecmp(n, "Elu")) return x >= 0 ? x : f->alpha * (expf(x) - 1);
+    if (!strcasecmp(n, "Softsign")) return x / (1 + fabsf(x));
+    if (!strcasecmp(n, "Softplus")) return logf(1 + expf(x));
+    fail_msg("unknown activation %s", n);
+    return 0;
+}
+
+/* c's activations per direction and slot (f, g, h); alpha / beta consumed in order by the
+ * functions that take them, defaults past the lists' ends. */
+static void resolve_acts(const cfg *c, int D, int per, act_fn fn[2][3])
+{
+    static const char *const dflt[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+    const char *p = c->acts;
+    int ia = 0, ib = 0;
+    for (int d = 0; d < D; d++)
+        for (int j = 0; j < per; j++) {
+            act_fn *f = &fn[d][j];
+            if (p) {
+                size_t len = strcspn(p, ",");
+                snprintf(f->name, sizeof f->name, "%.*s", (int)len, p);
+                p = p[len] ? p + len + 1 : NULL;
+            } else snprintf(f->name, sizeof f->name, "%s", dflt[per - 1][j]);
+            int takes = 0;
+            float da = 0, db = 0;
+            if (!strcasecmp(f->name, "LeakyRelu")) takes = 1, da = 0.01f;
+            if (!strcasecmp(f->name, "ThresholdedRelu") || !strcasecmp(f->name, "Elu")) takes = 1, da = 1;
+            if (!strcasecmp(f->name, "HardSigmoid")) takes = 2, da = 0.2f, db = 0.5f;
+            if (!strcasecmp(f->name, "Affine")) takes = 2, da = 1, db = 0;
+            if (!strcasecmp(f->name, "ScaledTanh")) takes = 2, da = 1, db = 1;
+            f->alpha = takes >= 1 && ia < c->n_alpha ? c->alpha[ia++] : da;
+            f->beta = takes >= 2 && ib < c->n_beta ? c->beta[ib++] : db;
+        }
+}
+
+/* ONNX semantics, one direction and batch row at a time; y [T, D, B, H] (zero past a row's
+ * sequence length), yh / yc [D, B, H]. A row of length L runs steps 0 .. L-1, the reverse
+ * direction from L-1 down to 0. */
 static void naive(const cfg *c, int G, int D, const float *x, const float *w, const float *r, const float *b,
                   const float *h0, const float *c0, float *y, float *yh, float *yc)
 {
-    int T = c->T, B = c->B, I = c->I, H = c->H;
-    float *h = malloc(sizeof(float) * (size_t)(B * H)), *cs = malloc(sizeof(float) * (size_t)(B * H));
+    int T = c->T, B = c->B, I = c->I, H = c->H, per = G == 1 ? 1 : G == 3 ? 2 : 3;
+    act_fn fn[2][3];
+    resolve_acts(c, D, per, fn);
+    float *h = malloc(sizeof(float) * (size_t)H), *cs = malloc(sizeof(float) * (size_t)H);
+    float *hn = malloc(sizeof(float) * (size_t)H);
     float *g = malloc(sizeof(float) * (size_t)(G * H)), *gr = malloc(sizeof(float) * (size_t)(G * H));
+    float clip = c->clip;
     for (int d = 0; d < D; d++) {
         bool rev = !strcmp(c->dir, "reverse") || d == 1;
-        for (int i = 0; i < B * H; i++) h[i] = h0 ? h0[d * B * H + i] : 0, cs[i] = c0 ? c0[d * B * H + i] : 0;
+        const act_fn *F = &fn[d][0], *Gf = &fn[d][per > 1], *Hf = &fn[d][per - 1];
         const float *W = w + (size_t)d * G * H * I, *R = r + (size_t)d * G * H * H;
         const float *Wb = b ? b + (size_t)d * 2 * G * H : NULL, *Rb = Wb ? Wb + G * H : NULL;
-        for (int s = 0; s < T; s++) {
-            int t = rev ? T - 1 - s : s;
-            for (int bb = 0; bb < B; bb++) {
-                float *hb = h + bb * H, *cb = cs + bb * H;
+        for (int bb = 0; bb < B; bb++) {
+            int L = c->lens ? (int)c->lens[bb] : T;
+            for (int i = 0; i < H; i++) h[i] = h0 ? h0[(d * B + bb) * H + i] : 0, cs[i] = c0 ? c0[(d * B + bb) * H + i] : 0;
+            for (int s = 0; s < L; s++) {
+                int t = rev ? L - 1 - s : s;
                 for (int n = 0; n < G * H; n++) {
                     float acc = Wb ? Wb[n] : 0, rec = Rb ? Rb[n] : 0;
                     for (int i = 0; i < I; i++) acc += x[((size_t)t * B + bb) * I + i] * W[(size_t)n * I + i];
-                    for (int k = 0; k < H; k++) rec += hb[k] * R[(size_t)n * H + k];
+                    for (int k = 0; k < H; k++) rec += h[k] * R[(size_t)n * H + k];
                     g[n] = acc, gr[n] = rec;
                 }
                 for (int j = 0; j < H; j++) {
-                    float hn;
-                    if (G == 1) hn = tanhf(g[j] + gr[j]);
-                    else if (G == 3 && c->lbr0) { /* n = tanh(Wx + (r * h) R_n + Rb_n) */
-                        float z = sigm(g[j] + gr[j]), rr, lin = Rb ? Rb[2 * H + j] : 0;
-                        for (int k = 0; k < H; k++) {
-                            rr = sigm(g[H + k] + gr[H + k]);
-                            lin += rr * hb[k] * R[(size_t)(2 * H + j) * H + k];
-                        }
-                        hn = (1 - z) * tanhf(g[2 * H + j] + lin) + z * hb[j];
+                    if (G == 1) hn[j] = act(F, clip, g[j] + gr[j]);
+                    else if (G == 3 && c->lbr0) { /* n = g(Wx + (r * h) R_n + Rb_n) */
+                        float z = act(F, clip, g[j] + gr[j]), lin = Rb ? Rb[2 * H + j] : 0;
+                        for (int k = 0; k < H; k++)
+                            lin += act(F, clip, g[H + k] + gr[H + k]) * h[k] * R[(size_t)(2 * H + j) * H + k];
+                        hn[j] = (1 - z) * act(Gf, clip, g[2 * H + j] + lin) + z * h[j];
                     } else if (G == 3) {
-                        float z = sigm(g[j] + gr[j]), rr = sigm(g[H + j] + gr[H + j]);
-                        float nn = tanhf(g[2 * H + j] + rr * gr[2 * H + j]);
-                        hn = (1 - z) * nn + z * hb[j];
+                        float z = act(F, clip, g[j] + gr[j]), rr = act(F, clip, g[H + j] + gr[H + j]);
+                        float nn = act(Gf, clip, g[2 * H + j] + rr * gr[2 * H + j]);
+                        hn[j] = (1 - z) * nn + z * h[j];
                     } else {
-                        float ig = sigm(g[j] + gr[j]), og = sigm(g[H + j] + gr[H + j]);
-                        float fg = sigm(g[2 * H + j] + gr[2 * H + j]), cc = tanhf(g[3 * H + j] + gr[3 * H + j]);
-                        cb[j] = fg * cb[j] + ig * cc;
-                        hn = og * tanhf(cb[j]);
+                        float ig = act(F, clip, g[j] + gr[j]), og = act(F, clip, g[H + j] + gr[H + j]);
+                        float fg = act(F, clip, g[2 * H + j] + gr[2 * H + j]), cc = act(Gf, clip, g[3 * H + j] + gr[3 * H + j]);
+                        cs[j] = fg * cs[j] + ig * cc;
+                        hn[j] = og * act(Hf, 0, cs[j]);
                     }
-                    y[(((size_t)t * D + d) * B + bb) * H + j] = hn;
                 }
+                memcpy(h, hn, sizeof(float) * (size_t)H);
+                memcpy(y + (((size_t)t * D + d) * B + bb) * H, h, sizeof(float) * (size_t)H);
             }
-            for (int bb = 0; bb < B; bb++)
-                for (int j = 0; j < H; j++) h[bb * H + j] = y[(((size_t)t * D + d) * B + bb) * H + j];
+            memcpy(yh + ((size_t)d * B + bb) * H, h, sizeof(float) * (size_t)H);
+            if (yc) memcpy(yc + ((size_t)d * B + bb) * H, cs, sizeof(float) * (size_t)H);
         }
-        memcpy(yh + (size_t)d * B * H, h, sizeof(float) * (size_t)(B * H));
-        if (yc) memcpy(yc + (size_t)d * B * H, cs, sizeof(float) * (size_t)(B * H));
     }
-    free(h), free(cs), free(g), free(gr);
+    free(h), free(cs), free(hn), free(g), free(gr);
 }
 
 static float *random_floats(size_t n, unsigned *seed, float scale)
@@ -238,20 +305,28 @@ static void check_node(const cfg *c)
     assert_int_equal(weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, I}, w, &vw), WEFT_OK);
     assert_int_equal(weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){D, G * H, H}, r, &vr), WEFT_OK);
     if (c->bias) assert_int_equal(weft_graph_add_constant(g, "B", WEFT_TYPE_FLOAT32, 2, (int64_t[]){D, 2 * G * H}, b, &vb), WEFT_OK);
-    if (c->seq_lens) {
-        int64_t lens[64];
-        for (int i = 0; i < B; i++) lens[i] = T;
+    int64_t lens[64];
+    for (int i = 0; i < B; i++) lens[i] = c->lens ? c->lens[i] : T;
+    if (c->seq_lens && c->lens_input)
+        assert_int_equal(weft_graph_add_input(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){B}, &vl), WEFT_OK);
+    else if (c->seq_lens)
         assert_int_equal(weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){B}, lens, &vl), WEFT_OK);
-    }
     if (c->h0) assert_int_equal(weft_graph_add_input(g, "h0", WEFT_TYPE_FLOAT32, 3, ss, &vh), WEFT_OK);
     if (c->c0) assert_int_equal(weft_graph_add_input(g, "c0", WEFT_TYPE_FLOAT32, 3, ss, &vc), WEFT_OK);
     weft_value ins[7] = {vx, vw, vr, vb, vl, vh, vc};
-    weft_attr attrs[4] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
+    weft_attr attrs[8] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
                           {.name = "direction", .kind = WEFT_ATTR_STRING, .s = c->dir},
                           {.name = "layout", .kind = WEFT_ATTR_INT, .i = c->batch_major},
                           {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = !c->lbr0}};
+    int n_attrs = G == 3 ? 4 : 3;
+    if (c->acts) attrs[n_attrs++] = (weft_attr){.name = "activations", .kind = WEFT_ATTR_STRING, .s = c->acts};
+    if (c->n_alpha)
+        attrs[n_attrs++] = (weft_attr){.name = "activation_alpha", .kind = WEFT_ATTR_FLOATS, .n = c->n_alpha, .floats = c->alpha};
+    if (c->n_beta)
+        attrs[n_attrs++] = (weft_attr){.name = "activation_beta", .kind = WEFT_ATTR_FLOATS, .n = c->n_beta, .floats = c->beta};
+    if (c->clip > 0) attrs[n_attrs++] = (weft_attr){.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = c->clip};
     int n_out = lstm ? 3 : 2;
-    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, G == 3 ? 4 : 3, attrs, n_out, outs);
+    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, n_attrs, attrs, n_out, outs);
     if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
     assert_int_equal(rc, WEFT_OK);
     for (int k = 0; k < n_out; k++) assert_int_equal(weft_graph_set_output(g, outs[k], k ? "state" : "y"), WEFT_OK);
@@ -279,9 +354,10 @@ static void check_node(const cfg *c)
         if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
         assert_int_equal(rc, WEFT_OK);
         float *y = calloc(ny, sizeof(float)), *yh = calloc(ns, sizeof(float)), *yc = calloc(ns, sizeof(float));
-        const void *in[3] = {x};
-        size_t in_bytes[3] = {nx * 4}, out_bytes[3] = {ny * 4, ns * 4, ns * 4};
+        const void *in[4] = {x};
+        size_t in_bytes[4] = {nx * 4}, out_bytes[3] = {ny * 4, ns * 4, ns * 4};
         int n_in = 1;
+        if (c->seq_lens && c->lens_input) in[n_in] = lens, in_bytes[n_in++] = (size_t)B * 8;
         if (c->h0) in[n_in] = h0, in_bytes[n_in++] = ns * 4;
         if (c->c0) in[n_in] = c0, in_bytes[n_in++] = ns * 4;
         void *out[3] = {y, yh, yc};
@@ -303,30 +379,76 @@ static void check_node(const cfg *c)
 static void test_nodes_vs_naive(void **state)
 {
     (void)state;
+#define C(op_, dir_, T_, B_, I_, H_, bias_, h0_, c0_, lens_, bm_, lbr0_)                                         \
+    {.op = op_, .dir = dir_, .T = T_, .B = B_, .I = I_, .H = H_, .bias = bias_, .h0 = h0_, .c0 = c0_, .seq_lens = lens_, \
+     .batch_major = bm_, .lbr0 = lbr0_}
+    static const int64_t lens3[] = {5, 2, 4}, lens4[] = {1, 6, 3, 6}, lens2[] = {3, 1};
+    static const float alpha[] = {0.3f, 0.15f, 0.8f}, beta[] = {0.4f, 1.5f};
     static const cfg cases[] = {
-        {"GRU", "forward", 5, 2, 7, 9, true, false, false, false, false, false},
-        {"GRU", "reverse", 4, 3, 5, 8, true, true, false, true, false, false},
-        {"GRU", "bidirectional", 6, 1, 6, 33, false, true, false, false, false, false},
-        {"LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false},
-        {"LSTM", "reverse", 3, 2, 6, 7, false, false, false, true, false, false},
-        {"LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, false, false, false},
-        {"RNN", "forward", 6, 2, 5, 16, true, false, false, false, false, false},
-        {"RNN", "reverse", 5, 1, 3, 4, false, true, false, false, false, false},
-        {"RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true, false, false},
+        C("GRU", "forward", 5, 2, 7, 9, true, false, false, false, false, false),
+        C("GRU", "reverse", 4, 3, 5, 8, true, true, false, true, false, false),
+        C("GRU", "bidirectional", 6, 1, 6, 33, false, true, false, false, false, false),
+        C("LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false),
+        C("LSTM", "reverse", 3, 2, 6, 7, false, false, false, true, false, false),
+        C("LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, false, false, false),
+        C("RNN", "forward", 6, 2, 5, 16, true, false, false, false, false, false),
+        C("RNN", "reverse", 5, 1, 3, 4, false, true, false, false, false, false),
+        C("RNN", "bidirectional", 3, 2, 4, 5, true, true, false, true, false, false),
         /* batches from 4: the product tiles batch rows (ops/nn_rnn.c) */
-        {"GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false, false, false},
-        {"LSTM", "reverse", 4, 4, 5, 16, true, true, true, false, false, false},
-        {"RNN", "forward", 3, 17, 8, 33, false, false, false, false, false, false},
+        C("GRU", "bidirectional", 5, 9, 6, 40, true, true, false, false, false, false),
+        C("LSTM", "reverse", 4, 4, 5, 16, true, true, true, false, false, false),
+        C("RNN", "forward", 3, 17, 8, 33, false, false, false, false, false, false),
         /* layout=1 (batch-major) */
-        {"GRU", "bidirectional", 4, 3, 5, 7, true, true, false, false, true, false},
-        {"LSTM", "bidirectional", 3, 2, 4, 6, true, true, true, true, true, false},
-        {"RNN", "reverse", 5, 4, 3, 5, false, true, false, false, true, false},
+        C("GRU", "bidirectional", 4, 3, 5, 7, true, true, false, false, true, false),
+        C("LSTM", "bidirectional", 3, 2, 4, 6, true, true, true, true, true, false),
+        C("RNN", "reverse", 5, 4, 3, 5, false, true, false, false, true, false),
         /* GRU with linear_before_reset=0 (Keras / TensorFlow exports) */
-        {"GRU", "forward", 5, 2, 7, 9, true, true, false, false, false, true},
-        {"GRU", "bidirectional", 4, 5, 6, 40, true, true, false, false, false, true},
-        {"GRU", "reverse", 3, 1, 4, 6, false, false, false, false, true, true},
+        C("GRU", "forward", 5, 2, 7, 9, true, true, false, false, false, true),
+        C("GRU", "bidirectional", 4, 5, 6, 40, true, true, false, false, false, true),
+        C("GRU", "reverse", 3, 1, 4, 6, false, false, false, false, true, true),
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_node(&cases[i]);
+    /* sequences shorter than seq_len (constant and run-time sequence_lens): masked steps keep
+     * the state, Y is zero there, a reverse row starts at its own last step */
+    cfg lens_cases[] = {
+        C("GRU", "bidirectional", 5, 3, 4, 7, true, true, false, true, false, false),
+        C("LSTM", "forward", 5, 3, 3, 6, true, true, true, true, false, false),
+        C("LSTM", "bidirectional", 6, 4, 5, 20, true, true, true, true, false, false),
+        C("RNN", "reverse", 5, 3, 2, 5, true, true, false, true, false, false),
+        C("GRU", "reverse", 5, 3, 4, 9, true, false, false, true, true, true),
+        C("LSTM", "bidirectional", 3, 2, 4, 6, false, true, true, true, true, false),
+    };
+    const int64_t *lens_of[] = {lens3, lens3, lens4, lens3, lens3, lens2};
+    for (size_t i = 0; i < sizeof lens_cases / sizeof lens_cases[0]; i++) {
+        lens_cases[i].lens = lens_of[i];
+        for (int run_time = 0; run_time <= 1; run_time++) {
+            lens_cases[i].lens_input = run_time;
+            check_node(&lens_cases[i]);
+        }
+    }
+    /* other activations, their alpha / beta (consumed in order by the functions that take
+     * them), clip */
+    cfg act_cases[] = {
+        C("RNN", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false),
+        C("GRU", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false),
+        C("LSTM", "bidirectional", 4, 2, 3, 6, true, true, true, false, false, false),
+        C("LSTM", "forward", 5, 3, 4, 8, true, true, true, true, false, false),
+        C("GRU", "forward", 4, 2, 3, 6, true, true, false, false, false, true),
+        C("RNN", "forward", 4, 2, 3, 6, true, true, false, false, false, false),
+    };
+    const char *acts_of[] = {"Relu,LeakyRelu", "HardSigmoid,Softsign,Sigmoid,Elu",
+                             "Sigmoid,Affine,ScaledTanh,HardSigmoid,ThresholdedRelu,Softplus", "sigmoid,relu,tanh",
+                             "HardSigmoid,Tanh", "Tanh"};
+    const float clip_of[] = {0, 0, 0, 0.9f, 0.7f, 0.5f};
+    for (size_t i = 0; i < sizeof act_cases / sizeof act_cases[0]; i++) {
+        act_cases[i].acts = acts_of[i];
+        act_cases[i].alpha = alpha, act_cases[i].n_alpha = i < 3 ? 3 : 0;
+        act_cases[i].beta = beta, act_cases[i].n_beta = i < 3 ? 2 : 0;
+        act_cases[i].clip = clip_of[i];
+        if (i == 3) act_cases[i].lens = lens3;
+        check_node(&act_cases[i]);
+    }
+#undef C
 }
 
 /* ---- errors ----------------------------------------------------------------------------- */
@@ -343,7 +465,7 @@ static weft_status add_bad(const char *op, const weft_attr *extra, bool omit_r, 
     weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, (int64_t[]){4, 2, 3}, &vx);
     weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, 3}, w, &vw);
     weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, H}, w, &vr);
-    if (lens_short) weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){4, 3}, &vl);
+    if (lens_short) weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){4, 5}, &vl);
     if (peephole) weft_graph_add_constant(g, "P", WEFT_TYPE_FLOAT32, 2, (int64_t[]){1, 3 * H}, w, &vp);
     weft_value ins[8] = {vx, vw, omit_r ? -1 : vr, -1, vl, -1, -1, vp};
     weft_attr attrs[3] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H}};
@@ -408,14 +530,18 @@ static void test_errors(void **state)
     (void)state;
     weft_attr layout = {.name = "layout", .kind = WEFT_ATTR_INT, .i = 2};
     weft_attr lbr0 = {.name = "linear_before_reset", .kind = WEFT_ATTR_INT, .i = 2};
-    weft_attr relu = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Relu,Tanh"};
-    weft_attr clip = {.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = 3.0};
+    weft_attr swish = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Swish,Tanh"};
+    weft_attr one = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Relu"};
+    weft_attr three = {.name = "activations", .kind = WEFT_ATTR_STRING, .s = "Relu,Tanh,Tanh"};
+    weft_attr clip = {.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = -3.0};
     weft_attr dir = {.name = "direction", .kind = WEFT_ATTR_STRING, .s = "sideways"};
     expect_error(add_bad("GRU", &layout, false, false, false), WEFT_ERR_UNSUPPORTED, "layout=2");
     expect_error(add_bad("GRU", NULL, true, false, false), WEFT_ERR_INVALID_ARG, "GRU node 'cell'");
-    expect_error(add_bad("GRU", NULL, false, true, false), WEFT_ERR_UNSUPPORTED, "sequence_lens[1] = 3");
-    expect_error(add_bad("GRU", &relu, false, false, false), WEFT_ERR_UNSUPPORTED, "activations 'Relu,Tanh'");
-    expect_error(add_bad("GRU", &clip, false, false, false), WEFT_ERR_UNSUPPORTED, "'clip'");
+    expect_error(add_bad("GRU", NULL, false, true, false), WEFT_ERR_INVALID_ARG, "sequence_lens[1] = 5 is outside [1, 4]");
+    expect_error(add_bad("GRU", &swish, false, false, false), WEFT_ERR_UNSUPPORTED, "activation 'Swish' is not supported");
+    expect_error(add_bad("GRU", &one, false, false, false), WEFT_ERR_INVALID_ARG, "names 1 function(s), expected 2");
+    expect_error(add_bad("GRU", &three, false, false, false), WEFT_ERR_INVALID_ARG, "names more than 2 function(s)");
+    expect_error(add_bad("GRU", &clip, false, false, false), WEFT_ERR_INVALID_ARG, "clip must be a positive float");
     expect_error(add_bad("GRU", &dir, false, false, false), WEFT_ERR_UNSUPPORTED, "direction 'sideways'");
     expect_error(add_bad("LSTM", NULL, false, false, true), WEFT_ERR_UNSUPPORTED, "peepholes");
     expect_error(add_bad("GRU", &lbr0, false, false, false), WEFT_ERR_INVALID_ARG, "linear_before_reset=2");
