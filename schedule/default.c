@@ -226,6 +226,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (s->stages[i].is_output) snprintf(outputs[n_out++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
     char row_loop[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
     memset(row_loop, 0, sizeof row_loop);
+    char whole[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME]; /* products register-tiled at root */
+    int n_whole = 0;
     for (int o = 0; o < n_out && rc == WEFT_OK; o++) {
         int y = weft_sched_find_stage(s, outputs[o]);
         weft_op_pattern p = weft_tensor_pattern(s->stages[y].op);
@@ -305,8 +307,17 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             if (kc > 0) {
                 rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], par);
                 if (rc == WEFT_OK) rc = weft_sched_apply_rows_kblock(s, outputs[o], rname, u, v, tiles[u], kc, lanes, tiles, caps);
+            } else if (!attach[0]) {
+                /* one tile is the whole output (a recurrent step's [2, 48] product): no loop to
+                 * compute the product at, so it is the register tile at root. Left to step 3 it
+                 * was a parallel loop over every output element inside the reduction loop,
+                 * scalar (1.6 GFLOP/s). */
+                bool wide = v == n - 1 && tiles[v] > lanes;
+                rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
+                if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
+                snprintf(whole[n_whole++], WEFT_SCHED_NAME, "%s", rname);
             } else {
-                if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
+                rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
                 /* a vector tile wider than one vector runs as native vectors (the last tile's empty
                  * vectors are then skipped, not computed masked) */
                 bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
@@ -325,6 +336,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         bool row_stage = !st->op->n_reduce && weft_sched_keep_row_stage(s, x);
         if (st->attach != WEFT_ATTACH_ROOT || st->is_output || (!st->op->n_reduce && !row_stage)) continue;
         if (rfactored(s, x)) continue; /* its partial sums' rule scheduled it (step 2) */
+        bool tiled = false;
+        for (int k = 0; k < n_whole; k++) tiled = tiled || !strcmp(whole[k], st->name);
+        if (tiled) continue;
         int y = only_reader(s, x);
         /* Readers computed at y count as y (readers come later, so they are attached first). */
         bool all_y = true;

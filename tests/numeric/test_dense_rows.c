@@ -8,6 +8,8 @@
  *     default schedule packs it per column block (asserted on the step text) and matches;
  *   - a product whose weights are laid out in column blocks (W[n / c, k, n % c]: recurrent
  *     steps, pre-blocked Gemms) gets the register tile, not the row rfactor, and matches;
+ *   - a product whose whole output is one register tile is that tile at root in native vectors
+ *     (asserted on the steps), and matches;
  *   - a matrix-vector product under a bias + ReLU epilogue gets the rfactor along K, and matches;
  *   - a kernel of two small elementwise outputs keeps its nests serial, of two large ones
  *     parallel (asserted on the step text), and matches;
@@ -398,6 +400,54 @@ static void test_blocked_weight_product(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A product whose whole output is one register tile (a recurrent step's [2, 48] over 48 hidden
+ * units): it has no loop to be computed at, and is the register tile at root, its vector axis in
+ * native vectors (asserted on the steps: split by the lanes, never fused into one parallel loop
+ * over the output's elements inside the reduction, as it was: scalar, 1.6 GFLOP/s), and matches. */
+static void test_whole_output_tile(void **state)
+{
+    fixture *fx = *state;
+    int64_t lanes = fx->caps.vector_lanes_f32;
+    static const int64_t shapes[][4] = {{2, 48, 48, 16}, {3, 40, 24, 8}, {1, 16, 50, 16}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t B = shapes[c][0], N = shapes[c][1], K = shapes[c][2], blk = shapes[c][3];
+        weft_arena *a = weft_arena_create();
+        weft_te_func *f = blocked_product(a, B, N, K, blk);
+        float *in[2];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(B * N));
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; k++) acc += (double)in[0][b * K + k] * (double)in[1][((n / blk) * K + k) * blk + n % blk];
+                ref[b * N + n] = acc;
+            }
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s), want[64];
+        snprintf(want, sizeof want, "split C.local n %lld", (long long)lanes);
+        bool wide = N > lanes;
+        if (strstr(text, "fuse C.local") || strstr(text, "parallel C.local") || !strstr(text, "reorder C.local k") ||
+            (wide && !strstr(text, want))) {
+            print_error("whole tile %lldx%lldx%lld/%lld: want the register tile at root, got:\n%s\n", (long long)B,
+                        (long long)N, (long long)K, (long long)blk, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        char what[64];
+        snprintf(what, sizeof what, "whole tile %lldx%lldx%lld/%lld", (long long)B, (long long)N, (long long)K, (long long)blk);
+        failures += check(fx, f, false, ref, true, what);
+        free(ref);
+        free(in[0]);
+        free(in[1]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* A matrix-vector product under an epilogue (dense_bias_relu with N = 1: max(A W + b, 0)) gets
  * the rfactor of its reduction along K (asserted on the step text; vectorized across rows it
  * read A in gathers of stride K), and matches, with K a multiple of the lanes or not. */
@@ -624,6 +674,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transposed_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocked_weight_product, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_output_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matrix_vector_with_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
