@@ -126,9 +126,12 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     if (!W->data || !R->data || (Bv && !Bv->data) || !weft_dtype_eq(W->dtype, WEFT_F32) || !weft_dtype_eq(R->dtype, WEFT_F32))
         return weft_fail(WEFT_ERR_UNSUPPORTED, "%s node '%s': W, R and B must be float constants", n->op_type, n->name);
     const float *w = W->data, *r = R->data, *bias = Bv ? Bv->data : NULL;
-    /* Rt in column blocks of blk (nb when it divides G*H): one block's [H, blk] panel is
-     * contiguous, the register tile of the step's product reads it as one stream */
-    int64_t blk = GH % nb == 0 ? nb : GH % 16 == 0 ? 16 : GH % 8 == 0 ? 8 : GH, NB = GH / blk;
+    /* Rt in column blocks of blk (nb when it divides G*H, else one vector, nb / 2): one block's
+     * [H, blk] panel is contiguous, the register tile of the step's product reads it as one
+     * stream. Otherwise one block (R transposed, rows of G*H): blocks narrower than a vector
+     * made every vector of the product a gather across two blocks (a GRU of hidden 24, G*H = 72
+     * in blocks of 8 with 16 lanes). */
+    int64_t blk = GH % nb == 0 ? nb : nb % 2 == 0 && GH % (nb / 2) == 0 ? nb / 2 : GH, NB = GH / blk;
     size_t n_wt = (size_t)(I * D * GH), n_rt = (size_t)(D * H * GH), n_state = (size_t)(D * B * H);
     float *wt = weft_malloc(sizeof(float) * n_wt), *rt = weft_malloc(sizeof(float) * n_rt);
     float *bx = weft_calloc((size_t)(D * GH), sizeof(float)), *rb = weft_calloc((size_t)(D * GH), sizeof(float));

@@ -413,7 +413,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             b = weft_te_axis(io.rec, 0);
             const weft_expr *nn = weft_te_axis(io.rec, 1), *bw = weft_i64(a, blk);
             k = weft_te_reduce_axis(a, io.rec, "k", H);
-            wr = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, nn, bw), k, weft_floormod(a, nn, bw));
+            wr = weft_te_at(a, Rt, weft_i64(a, d), NB == 1 ? weft_i64(a, 0) : weft_floordiv(a, nn, bw), k,
+                            NB == 1 ? nn : weft_floormod(a, nn, bw)); /* one block: plain rows, no gathers */
         } else {
             io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
                                      (const char *[]){"n0", "b", "n1"});
@@ -445,7 +446,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
                              weft_mul(a, act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, rb_, rj, H, true)), weft_te_at(a, io.h, rb_, rj)));
             const weft_expr *kk = weft_te_reduce_axis(a, rec2, "k", H), *bw = weft_i64(a, blk);
             const weft_expr *col2 = weft_add(a, weft_te_axis(rec2, 1), weft_i64(a, 2 * H));
-            const weft_expr *w2 = weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, col2, bw), kk, weft_floormod(a, col2, bw));
+            const weft_expr *w2 = weft_te_at(a, Rt, weft_i64(a, d), NB == 1 ? weft_i64(a, 0) : weft_floordiv(a, col2, bw), kk,
+                                             NB == 1 ? col2 : weft_floormod(a, col2, bw));
             weft_te_set_body(rec2, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, rh, weft_te_axis(rec2, 0), kk), w2));
             const weft_expr *z = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, 0, true));
             const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));
