@@ -147,6 +147,7 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     char base[160];
     snprintf(base, sizeof base, "%.150s", n->name);
     int x = n->inputs[0], h0 = n->n_inputs > 5 ? n->inputs[5] : -1, c0 = lstm && n->n_inputs > 6 ? n->inputs[6] : -1;
+    int peep = lstm && n->n_inputs > 7 ? n->inputs[7] : -1; /* LSTM's P, a constant [D, 3H] */
     int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1, v_mask = -1;
     if (rc == WEFT_OK) rc = seq_mask(g, ni, T, B, &v_mask);
     if (rc == WEFT_OK) rc = add_const(g, base, "Wt", 2, (int64_t[]){I, D * GH}, wt, &v_wt);
@@ -164,9 +165,10 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     if (rc != WEFT_OK) return rc;
     int64_t seq[4] = {T, D, B, H}, state[3] = {D, B, H};
     n = &g->nodes[ni]; /* adding nodes may have moved the array */
-    int ins[6] = {v_xw, v_rt, v_rb, h0, c0, -1};
+    int ins[7] = {v_xw, v_rt, v_rb, h0, c0, -1, -1};
     n->n_inputs = lstm ? 5 : 4;
-    if (v_mask >= 0) ins[n->n_inputs++] = v_mask; /* after C0 (LSTM) or H0: ops/nn_rnn.c */
+    if (v_mask >= 0 || peep >= 0) ins[n->n_inputs++] = v_mask; /* after C0 (LSTM) or H0: ops/nn_rnn.c */
+    if (peep >= 0) ins[n->n_inputs++] = peep;
     for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
     int y_user = n->outputs[0];
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
@@ -245,6 +247,7 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2], int *fir
         const char *sfx[4] = {NULL, d ? "W1" : "W0", d ? "R1" : "R0", d ? "B1" : "B0"};
         for (int k = 1; k <= 3 && rc == WEFT_OK; k++)
             if (k < n_in && ins[k] >= 0) rc = const_block(g, ins[k], d, sfx[k], &v[k]);
+        if (rc == WEFT_OK && lstm && n_in > 7 && ins[7] >= 0) rc = const_block(g, ins[7], d, d ? "P1" : "P0", &v[7]);
         for (int k = 5; k <= (lstm ? 6 : 5) && rc == WEFT_OK; k++) { /* initial_h, initial_c: Gather(axis 0, [d]) */
             if (k >= n_in || ins[k] < 0) continue;
             int idx = -1;
@@ -256,7 +259,7 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2], int *fir
         }
         attrs[na++] = (weft_attr){.name = "direction", .kind = WEFT_ATTR_STRING, .s = d ? "reverse" : "forward"};
         snprintf(nm, sizeof nm, "%s.%s", base, d ? "reverse" : "forward");
-        int last = lstm ? 7 : 6;
+        int last = lstm ? 8 : 6;
         while (last > 3 && v[last - 1] < 0) last--;
         if (rc == WEFT_OK) rc = weft_graph_add_op(g, op, nm, last, v, na, attrs, lstm ? 3 : 2, dir_out[d]);
         made[d] = g->n_nodes - 1;

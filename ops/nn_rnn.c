@@ -27,7 +27,8 @@
  *        gated state rh = r * h and its product rec2 are two more kernel outputs (scratch
  *        buffers [D, B, H], so the default schedule gives rec2 a matmul output's nest and r is
  *        computed once per element, not once per product term)
- *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')
+ *   LSTM (i, o, f, c): c' = f * c + i * g,  h' = o * tanh(c')  (peepholes: P_i * c in i's and
+ *        P_f * c in f's input, P_o * c' in o's; input_forget=1: f = 1 - i)
  *   RNN: h' = tanh(xw + rec + rb)
  * (with the default activations: sigmoid is f, tanh is g and LSTM's h; the `activations`
  * attribute picks any of ONNX's eleven per direction, with activation_alpha / _beta, and
@@ -241,10 +242,8 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
     if ((st = parse_acts(n, c, D, &ca)) != WEFT_OK) return st;
     bool lbr;
     if (c == CELL_GRU && (st = weft_nn_attr_flag(n, "linear_before_reset", 0, &lbr)) != WEFT_OK) return st;
-    if (c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0)
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "input_forget=1 is not supported");
-    if (c == CELL_LSTM && weft_nn_has_in(n, 7))
-        return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "peepholes (input P) are not supported");
+    bool coupled;
+    if (c == CELL_LSTM && (st = weft_nn_attr_flag(n, "input_forget", 0, &coupled)) != WEFT_OK) return st;
     const weft_gvalue *X = weft_nn_in(g, n, 0), *W = weft_nn_in(g, n, 1), *R = weft_nn_in(g, n, 2);
     if ((st = weft_nn_check_dtype(n, X, "input X", WEFT_NN_F32)) != WEFT_OK ||
         (st = weft_nn_check_rank(n, X, "input X", 3, "[seq_len, batch, input_size]")) != WEFT_OK)
@@ -274,6 +273,10 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
             if (weft_nn_data_int(L, b) < 1 || weft_nn_data_int(L, b) > T)
                 return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "sequence_lens[%" PRId64 "] = %" PRId64 " is outside [1, %" PRId64
                                     "] (seq_len)", b, weft_nn_data_int(L, b), T);
+    }
+    if (c == CELL_LSTM && weft_nn_has_in(n, 7)) { /* peepholes [D, 3H]: i, o, f */
+        if ((st = check_shape(n, weft_nn_in(g, n, 7), "peepholes P", 2, (int64_t[]){D, 3 * H})) != WEFT_OK) return st;
+        if (!weft_nn_is_const(g, n, 7)) return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "peepholes P must be a constant");
     }
     int64_t state[3] = {D, B, H};
     if (weft_nn_has_in(n, 5) && (st = check_shape(n, weft_nn_in(g, n, 5), "initial_h", 3, state)) != WEFT_OK) return st;
@@ -321,6 +324,12 @@ static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *
     return weft_add(a, x, weft_add(a, rec_at(a, io, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
 }
 
+/* P[d, off + j]: a peephole weight (offsets 0 i, H o, 2H f). */
+static const weft_expr *peephole(weft_arena *a, const weft_tensor *P, int64_t d, const weft_expr *j, int64_t off)
+{
+    return weft_te_at(a, P, weft_i64(a, d), weft_add(a, j, weft_i64(a, off)));
+}
+
 /* The new state where row b's step is within its sequence, else the old one. */
 static const weft_expr *keep(weft_arena *a, const dir_io *io, const weft_expr *b, const weft_expr *nw, const weft_expr *old)
 {
@@ -339,7 +348,8 @@ static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, i
  * 4 C0 [D, B, H] (LSTM); then, with sequence_lens, the step mask M [T, 1, B, 1] (1 where t is
  * within row b's sequence): a masked step keeps the state (h' = h, c' = c), so the state a
  * sequence ends with reaches Y_h, and a reverse direction starts its row at the row's last
- * step; Y's masked steps are zeroed after the loop (model/recur.c). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
+ * step; Y's masked steps are zeroed after the loop (model/recur.c). LSTM with peepholes: input 6
+ * P [D, 3H] (i, o, f; input 5 is -1 without a mask). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
  * [T, D, B, H]; then the recurrent product's scratch [D, B, G*H]; a GRU with
  * linear_before_reset=0 also 3 rh and 4 rec2, [D, B, H] each. */
 static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
@@ -356,8 +366,10 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     cell_acts ca;
     weft_status pst = parse_acts(n, c, D, &ca);
     if (pst != WEFT_OK) return pst;
-    int mask_in = c == CELL_LSTM ? 5 : 4;
+    int mask_in = c == CELL_LSTM ? 5 : 4, peep_in = 6;
     bool masked = n->n_inputs > mask_in && n->inputs[mask_in] >= 0;
+    bool peep = c == CELL_LSTM && n->n_inputs > peep_in && n->inputs[peep_in] >= 0;
+    bool coupled = c == CELL_LSTM && weft_gnode_attr_int(n, "input_forget", 0) != 0; /* f = 1 - i */
     const weft_gvalue *Y = &g->values[n->outputs[0]];
     int64_t T = Y->shape[0], B = Y->shape[2], H = Y->shape[3], G = gates_of(c), GH = G * H;
     int64_t fb = 4; /* bytes per float */
@@ -366,13 +378,15 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
     if (Rv->ndim != 4 || NB * blk != GH) return weft_nn_fail(WEFT_ERR_INTERNAL, n, "recurrent weights not in blocks");
     const weft_tensor *Rt = weft_te_placeholder(a, "Rt", WEFT_F32, 4, (int64_t[]){D, NB, H, blk});
     const weft_tensor *rb = weft_te_placeholder(a, "rb", WEFT_F32, 2, (int64_t[]){D, GH});
-    const weft_tensor *ins[2 + 4 * 2];
+    const weft_tensor *P = peep ? weft_te_placeholder(a, "P", WEFT_F32, 2, (int64_t[]){D, 3 * H}) : NULL;
+    const weft_tensor *ins[3 + 4 * 2];
     const weft_tensor *outs[5 * 2];
     int n_in = 0, n_out = 0;
-    weft_op_step_param pin[2 + 4 * 2], pout[5 * 2]; /* at most 4 inputs and 5 outputs per direction */
+    weft_op_step_param pin[3 + 4 * 2], pout[5 * 2]; /* at most 4 inputs and 5 outputs per direction */
     weft_tensor *lbr0_rh = NULL, *lbr0_rec2 = NULL;
     ins[n_in] = Rt, pin[n_in++] = (weft_op_step_param){n->inputs[1], 0, 0, -1, 0};
     ins[n_in] = rb, pin[n_in++] = (weft_op_step_param){n->inputs[2], 0, 0, -1, 0};
+    if (peep) ins[n_in] = P, pin[n_in++] = (weft_op_step_param){n->inputs[peep_in], 0, 0, -1, 0};
     for (int64_t d = 0; d < D; d++) {
         bool rev = rev_only || d == 1;
         int64_t t0 = rev ? T - 1 : 0, dir = rev ? -1 : 1;
@@ -467,12 +481,19 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             cs = stage(a, name, "c", d, B, H);
             if (!cs) return weft_nn_done(a, n);
             const weft_expr *cb = weft_te_axis(cs, 0), *cj = weft_te_axis(cs, 1);
-            const weft_expr *ig = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, cb, cj, 0, true));
-            const weft_expr *fg = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, cb, cj, 2 * H, true));
-            const weft_expr *gg = act_expr(a, ca.clip, Gf, pre(a, &io, rb, d, GH, cb, cj, 3 * H, true));
             const weft_expr *cp = weft_te_at(a, io.c, cb, cj);
+            const weft_expr *pi = pre(a, &io, rb, d, GH, cb, cj, 0, true), *pf = pre(a, &io, rb, d, GH, cb, cj, 2 * H, true);
+            if (peep) {
+                pi = weft_add(a, pi, weft_mul(a, peephole(a, P, d, cj, 0), cp));
+                pf = weft_add(a, pf, weft_mul(a, peephole(a, P, d, cj, 2 * H), cp));
+            }
+            const weft_expr *ig = act_expr(a, ca.clip, F, pi);
+            const weft_expr *fg = coupled ? weft_sub(a, weft_f32(a, 1.0), ig) : act_expr(a, ca.clip, F, pf);
+            const weft_expr *gg = act_expr(a, ca.clip, Gf, pre(a, &io, rb, d, GH, cb, cj, 3 * H, true));
             weft_te_set_body(cs, WEFT_REDUCE_NONE, keep(a, &io, cb, weft_add(a, weft_mul(a, fg, cp), weft_mul(a, ig, gg)), cp));
-            const weft_expr *og = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, H, true));
+            const weft_expr *po = pre(a, &io, rb, d, GH, b, j, H, true);
+            if (peep) po = weft_add(a, po, weft_mul(a, peephole(a, P, d, j, H), weft_te_at(a, cs, b, j)));
+            const weft_expr *og = act_expr(a, ca.clip, F, po);
             weft_te_set_body(y, WEFT_REDUCE_NONE,
                              keep(a, &io, b, weft_mul(a, og, act_expr(a, 0, Hf, weft_te_at(a, cs, b, j))), hp));
         }

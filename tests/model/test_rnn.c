@@ -13,10 +13,11 @@
  *   - a bidirectional node compiles to two step kernels of one direction each;
  *   - sequences shorter than seq_len (sequence_lens a constant or a graph input; forward,
  *     reverse, bidirectional, layout 0 and 1) and every ONNX activation function with
- *     activation_alpha / _beta and clip match the same naive implementation;
+ *     activation_alpha / _beta and clip, LSTM peepholes and input_forget match the same naive
+ *     implementation;
  *   - bad inputs give clear errors: an input of the wrong sequence length, missing weights,
  *     unsupported attributes (layout 2, linear_before_reset 2, an unknown activation, too few
- *     or too many, a negative clip, peepholes, a bad direction), a sequence length outside
+ *     or too many, a negative clip, peepholes of the wrong shape, a bad direction), a sequence length outside
  *     [1, seq_len].
  */
 #include <stdarg.h>
@@ -155,6 +156,7 @@ typedef struct cfg {
     float clip;              /* 0: none */
     const int64_t *lens;     /* with seq_lens: per batch row (NULL: all T) */
     bool lens_input;         /* sequence_lens a graph input (run-time) instead of a constant */
+    bool peep, coupled;      /* LSTM: peepholes P; input_forget=1 */
 } cfg;
 
 /* Swaps the first two axes of a [n0, n1, inner] array (a fresh copy). */
@@ -223,7 +225,7 @@ static void resolve_acts(const cfg *c, int D, int per, act_fn fn[2][3])
  * sequence length), yh / yc [D, B, H]. A row of length L runs steps 0 .. L-1, the reverse
  * direction from L-1 down to 0. */
 static void naive(const cfg *c, int G, int D, const float *x, const float *w, const float *r, const float *b,
-                  const float *h0, const float *c0, float *y, float *yh, float *yc)
+                  const float *h0, const float *c0, const float *peep, float *y, float *yh, float *yc)
 {
     int T = c->T, B = c->B, I = c->I, H = c->H, per = G == 1 ? 1 : G == 3 ? 2 : 3;
     act_fn fn[2][3];
@@ -259,10 +261,13 @@ static void naive(const cfg *c, int G, int D, const float *x, const float *w, co
                         float z = act(F, clip, g[j] + gr[j]), rr = act(F, clip, g[H + j] + gr[H + j]);
                         float nn = act(Gf, clip, g[2 * H + j] + rr * gr[2 * H + j]);
                         hn[j] = (1 - z) * nn + z * h[j];
-                    } else {
-                        float ig = act(F, clip, g[j] + gr[j]), og = act(F, clip, g[H + j] + gr[H + j]);
-                        float fg = act(F, clip, g[2 * H + j] + gr[2 * H + j]), cc = act(Gf, clip, g[3 * H + j] + gr[3 * H + j]);
+                    } else { /* peepholes: P_i, P_o, P_f per direction */
+                        const float *P = peep ? peep + (size_t)d * 3 * H : NULL;
+                        float ig = act(F, clip, g[j] + gr[j] + (P ? P[j] * cs[j] : 0));
+                        float fg = c->coupled ? 1 - ig : act(F, clip, g[2 * H + j] + gr[2 * H + j] + (P ? P[2 * H + j] * cs[j] : 0));
+                        float cc = act(Gf, clip, g[3 * H + j] + gr[3 * H + j]);
                         cs[j] = fg * cs[j] + ig * cc;
+                        float og = act(F, clip, g[H + j] + gr[H + j] + (P ? P[H + j] * cs[j] : 0));
                         hn[j] = og * act(Hf, 0, cs[j]);
                     }
                 }
@@ -296,9 +301,10 @@ static void check_node(const cfg *c)
            ns = (size_t)D * B * H, ny = (size_t)T * D * B * H;
     float *x = random_floats(nx, &seed, 1), *w = random_floats(nw, &seed, 0.5f), *r = random_floats(nr, &seed, 0.5f);
     float *b = random_floats(nb, &seed, 0.3f), *h0 = random_floats(ns, &seed, 1), *c0 = random_floats(ns, &seed, 1);
+    float *pw = random_floats((size_t)D * 3 * H, &seed, 0.5f);
     weft_graph *g = NULL;
     assert_int_equal(weft_graph_create(&g), WEFT_OK);
-    weft_value vx, vw, vr, vb = -1, vl = -1, vh = -1, vc = -1, outs[3];
+    weft_value vx, vw, vr, vb = -1, vl = -1, vh = -1, vc = -1, vp = -1, outs[3];
     int64_t xs[3] = {T, B, I}, ss[3] = {D, B, H};
     if (c->batch_major) xs[0] = B, xs[1] = T, ss[0] = B, ss[1] = D;
     assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, xs, &vx), WEFT_OK);
@@ -313,7 +319,8 @@ static void check_node(const cfg *c)
         assert_int_equal(weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){B}, lens, &vl), WEFT_OK);
     if (c->h0) assert_int_equal(weft_graph_add_input(g, "h0", WEFT_TYPE_FLOAT32, 3, ss, &vh), WEFT_OK);
     if (c->c0) assert_int_equal(weft_graph_add_input(g, "c0", WEFT_TYPE_FLOAT32, 3, ss, &vc), WEFT_OK);
-    weft_value ins[7] = {vx, vw, vr, vb, vl, vh, vc};
+    if (c->peep) assert_int_equal(weft_graph_add_constant(g, "P", WEFT_TYPE_FLOAT32, 2, (int64_t[]){D, 3 * H}, pw, &vp), WEFT_OK);
+    weft_value ins[8] = {vx, vw, vr, vb, vl, vh, vc, vp};
     weft_attr attrs[8] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H},
                           {.name = "direction", .kind = WEFT_ATTR_STRING, .s = c->dir},
                           {.name = "layout", .kind = WEFT_ATTR_INT, .i = c->batch_major},
@@ -325,13 +332,15 @@ static void check_node(const cfg *c)
     if (c->n_beta)
         attrs[n_attrs++] = (weft_attr){.name = "activation_beta", .kind = WEFT_ATTR_FLOATS, .n = c->n_beta, .floats = c->beta};
     if (c->clip > 0) attrs[n_attrs++] = (weft_attr){.name = "clip", .kind = WEFT_ATTR_FLOAT, .f = c->clip};
+    if (c->coupled) attrs[n_attrs++] = (weft_attr){.name = "input_forget", .kind = WEFT_ATTR_INT, .i = 1};
     int n_out = lstm ? 3 : 2;
-    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? 7 : 6, ins, n_attrs, attrs, n_out, outs);
+    weft_status rc = weft_graph_add_op(g, c->op, "cell", lstm ? (c->peep ? 8 : 7) : 6, ins, n_attrs, attrs, n_out, outs);
     if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
     assert_int_equal(rc, WEFT_OK);
     for (int k = 0; k < n_out; k++) assert_int_equal(weft_graph_set_output(g, outs[k], k ? "state" : "y"), WEFT_OK);
     float *yr = calloc(ny, sizeof(float)), *yhr = calloc(ns, sizeof(float)), *ycr = calloc(ns, sizeof(float));
-    naive(c, G, D, x, w, r, c->bias ? b : NULL, c->h0 ? h0 : NULL, c->c0 ? c0 : NULL, yr, yhr, lstm ? ycr : NULL);
+    naive(c, G, D, x, w, r, c->bias ? b : NULL, c->h0 ? h0 : NULL, c->c0 ? c0 : NULL, c->peep ? pw : NULL, yr, yhr,
+          lstm ? ycr : NULL);
     if (c->batch_major) { /* the model's inputs and expected outputs in layout 1 */
         float *t;
         t = swap01(x, T, B, I), free(x), x = t;
@@ -372,7 +381,7 @@ static void check_node(const cfg *c)
         weft_model_destroy(m);
     }
     free(yr), free(yhr), free(ycr);
-    free(x), free(w), free(r), free(b), free(h0), free(c0);
+    free(x), free(w), free(r), free(b), free(h0), free(c0), free(pw);
     weft_graph_destroy(g);
 }
 
@@ -448,6 +457,19 @@ static void test_nodes_vs_naive(void **state)
         if (i == 3) act_cases[i].lens = lens3;
         check_node(&act_cases[i]);
     }
+    /* LSTM peepholes (P: i, o, f) and input_forget (f = 1 - i) */
+    cfg peep_cases[] = {
+        C("LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false),
+        C("LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, true, false, false),
+        C("LSTM", "reverse", 4, 5, 3, 16, false, false, false, false, true, false),
+        C("LSTM", "bidirectional", 5, 3, 4, 7, true, true, true, true, false, false),
+    };
+    for (size_t i = 0; i < sizeof peep_cases / sizeof peep_cases[0]; i++) {
+        peep_cases[i].peep = i != 2;
+        peep_cases[i].coupled = i >= 2;
+        if (i == 3) peep_cases[i].lens = lens3;
+        check_node(&peep_cases[i]);
+    }
 #undef C
 }
 
@@ -466,7 +488,7 @@ static weft_status add_bad(const char *op, const weft_attr *extra, bool omit_r, 
     weft_graph_add_constant(g, "W", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, 3}, w, &vw);
     weft_graph_add_constant(g, "R", WEFT_TYPE_FLOAT32, 3, (int64_t[]){1, G * H, H}, w, &vr);
     if (lens_short) weft_graph_add_constant(g, "lens", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){4, 5}, &vl);
-    if (peephole) weft_graph_add_constant(g, "P", WEFT_TYPE_FLOAT32, 2, (int64_t[]){1, 3 * H}, w, &vp);
+    if (peephole) weft_graph_add_constant(g, "P", WEFT_TYPE_FLOAT32, 2, (int64_t[]){1, 2 * H}, w, &vp);
     weft_value ins[8] = {vx, vw, omit_r ? -1 : vr, -1, vl, -1, -1, vp};
     weft_attr attrs[3] = {{.name = "hidden_size", .kind = WEFT_ATTR_INT, .i = H}};
     int n_attrs = 1;
@@ -543,7 +565,7 @@ static void test_errors(void **state)
     expect_error(add_bad("GRU", &three, false, false, false), WEFT_ERR_INVALID_ARG, "names more than 2 function(s)");
     expect_error(add_bad("GRU", &clip, false, false, false), WEFT_ERR_INVALID_ARG, "clip must be a positive float");
     expect_error(add_bad("GRU", &dir, false, false, false), WEFT_ERR_UNSUPPORTED, "direction 'sideways'");
-    expect_error(add_bad("LSTM", NULL, false, false, true), WEFT_ERR_UNSUPPORTED, "peepholes");
+    expect_error(add_bad("LSTM", NULL, false, false, true), WEFT_ERR_SHAPE, "peepholes P has shape [1,10], expected [1,15]");
     expect_error(add_bad("GRU", &lbr0, false, false, false), WEFT_ERR_INVALID_ARG, "linear_before_reset=2");
     assert_int_equal(add_bad("GRU", NULL, false, false, false), WEFT_OK); /* the same node, supported */
     /* a weight given as a graph input (not a constant) */
