@@ -505,6 +505,9 @@ static void test_default_schedule_shapes(void **state)
          * masked tail) by 4 rows, 8 accumulators; with AVX-512 the divisor rule (20 columns) */
         schedule_of(&cases[11], &caps, &p);
         assert_true((strstr(p.text, "split clip1 w 16") != NULL) == (bits[k] == 256));
+        /* with AVX-512 two tiles of 10 columns (a tie with one of 20 goes to the narrower: a
+         * <20 x float> accumulator is split and shuffled unless the window loops unroll) */
+        assert_true((strstr(p.text, "split clip1 w 10") != NULL) == (bits[k] == 512));
         /* depthwise over a 7x7 plane: one tile, the epilogue over the flat plane in whole
          * vectors; with stride 2, 8-lane rows, not <7 x float> */
         schedule_of(&cases[42], &caps, &p);
