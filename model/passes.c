@@ -616,8 +616,15 @@ weft_status weft_model_conv_dead_taps(weft_graph *g)
  * form's write-back costs a scattered store per output, its reduction C FMAs, so few channels
  * is where the scatter dominates. Measured on Zen 4 (AVX-512), 1 thread: EfficientNet-style
  * 8->48 at 33x33 78 -> 43 us, 16->96 at 17x17 48 -> 29 us; but 384->64 at 14x14 110 -> 150 us
- * and 576->96 245 -> 316 us, hence the channel bound. */
-enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64 };
+ * and 576->96 245 -> 316 us, hence the channel bound. With 1024 or more input channels no
+ * plane takes it: the pixel rule reduces over all of them per tile (no blocking of the
+ * reduction), and its tiles then stream the weights from L2 or memory; the blocked form's
+ * schedule does better (Zen 4, 1 thread, pixels -> blocked, ms: 1024->2048 at 28x28 63 -> 29
+ * (ONNX Runtime 30), 2048->512 at 28x28 36 -> 17, 1024->256 at 28x28 9.1 -> 3.7, 1024->1024 at
+ * 16x16 5.7 -> 4.9; below 1024 the pixels held or won: 768->768 at 32x32 11.3 against 13.0,
+ * 512->1024 at 28x28 7.5 against 7.9, 512->512 at 16x16 equal). DeepLabV3-ResNet50 at 224x224,
+ *  whose dilated layer3/4 keep 28x28 planes: 742 -> 645-669 ms (ONNX Runtime 417). */
+enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64, PIXELS_MAX_REDUCTION = 768 };
 static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, int64_t fb)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];
@@ -633,6 +640,7 @@ static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, 
         return false;
     const weft_gvalue *y = &g->values[n->outputs[0]];
     int64_t p = y->ndim == 4 ? y->shape[2] * y->shape[3] : 0;
+    if (C > PIXELS_MAX_REDUCTION) return false;
     return p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
 }
 

@@ -22,6 +22,7 @@
  * (choose_tile); tf divides F/fb.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
@@ -575,7 +576,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     int64_t reduce = 1;
     for (int k = 0; k < R->n_reduce; k++) reduce *= R->reduce_axis[k].extent;
     long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
-    bool pixels_outer = x0[0] && f0[0] && reduce * Y->shape[2] * Y->shape[3] * 4 > l2;
+    bool pixels_outer = x0[0] && f0[0] && reduce * Y->shape[2] * Y->shape[3] * 4 > l2 && !getenv("WEFT_NOPO");
     snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
     if (pixels_outer) snprintf(outer[n_outer++], sizeof outer[0], "%s", x0);
     if (f0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", f0);

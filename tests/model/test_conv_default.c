@@ -134,6 +134,9 @@ static const conv_case cases[] = {
     {K_CONV, 2, 16, 6, 7, 24, 3, 3, 1, 4, 1, EPI_NONE, true, 4},   /* every tap reads the image */
     /* groups of 8 filters (RegNet's group width): blocks of 8 even on 16-lane vectors */
     {K_CONV, 1, 48, 15, 15, 48, 3, 3, 2, 1, 6, EPI_RELU, true, 0}, /* 58 */
+    /* pointwise over whole pixel vectors: 1024 input channels blocked, 64 over pixels */
+    {K_CONV, 1, 1024, 4, 4, 32, 1, 1, 1, 0, 1, EPI_RELU, true, 0}, /* 59 */
+    {K_CONV, 1, 64, 4, 4, 32, 1, 1, 1, 0, 1, EPI_RELU, true, 0},   /* 60 */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -448,6 +451,12 @@ static void test_default_schedule_shapes(void **state)
         /* groups of 8 filters: laid out in blocks of 8 (one group each) at both widths */
         schedule_of(&cases[58], &caps, &p);
         assert_true(p.wshape[0] == 6 && p.wshape[4] == 8);
+        /* a pointwise conv reducing over 1024 channels is blocked (the pixel rule does not block
+         * its reduction), over 64 it runs over pixels */
+        schedule_of(&cases[59], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        schedule_of(&cases[60], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red p.1"));
         /* blocked conv: the reduction vectorized over the filter block, the padding at root */
         schedule_of(&cases[1], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
