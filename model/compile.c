@@ -230,6 +230,7 @@ static weft_status optimize_graph(weft_graph *g, const weft_target_caps *caps)
     if (rc == WEFT_OK) rc = weft_model_fold_prenorm(g);
     if (rc == WEFT_OK) rc = weft_model_fold_constants(g);
     if (rc == WEFT_OK) rc = weft_model_conv_dead_taps(g);
+    if (rc == WEFT_OK) rc = weft_model_conv_border_bands(g);
     if (rc == WEFT_OK) rc = weft_model_sink_unit_views(g);
     if (rc == WEFT_OK) rc = weft_model_pretranspose_weights(g);
     if (rc == WEFT_OK) {

@@ -36,6 +36,13 @@ weft_status weft_model_fold_prenorm(weft_graph *g);
 /* Conv taps that read only padding for every output (dilated convs on small maps) are cut
  * from the weights, with the padding they reached: passes.c. */
 weft_status weft_model_conv_dead_taps(weft_graph *g);
+/* Dilated convs whose taps read mostly padding become one conv per band of output rows and
+ * columns (each with the taps that reach the image there), concatenated: passes.c. */
+weft_status weft_model_conv_border_bands(weft_graph *g);
+/* Moves nodes [first, n_nodes) to just before node `at`, keeping both runs' orders (nodes made
+ * for node `at` go before its consumers: fusion takes node order as a topological order);
+ * producers follow. passes.c. */
+weft_status weft_model_move_before(weft_graph *g, int at, int first);
 /* Views that only drop or insert unit dims moved below the elementwise op reading them: passes.c. */
 weft_status weft_model_sink_unit_views(weft_graph *g);
 weft_status weft_model_pretranspose_weights(weft_graph *g);

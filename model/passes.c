@@ -604,6 +604,166 @@ weft_status weft_model_conv_dead_taps(weft_graph *g)
     return WEFT_OK;
 }
 
+weft_status weft_model_move_before(weft_graph *g, int at, int first)
+{
+    int n = g->n_nodes, moved = n - first;
+    if (moved <= 0 || first <= at) return WEFT_OK;
+    weft_gnode *tmp = weft_malloc(sizeof *tmp * (size_t)n);
+    int *to = weft_malloc(sizeof *to * (size_t)n);
+    if (!tmp || !to) {
+        free(tmp), free(to);
+        return weft_fail(WEFT_ERR_NOMEM, "out of memory ordering new nodes");
+    }
+    for (int i = 0; i < n; i++) to[i] = i < at ? i : i >= first ? at + (i - first) : i + moved;
+    for (int i = 0; i < n; i++) tmp[to[i]] = g->nodes[i];
+    memcpy(g->nodes, tmp, sizeof *tmp * (size_t)n);
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].producer >= 0) g->values[v].producer = to[g->values[v].producer];
+    free(tmp), free(to);
+    return WEFT_OK;
+}
+
+/* ---- dilated convs in bands of output rows and columns ------------------------------------ */
+
+/* Bands of one axis of a stride-1 conv: output positions [start[b], start[b + 1]) read taps
+ * [lo[b], hi[b]] (tap k reaches the image at output o when 0 <= o - pad + k*d < in). Returns
+ * the band count (0 when some output reaches no tap, or more than BAND_MAX bands), and the
+ * fraction of the K taps per output that reach the image in *useful. */
+enum { BAND_MAX = 3 };
+static int axis_bands(int64_t in, int64_t out, int64_t K, int64_t pad, int64_t d, int64_t *start, int64_t *lo,
+                      int64_t *hi, double *useful)
+{
+    int nb = 0;
+    int64_t sum = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t a = -1, b = -1;
+        for (int64_t k = 0; k < K; k++)
+            if (o - pad + k * d >= 0 && o - pad + k * d < in) {
+                if (a < 0) a = k;
+                b = k;
+            }
+        if (a < 0) return 0;
+        sum += b - a + 1;
+        if (nb == 0 || lo[nb - 1] != a || hi[nb - 1] != b) {
+            if (nb == BAND_MAX) return 0;
+            start[nb] = o, lo[nb] = a, hi[nb] = b, nb++;
+        }
+    }
+    start[nb] = out;
+    *useful = (double)sum / (double)(out * K);
+    return nb;
+}
+
+static weft_status band_const(weft_graph *g, const char *base, const char *what, weft_type t, int ndim,
+                              const int64_t *shape, const void *data, int *out)
+{
+    char name[220];
+    snprintf(name, sizeof name, "%.180s.%s", base, what);
+    return weft_graph_add_constant(g, name, t, ndim, shape, data, out);
+}
+
+/* A dilated conv (DeepLab's atrous convs: rate 12 or 24 on a 28x28 map) computes every tap for
+ * every output, those reading padding included: at rate 24 on 28x28, 82% of its multiply-adds
+ * are by zeros. (Taps that read padding for every output are already gone: conv_dead_taps.)
+ * When under BAND_USEFUL of the work reaches the image and each axis has at most BAND_MAX bands
+ * of outputs reading the same taps, the conv becomes one conv per (row band, column band): a
+ * Slice of the input, the weights of the band's taps, no padding; the bands are concatenated
+ * along W, then H, into the conv's output value. Stride 1 only. */
+#define BAND_USEFUL 0.75
+weft_status weft_model_conv_border_bands(weft_graph *g)
+{
+    int n_nodes = g->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
+        weft_gnode *n = &g->nodes[i];
+        if (n->dead || strcmp(n->op_type, "Conv") || n->n_inputs < 2 || n->n_outputs != 1) continue;
+        if (strcmp(weft_gnode_attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) continue;
+        const weft_gvalue *X = &g->values[n->inputs[0]], *W = &g->values[n->inputs[1]], *Y = &g->values[n->outputs[0]];
+        if (!W->data || W->ndim != 4 || X->ndim != 4 || Y->ndim != 4 || !weft_dtype_eq(W->dtype, WEFT_F32)) continue;
+        int64_t st[2], dl[2], pads[4];
+        if (!attr_ints_or(n, "strides", 2, 1, st) || !attr_ints_or(n, "dilations", 2, 1, dl) ||
+            !attr_ints_or(n, "pads", 4, 0, pads) || st[0] != 1 || st[1] != 1 || (dl[0] == 1 && dl[1] == 1))
+            continue;
+        int64_t start[2][BAND_MAX + 1], lo[2][BAND_MAX], hi[2][BAND_MAX];
+        int nb[2];
+        double useful[2];
+        for (int ax = 0; ax < 2; ax++)
+            nb[ax] = axis_bands(X->shape[2 + ax], Y->shape[2 + ax], W->shape[2 + ax], pads[ax], dl[ax], start[ax], lo[ax],
+                                hi[ax], &useful[ax]);
+        if (!nb[0] || !nb[1] || useful[0] * useful[1] >= BAND_USEFUL) continue;
+        char base[160], nm[220];
+        snprintf(base, sizeof base, "%.150s", n->name);
+        int64_t F = W->shape[0], C = W->shape[1], KH = W->shape[2], KW = W->shape[3];
+        int x = n->inputs[0], bias = n->n_inputs > 2 ? n->inputs[2] : -1, y = n->outputs[0], first = g->n_nodes;
+        int64_t group = weft_gnode_attr_int(n, "group", 1);
+        weft_status rc = WEFT_OK;
+        int rows[BAND_MAX];
+        for (int r = 0; r < nb[0] && rc == WEFT_OK; r++) {
+            int cols[BAND_MAX];
+            for (int c = 0; c < nb[1] && rc == WEFT_OK; c++) {
+                int64_t kh = hi[0][r] - lo[0][r] + 1, kw = hi[1][c] - lo[1][c] + 1;
+                /* the input rows the band's outputs read with its taps */
+                int64_t s0 = start[0][r] - pads[0] + lo[0][r] * dl[0], s1 = start[1][c] - pads[1] + lo[1][c] * dl[1];
+                int64_t e0 = start[0][r + 1] - 1 - pads[0] + hi[0][r] * dl[0] + 1;
+                int64_t e1 = start[1][c + 1] - 1 - pads[1] + hi[1][c] * dl[1] + 1;
+                float *wd = weft_malloc(sizeof(float) * (size_t)(F * C * kh * kw));
+                if (!wd) {
+                    rc = weft_fail(WEFT_ERR_NOMEM, "out of memory banding conv '%s'", base);
+                    break;
+                }
+                const float *src = g->values[g->nodes[i].inputs[1]].data;
+                for (int64_t fc = 0; fc < F * C; fc++)
+                    for (int64_t a = 0; a < kh; a++)
+                        for (int64_t b = 0; b < kw; b++)
+                            wd[(fc * kh + a) * kw + b] = src[(fc * KH + a + lo[0][r]) * KW + b + lo[1][c]];
+                int vw = -1, vs = -1, ve = -1, va = -1, vx = -1, vy = -1;
+                char what[48];
+                snprintf(what, sizeof what, "band%d_%d.w", r, c);
+                rc = band_const(g, base, what, WEFT_TYPE_FLOAT32, 4, (int64_t[]){F, C, kh, kw}, wd, &vw);
+                free(wd);
+                snprintf(what, sizeof what, "band%d_%d.starts", r, c);
+                if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){s0, s1}, &vs);
+                snprintf(what, sizeof what, "band%d_%d.ends", r, c);
+                if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){e0, e1}, &ve);
+                snprintf(what, sizeof what, "band%d_%d.axes", r, c);
+                if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){2, 3}, &va);
+                snprintf(nm, sizeof nm, "%s.band%d_%d.slice", base, r, c);
+                if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Slice", nm, 4, (weft_value[]){x, vs, ve, va}, 0, NULL, 1, &vx);
+                /* a single tap along an axis has no dilation */
+                int64_t dil[2] = {kh > 1 ? dl[0] : 1, kw > 1 ? dl[1] : 1}, zero[4] = {0, 0, 0, 0}, one[2] = {1, 1};
+                weft_attr at[5] = {{.name = "group", .kind = WEFT_ATTR_INT, .i = group},
+                                   {.name = "dilations", .kind = WEFT_ATTR_INTS, .n = 2, .ints = dil},
+                                   {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = one},
+                                   {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = zero},
+                                   {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (int64_t[]){kh, kw}}};
+                snprintf(nm, sizeof nm, "%s.band%d_%d", base, r, c);
+                if (rc == WEFT_OK)
+                    rc = weft_graph_add_op(g, "Conv", nm, bias >= 0 ? 3 : 2, (weft_value[]){vx, vw, bias}, 5, at, 1, &vy);
+                cols[c] = vy;
+            }
+            rows[r] = cols[0];
+            weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 3};
+            snprintf(nm, sizeof nm, "%s.band%d", base, r);
+            if (rc == WEFT_OK && nb[1] > 1) rc = weft_graph_add_op(g, "Concat", nm, nb[1], cols, 1, &ax, 1, &rows[r]);
+        }
+        int out = rows[0];
+        weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 2};
+        snprintf(nm, sizeof nm, "%s.bands", base);
+        if (rc == WEFT_OK && nb[0] > 1) rc = weft_graph_add_op(g, "Concat", nm, nb[0], rows, 1, &ax, 1, &out);
+        if (rc != WEFT_OK) return rc;
+        /* the last node made produces the conv's own output value */
+        int last = g->n_nodes - 1;
+        g->nodes[last].outputs[0] = y;
+        g->values[y].producer = last;
+        g->values[out].producer = -1;
+        g->nodes[i].dead = true;
+        rc = weft_model_move_before(g, i + 1, first);
+        if (rc != WEFT_OK) return rc;
+        i += g->n_nodes - first;
+        n_nodes += g->n_nodes - first;
+    }
+    return WEFT_OK;
+}
+
 /* A pointwise conv (1x1 kernel, stride 1, no padding, one group) whose output planes fill
  * whole vectors (OH*OW a multiple of fb) keeps its weights [F, C, 1, 1] and is marked
  * "weft_conv_pixels": its reduction runs over fused pixels [N, F, OH*OW] (ops/nn_conv.c) and
@@ -623,7 +783,7 @@ weft_status weft_model_conv_dead_taps(weft_graph *g)
  * (ONNX Runtime 30), 2048->512 at 28x28 36 -> 17, 1024->256 at 28x28 9.1 -> 3.7, 1024->1024 at
  * 16x16 5.7 -> 4.9; below 1024 the pixels held or won: 768->768 at 32x32 11.3 against 13.0,
  * 512->1024 at 28x28 7.5 against 7.9, 512->512 at 16x16 equal). DeepLabV3-ResNet50 at 224x224,
- *  whose dilated layer3/4 keep 28x28 planes: 742 -> 645-669 ms (ONNX Runtime 417). */
+ * whose dilated layer3/4 keep 28x28 planes: 742 -> 645-669 ms (ONNX Runtime 417). */
 enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64, PIXELS_MAX_REDUCTION = 768 };
 static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, int64_t fb)
 {

@@ -282,28 +282,6 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2], int *fir
     return rc;
 }
 
-/* Moves nodes [first, n_nodes) to just before node at, keeping both runs' orders, so nodes
- * made for node `at` come before its consumers (fusion takes node order as a topological
- * order); producers follow. */
-static weft_status move_before(weft_graph *g, int at, int first)
-{
-    int n = g->n_nodes, moved = n - first;
-    if (moved <= 0 || first <= at) return WEFT_OK;
-    weft_gnode *tmp = weft_malloc(sizeof *tmp * (size_t)n);
-    int *to = weft_malloc(sizeof *to * (size_t)n);
-    if (!tmp || !to) {
-        free(tmp), free(to);
-        return weft_fail(WEFT_ERR_NOMEM, "out of memory ordering expanded nodes");
-    }
-    for (int i = 0; i < n; i++) to[i] = i < at ? i : i >= first ? at + (i - first) : i + moved;
-    for (int i = 0; i < n; i++) tmp[to[i]] = g->nodes[i];
-    memcpy(g->nodes, tmp, sizeof *tmp * (size_t)n);
-    for (int v = 0; v < g->n_values; v++)
-        if (g->values[v].producer >= 0) g->values[v].producer = to[g->values[v].producer];
-    free(tmp), free(to);
-    return WEFT_OK;
-}
-
 weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
 {
     int n_nodes = g->n_nodes; /* nodes added here are expanded where they are made */
@@ -317,8 +295,8 @@ weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
             cat_end = g->n_nodes;
             for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb > 0 ? nb : 16);
             /* the concatenations after what the expansions made (a masked Y's Mul feeds them) */
-            if (rc == WEFT_OK) rc = move_before(g, first_cat, cat_end);
-            if (rc == WEFT_OK) rc = move_before(g, i + 1, first);
+            if (rc == WEFT_OK) rc = weft_model_move_before(g, first_cat, cat_end);
+            if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
             if (rc == WEFT_OK) {
                 i += g->n_nodes - first; /* past the moved nodes: they are expanded */
                 n_nodes += g->n_nodes - first;
@@ -327,7 +305,7 @@ weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
             /* what the expansion made goes right after the node, before its consumers */
             int first = g->n_nodes;
             rc = expand(g, i, nb > 0 ? nb : 16);
-            if (rc == WEFT_OK) rc = move_before(g, i + 1, first);
+            if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
             if (rc == WEFT_OK) {
                 i += g->n_nodes - first;
                 n_nodes += g->n_nodes - first;

@@ -127,16 +127,21 @@ static const conv_case cases[] = {
     {K_CONV, 1, 24, 27, 29, 48, 3, 3, 1, 1, 1, EPI_ADD, true, 0},
     {K_CONV, 32, 16, 4, 4, 32, 3, 3, 1, 1, 1, EPI_NONE, false, 0},  /* one tile per image */
     /* dilated convs (an ASPP's): outer taps that read only padding for every output are cut
-     * (model/passes.c, conv_dead_taps) */
+     * (model/passes.c, conv_dead_taps); images large enough that the taps left mostly reach
+     * the image (else the conv is split in bands: cases 61-63) */
     {K_CONV, 1, 32, 4, 4, 48, 3, 3, 1, 12, 1, EPI_RELU, true, 12}, /* 54: the centre tap only */
-    {K_CONV, 1, 8, 5, 9, 16, 3, 3, 1, 6, 1, EPI_CLIP, true, 6},    /* one row of taps, dilated columns */
+    {K_CONV, 1, 8, 5, 30, 16, 3, 3, 1, 6, 1, EPI_CLIP, true, 6},   /* one row of taps, dilated columns */
     {K_CONV, 1, 8, 3, 3, 8, 3, 3, 2, 3, 1, EPI_NONE, true, 3},     /* stride 2: one tap */
-    {K_CONV, 2, 16, 6, 7, 24, 3, 3, 1, 4, 1, EPI_NONE, true, 4},   /* every tap reads the image */
+    {K_CONV, 2, 16, 24, 24, 24, 3, 3, 1, 4, 1, EPI_NONE, true, 4}, /* every tap reads the image */
     /* groups of 8 filters (RegNet's group width): blocks of 8 even on 16-lane vectors */
     {K_CONV, 1, 48, 15, 15, 48, 3, 3, 2, 1, 6, EPI_RELU, true, 0}, /* 58 */
     /* pointwise over whole pixel vectors: 1024 input channels blocked, 64 over pixels */
     {K_CONV, 1, 1024, 4, 4, 32, 1, 1, 1, 0, 1, EPI_RELU, true, 0}, /* 59 */
     {K_CONV, 1, 64, 4, 4, 32, 1, 1, 1, 0, 1, EPI_RELU, true, 0},   /* 60 */
+    /* dilated convs whose taps read mostly padding: one conv per band of rows and columns */
+    {K_CONV, 1, 16, 13, 13, 16, 3, 3, 1, 6, 1, EPI_RELU, true, 6}, /* 61: 3 x 3 bands */
+    {K_CONV, 2, 12, 9, 11, 20, 3, 3, 1, 4, 1, EPI_ADD, true, 4},   /* 62: batch, residual */
+    {K_CONV, 1, 16, 10, 10, 16, 3, 3, 1, 5, 4, EPI_NONE, true, 5}, /* 63: grouped, 2 x 2 bands */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -645,6 +650,32 @@ static void test_conv_read_twice_keeps_epilogue_apart(void **state)
     weft_graph_destroy(g);
 }
 
+/* A dilated conv reading mostly padding (case 61: rate 6 on 13x13, 48% of its taps reach the
+ * image) becomes 9 band convs (matched against the reference with every other case above);
+ * one reading the image with most taps (case 13's kind: no dilation) stays one kernel. */
+static void test_dilated_conv_in_bands(void **state)
+{
+    (void)state;
+    const int which[2] = {61, 0};
+    for (int k = 0; k < 2; k++) {
+        const conv_case *t = &cases[which[k]];
+        size_t nw = (size_t)(t->f * (t->c / t->group) * t->kh * t->kw);
+        float *wt = calloc(nw, sizeof(float)), *b = calloc((size_t)t->f, sizeof(float));
+        int64_t os[8];
+        weft_graph *g = build(t, wt, b, os);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        int nk = weft_model_n_kernels(m);
+        print_message("case %d: %d kernels\n", which[k], nk);
+        if (k == 0) assert_true(nk >= 9);
+        else assert_int_equal(nk, 1);
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+        free(wt), free(b);
+    }
+}
+
 /* BatchNormalization -> Conv (pre-norm blocks): with no padding the BN folds into the conv's
  * weights (weft_model_fold_prenorm marks it dead); with padding it must not (a padded tap reads
  * 0, not BN(0)). The compiled models against C loops applying the BN and then the conv, grouped (2 groups, 3x3) and
@@ -722,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_conv_and_pool_default_schedules_match_reference_interp),
         cmocka_unit_test(test_default_schedule_shapes),
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
+        cmocka_unit_test(test_dilated_conv_in_bands),
         cmocka_unit_test(test_prenorm_batchnorm_folds_into_unpadded_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
