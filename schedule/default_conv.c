@@ -264,14 +264,16 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
      * tile shifting) measured up to 10x slower. The fewest vectors per output row, up to two
      * vectors per tile (three ran 3x slower with AVX2); a partial tile only when no divisor
      * fills half a vector (17 columns with AVX2: a one-column tile ran 30x slower). Ties go to
-     * the narrower tile: 28 columns with 16 lanes are two tiles of 14, not one of 28 (a
+     * the wider tile when it is whole vectors, else to the narrower: 28 columns with 16 lanes
+     * are two tiles of 14, not one of 28 (a
      * <28 x float> accumulator that LLVM splits and shuffles through the stack unless the
      * window loops unroll completely). Zen 4, 1 thread, depthwise, 28 -> 2 x 14 columns:
      * 7x7 on 28x28 0.50 -> 0.29 ms, 7x7 on 56x56 1.04 -> 0.57, 3x3 on 56x56 0.22 -> 0.18,
      * 31x31 on 28x28 8.2 -> 3.4; 5x5 on 28x28 0.155 -> 0.19 (its 50 window steps unroll). */
     int64_t tx = 1, best = -1;
     for (int64_t t = 1; t <= 2 * lanes && t <= OW; t++)
-        if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) < best)) {
+        if (OW % t == 0 && (best < 0 || (OW / t) * ceil_div(t, lanes) < best ||
+                            ((OW / t) * ceil_div(t, lanes) == best && t % lanes == 0))) {
             best = (OW / t) * ceil_div(t, lanes);
             tx = t;
         }
