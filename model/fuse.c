@@ -4,7 +4,8 @@
  * are merged while the union stays a kernel the schedules handle well:
  *   - elementwise/injective chains fuse freely;
  *   - reductions (softmax, layer norm's decomposed ReduceMean/Sub/Pow/... chain) fuse with
- *     elementwise/injective neighbours and with each other, but for two window pools;
+ *     elementwise/injective neighbours and with each other, but for two window pools, and a
+ *     window pool with a producer other kernels read too;
  *   - a conv/matmul/gemm ("out" op) takes elementwise consumers as its epilogue (bias, relu,
  *     residual add; given back when the group would then have two outputs:
  *     split_two_output_epilogues), and pure elementwise/injective producers whose results it alone reads
@@ -221,6 +222,10 @@ static bool can_merge(fctx *c, int a, int b)
     /* two window pools in one kernel (a 3-D pool's separable (H, W) and D passes) have no rule
      * (the pool rule takes one): they ran as scalar loops at 1.3 GFLOP/s */
     if (red > 1 && c->n_red[a] && c->n_red[b] && pools_in(c, a) + pools_in(c, b) > 1) return false;
+    /* nor a window pool with a producer whose result other kernels read too: the kernel would
+     * have two outputs, which the pool rule does not take (Inception's branch pools over the
+     * block's concatenation ran as scalar loops at 2.4 GFLOP/s, 1.3-2.1 ms each) */
+    if (c->n_red[b] && c->n_out[a] == 0 && pools_in(c, b) && !only_feeds(c, a, b)) return false;
     if (out == 1) {
         bool a_plain = c->n_out[a] == 0 && c->n_red[a] == 0;
         bool b_plain = c->n_out[b] == 0 && c->n_red[b] == 0;

@@ -650,6 +650,54 @@ static void test_conv_read_twice_keeps_epilogue_apart(void **state)
     weft_graph_destroy(g);
 }
 
+/* A window pool over a concatenation that another kernel reads too (Inception's branch pool
+ * over the block's output): the pool is a kernel of its own (with the concatenation in one
+ * kernel it had two outputs and no rule: scalar loops), and both outputs match C loops. */
+static void test_pool_apart_from_shared_producer(void **state)
+{
+    (void)state;
+    enum { C = 8, H = 12, W = 12 };
+    static float x0[C * H * W], x1[C * H * W], r[2 * C * H * W], pl[2 * C * H * W];
+    for (int i = 0; i < C * H * W; i++) x0[i] = (float)((i * 37) % 101) / 50.0f - 1.0f, x1[i] = (float)((i * 53) % 97) / 48.0f - 1.0f;
+    weft_graph *g = NULL;
+    weft_value v0, v1, cv, rv, pv;
+    int64_t shape[4] = {1, C, H, W};
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x0", WEFT_TYPE_FLOAT32, 4, shape, &v0), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x1", WEFT_TYPE_FLOAT32, 4, shape, &v1), WEFT_OK);
+    weft_attr axis = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 1};
+    assert_int_equal(weft_graph_add_op(g, "Concat", "cat", 2, (weft_value[]){v0, v1}, 1, &axis, 1, &cv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Relu", "relu", 1, &cv, 0, NULL, 1, &rv), WEFT_OK);
+    weft_attr pa[3] = {{.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){3, 3}},
+                       {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){1, 1, 1, 1}},
+                       {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){1, 1}}};
+    assert_int_equal(weft_graph_add_op(g, "AveragePool", "pool", 1, &cv, 3, pa, 1, &pv), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, rv, "relu"), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, pv, "pool"), WEFT_OK);
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+    assert_int_equal(weft_model_n_kernels(m), 2);
+    assert_int_equal(weft_model_run(m, (const void *[]){x0, x1}, (void *[]){r, pl}), WEFT_OK);
+    double err = 0;
+    for (int c = 0; c < 2 * C; c++)
+        for (int h = 0; h < H; h++)
+            for (int w = 0; w < W; w++) {
+                const float *src = c < C ? x0 + c * H * W : x1 + (c - C) * H * W;
+                double sum = 0;
+                int cnt = 0; /* count_include_pad = 0 */
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++)
+                        if (h + dy >= 0 && h + dy < H && w + dx >= 0 && w + dx < W) sum += src[(h + dy) * W + w + dx], cnt++;
+                int i = (c * H + h) * W + w;
+                err = fmax(err, fabs(pl[i] - sum / cnt));
+                err = fmax(err, fabs(r[i] - fmax(src[h * W + w], 0)));
+            }
+    assert_true(err <= 1e-6);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+}
+
 /* A dilated conv reading mostly padding (case 61: rate 6 on 13x13, 48% of its taps reach the
  * image) becomes 9 band convs (matched against the reference with every other case above);
  * one reading the image with most taps (case 13's kind: no dilation) stays one kernel. */
@@ -754,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_default_schedule_shapes),
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
         cmocka_unit_test(test_dilated_conv_in_bands),
+        cmocka_unit_test(test_pool_apart_from_shared_producer),
         cmocka_unit_test(test_prenorm_batchnorm_folds_into_unpadded_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
