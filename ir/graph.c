@@ -65,6 +65,14 @@ int weft_gnode_attr_ints(const weft_gnode *n, const char *name, const int64_t **
     return a->n;
 }
 
+int64_t weft_gvalue_int(const weft_gvalue *v, int64_t j)
+{
+    if (weft_dtype_eq(v->dtype, WEFT_I64)) return ((const int64_t *)v->data)[j];
+    if (weft_dtype_eq(v->dtype, WEFT_I32)) return ((const int32_t *)v->data)[j];
+    if (weft_dtype_eq(v->dtype, WEFT_BOOL)) return ((const uint8_t *)v->data)[j] != 0;
+    return (int64_t)((const float *)v->data)[j];
+}
+
 int weft_gnode_attr_floats(const weft_gnode *n, const char *name, const float **out)
 {
     const weft_attr *a = find_attr(n, name, WEFT_ATTR_FLOATS);

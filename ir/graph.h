@@ -67,6 +67,8 @@ weft_dtype weft_type_dtype(weft_type t);
 bool weft_dtype_to_type(weft_dtype d, weft_type *out);
 int64_t weft_gvalue_numel(const weft_gvalue *v);
 size_t weft_gvalue_bytes(const weft_gvalue *v);
+/* Element j of a constant value (v->data set) as int64, any dtype (floats truncated). */
+int64_t weft_gvalue_int(const weft_gvalue *v, int64_t j);
 
 /* Attribute lookup on a node; the default when absent (or of another kind). */
 int64_t weft_gnode_attr_int(const weft_gnode *n, const char *name, int64_t dflt);

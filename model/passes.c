@@ -537,6 +537,15 @@ static bool attr_ints_or(const weft_gnode *n, const char *name, int cnt, int64_t
     return have < 0 || have == cnt;
 }
 
+/* The taps [y0, y0 + kh) x [x0, x0 + kw) of conv weights src [fc, KH, KW] into dst [fc, kh, kw]. */
+static void copy_taps(const float *src, int64_t fc, int64_t KH, int64_t KW, int64_t y0, int64_t x0, int64_t kh,
+                      int64_t kw, float *dst)
+{
+    for (int64_t i = 0; i < fc; i++)
+        for (int64_t y = 0; y < kh; y++)
+            for (int64_t x = 0; x < kw; x++) dst[(i * kh + y) * kw + x] = src[(i * KH + y + y0) * KW + x + x0];
+}
+
 weft_status weft_model_conv_dead_taps(weft_graph *g)
 {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -588,10 +597,7 @@ weft_status weft_model_conv_dead_taps(weft_graph *g)
         }
         n = &g->nodes[i];
         const float *src = g->values[n->inputs[1]].data;
-        for (int64_t fc = 0; fc < F * C; fc++)
-            for (int64_t y = 0; y < K2[0]; y++)
-                for (int64_t x = 0; x < K2[1]; x++)
-                    dst[(fc * K2[0] + y) * K2[1] + x] = src[(fc * KH + y + lo[0]) * KW + x + lo[1]];
+        copy_taps(src, F * C, KH, KW, lo[0], lo[1], K2[0], K2[1], dst);
         g->values[nw].data = dst;
         n->inputs[1] = nw;
         /* a single tap along an axis has no dilation */
@@ -695,8 +701,8 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
         int64_t F = W->shape[0], C = W->shape[1], KH = W->shape[2], KW = W->shape[3];
         int x = n->inputs[0], bias = n->n_inputs > 2 ? n->inputs[2] : -1, y = n->outputs[0], first = g->n_nodes;
         int64_t group = weft_gnode_attr_int(n, "group", 1);
-        weft_status rc = WEFT_OK;
-        int rows[BAND_MAX];
+        int rows[BAND_MAX], va = -1; /* the Slices' axes (H, W): one constant for every band */
+        weft_status rc = band_const(g, base, "band_axes", WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){2, 3}, &va);
         for (int r = 0; r < nb[0] && rc == WEFT_OK; r++) {
             int cols[BAND_MAX];
             for (int c = 0; c < nb[1] && rc == WEFT_OK; c++) {
@@ -710,12 +716,8 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
                     rc = weft_fail(WEFT_ERR_NOMEM, "out of memory banding conv '%s'", base);
                     break;
                 }
-                const float *src = g->values[g->nodes[i].inputs[1]].data;
-                for (int64_t fc = 0; fc < F * C; fc++)
-                    for (int64_t a = 0; a < kh; a++)
-                        for (int64_t b = 0; b < kw; b++)
-                            wd[(fc * kh + a) * kw + b] = src[(fc * KH + a + lo[0][r]) * KW + b + lo[1][c]];
-                int vw = -1, vs = -1, ve = -1, va = -1, vx = -1, vy = -1;
+                copy_taps(g->values[g->nodes[i].inputs[1]].data, F * C, KH, KW, lo[0][r], lo[1][c], kh, kw, wd);
+                int vw = -1, vs = -1, ve = -1, vx = -1, vy = -1;
                 char what[48];
                 snprintf(what, sizeof what, "band%d_%d.w", r, c);
                 rc = band_const(g, base, what, WEFT_TYPE_FLOAT32, 4, (int64_t[]){F, C, kh, kw}, wd, &vw);
@@ -724,8 +726,6 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
                 if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){s0, s1}, &vs);
                 snprintf(what, sizeof what, "band%d_%d.ends", r, c);
                 if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){e0, e1}, &ve);
-                snprintf(what, sizeof what, "band%d_%d.axes", r, c);
-                if (rc == WEFT_OK) rc = band_const(g, base, what, WEFT_TYPE_INT64, 1, (int64_t[]){2}, (int64_t[]){2, 3}, &va);
                 snprintf(nm, sizeof nm, "%s.band%d_%d.slice", base, r, c);
                 if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Slice", nm, 4, (weft_value[]){x, vs, ve, va}, 0, NULL, 1, &vx);
                 /* a single tap along an axis has no dilation */
@@ -740,16 +740,17 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
                     rc = weft_graph_add_op(g, "Conv", nm, bias >= 0 ? 3 : 2, (weft_value[]){vx, vw, bias}, 5, at, 1, &vy);
                 cols[c] = vy;
             }
+            if (rc != WEFT_OK) break;
             rows[r] = cols[0];
             weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 3};
             snprintf(nm, sizeof nm, "%s.band%d", base, r);
             if (rc == WEFT_OK && nb[1] > 1) rc = weft_graph_add_op(g, "Concat", nm, nb[1], cols, 1, &ax, 1, &rows[r]);
         }
+        if (rc != WEFT_OK) return rc;
         int out = rows[0];
         weft_attr ax = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 2};
         snprintf(nm, sizeof nm, "%s.bands", base);
-        if (rc == WEFT_OK && nb[0] > 1) rc = weft_graph_add_op(g, "Concat", nm, nb[0], rows, 1, &ax, 1, &out);
-        if (rc != WEFT_OK) return rc;
+        if (nb[0] > 1 && (rc = weft_graph_add_op(g, "Concat", nm, nb[0], rows, 1, &ax, 1, &out)) != WEFT_OK) return rc;
         /* the last node made produces the conv's own output value */
         int last = g->n_nodes - 1;
         g->nodes[last].outputs[0] = y;

@@ -63,33 +63,29 @@ static weft_status add_output(weft_graph *g, int ni, int k, int ndim, const int6
     return WEFT_OK;
 }
 
-/* Element b of a constant int32 / int64 vector. */
-static int64_t int_at(const weft_gvalue *v, int64_t b)
-{
-    if (weft_dtype_eq(v->dtype, WEFT_I32)) return ((const int32_t *)v->data)[b];
-    return ((const int64_t *)v->data)[b];
-}
-
-/* The step mask of node ni's sequence_lens (input 4) into *out: M [T, 1, B, 1] float, 1 where
- * t < sequence_lens[b]. A constant when the lengths are (-1 when every length is T: no mask);
- * for lengths computed at run time, Cast + Reshape + Less + Cast nodes. */
-static weft_status seq_mask(weft_graph *g, int ni, int64_t T, int64_t B, int *out)
+/* The step mask of recurrent node ni's sequence_lens (input 4) into *out: M [T, 1, B, 1] float,
+ * 1 where t < sequence_lens[b]. A constant when the lengths are (-1 when every length is T: no
+ * mask); for lengths computed at run time, Cast + Reshape + Less + Cast nodes. Made once per
+ * node: both directions of a bidirectional one read it. */
+static weft_status seq_mask(weft_graph *g, int ni, int *out)
 {
     const weft_gnode *n = &g->nodes[ni];
     *out = -1;
     if (n->n_inputs <= 4 || n->inputs[4] < 0) return WEFT_OK;
     int lv = n->inputs[4];
+    const weft_gvalue *X = &g->values[n->inputs[0]];
+    int64_t T = X->shape[0], B = X->shape[1];
     char base[160], nm[200];
     snprintf(base, sizeof base, "%.150s", n->name);
     const weft_gvalue *L = &g->values[lv];
     if (L->data) {
         bool full = true;
-        for (int64_t b = 0; b < B; b++) full = full && int_at(L, b) >= T;
+        for (int64_t b = 0; b < B; b++) full = full && weft_gvalue_int(L, b) >= T;
         if (full) return WEFT_OK;
         float *m = weft_malloc(sizeof(float) * (size_t)(T * B));
         if (!m) return weft_fail(WEFT_ERR_NOMEM, "out of memory expanding node '%s'", base);
         for (int64_t t = 0; t < T; t++)
-            for (int64_t b = 0; b < B; b++) m[t * B + b] = t < int_at(L, b) ? 1.0f : 0.0f;
+            for (int64_t b = 0; b < B; b++) m[t * B + b] = t < weft_gvalue_int(L, b) ? 1.0f : 0.0f;
         weft_status rc = add_const(g, base, "mask", 4, (int64_t[]){T, 1, B, 1}, m, out);
         free(m);
         return rc;
@@ -100,9 +96,9 @@ static weft_status seq_mask(weft_graph *g, int ni, int64_t T, int64_t B, int *ou
     int v_t = -1, v_shape = -1, v_lf = -1, v_l4 = -1, v_lt = -1;
     weft_status rc = add_const(g, base, "steps", 4, (int64_t[]){T, 1, 1, 1}, steps, &v_t);
     free(steps);
+    snprintf(nm, sizeof nm, "%s.lens_shape", base);
     if (rc == WEFT_OK)
-        rc = weft_graph_add_constant(g, (snprintf(nm, sizeof nm, "%s.lens_shape", base), nm), WEFT_TYPE_INT64, 1,
-                                     (int64_t[]){4}, (int64_t[]){1, 1, B, 1}, &v_shape);
+        rc = weft_graph_add_constant(g, nm, WEFT_TYPE_INT64, 1, (int64_t[]){4}, (int64_t[]){1, 1, B, 1}, &v_shape);
     weft_attr to_f = {.name = "to", .kind = WEFT_ATTR_INT, .i = 1}; /* ONNX float */
     snprintf(nm, sizeof nm, "%s.lens_float", base);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Cast", nm, 1, (weft_value[]){lv}, 1, &to_f, 1, &v_lf);
@@ -115,7 +111,8 @@ static weft_status seq_mask(weft_graph *g, int ni, int64_t T, int64_t B, int *ou
     return rc;
 }
 
-static weft_status expand(weft_graph *g, int ni, int64_t nb)
+/* v_mask: the node's step mask (seq_mask), or -1. */
+static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
 {
     weft_gnode *n = &g->nodes[ni];
     bool lstm = !strcmp(n->op_type, "LSTM"), gru = !strcmp(n->op_type, "GRU");
@@ -148,8 +145,7 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb)
     snprintf(base, sizeof base, "%.150s", n->name);
     int x = n->inputs[0], h0 = n->n_inputs > 5 ? n->inputs[5] : -1, c0 = lstm && n->n_inputs > 6 ? n->inputs[6] : -1;
     int peep = lstm && n->n_inputs > 7 ? n->inputs[7] : -1; /* LSTM's P, a constant [D, 3H] */
-    int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1, v_mask = -1;
-    if (rc == WEFT_OK) rc = seq_mask(g, ni, T, B, &v_mask);
+    int v_wt = -1, v_bx = -1, v_rt = -1, v_rb = -1, v_mm = -1, v_xw = -1;
     if (rc == WEFT_OK) rc = add_const(g, base, "Wt", 2, (int64_t[]){I, D * GH}, wt, &v_wt);
     if (rc == WEFT_OK) rc = add_const(g, base, "bx", 1, (int64_t[]){D * GH}, bx, &v_bx);
     if (rc == WEFT_OK) rc = add_const(g, base, "Rt", 4, (int64_t[]){D, NB, H, blk}, rt, &v_rt);
@@ -284,34 +280,27 @@ static weft_status split_directions(weft_graph *g, int ni, int made[2], int *fir
 
 weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
 {
+    if (nb <= 0) nb = 16;
     int n_nodes = g->n_nodes; /* nodes added here are expanded where they are made */
     for (int i = 0; i < n_nodes; i++) {
         const weft_gnode *n = &g->nodes[i];
         if (n->dead || !n->def || !weft_op_is_recurrence(n->def)) continue;
-        weft_status rc;
-        if (!strcmp(weft_gnode_attr_string(n, "direction", "forward"), "bidirectional")) {
-            int made[2], first = g->n_nodes, first_cat = -1, cat_end = -1;
+        bool both = !strcmp(weft_gnode_attr_string(n, "direction", "forward"), "bidirectional");
+        int first = g->n_nodes, mask = -1;
+        weft_status rc = seq_mask(g, i, &mask);
+        if (rc == WEFT_OK && both) {
+            int made[2], first_cat = -1;
             rc = split_directions(g, i, made, &first_cat);
-            cat_end = g->n_nodes;
-            for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb > 0 ? nb : 16);
+            int cat_end = g->n_nodes;
+            for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb, mask);
             /* the concatenations after what the expansions made (a masked Y's Mul feeds them) */
             if (rc == WEFT_OK) rc = weft_model_move_before(g, first_cat, cat_end);
-            if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
-            if (rc == WEFT_OK) {
-                i += g->n_nodes - first; /* past the moved nodes: they are expanded */
-                n_nodes += g->n_nodes - first;
-            }
-        } else {
-            /* what the expansion made goes right after the node, before its consumers */
-            int first = g->n_nodes;
-            rc = expand(g, i, nb > 0 ? nb : 16);
-            if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
-            if (rc == WEFT_OK) {
-                i += g->n_nodes - first;
-                n_nodes += g->n_nodes - first;
-            }
-        }
+        } else if (rc == WEFT_OK) rc = expand(g, i, nb, mask);
+        /* what was made goes right after the node, before its consumers */
+        if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
         if (rc != WEFT_OK) return rc;
+        i += g->n_nodes - first; /* past the moved nodes: they are expanded */
+        n_nodes += g->n_nodes - first;
     }
     return WEFT_OK;
 }

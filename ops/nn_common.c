@@ -169,18 +169,11 @@ bool weft_nn_is_const(const weft_graph *g, const weft_gnode *n, int i)
     return v && v->data;
 }
 
-int64_t weft_nn_data_int(const weft_gvalue *v, int64_t j)
-{
-    if (weft_dtype_eq(v->dtype, WEFT_I64)) return ((const int64_t *)v->data)[j];
-    if (weft_dtype_eq(v->dtype, WEFT_I32)) return ((const int32_t *)v->data)[j];
-    if (weft_dtype_eq(v->dtype, WEFT_BOOL)) return ((const uint8_t *)v->data)[j] != 0;
-    return (int64_t)((const float *)v->data)[j];
-}
 
 double weft_nn_data_float(const weft_gvalue *v, int64_t j)
 {
     if (weft_dtype_eq(v->dtype, WEFT_F32)) return ((const float *)v->data)[j];
-    return (double)weft_nn_data_int(v, j);
+    return (double)weft_gvalue_int(v, j);
 }
 
 weft_status weft_nn_const_ints(const weft_graph *g, const weft_gnode *n, int i, const char *what, int64_t *out, int max,
@@ -199,7 +192,7 @@ weft_status weft_nn_const_ints(const weft_graph *g, const weft_gnode *n, int i, 
     if (cnt > max)
         return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n, "%s input has %" PRId64 " elements, at most %d are supported",
                             what, cnt, max);
-    for (int64_t j = 0; j < cnt; j++) out[j] = weft_nn_data_int(v, j);
+    for (int64_t j = 0; j < cnt; j++) out[j] = weft_gvalue_int(v, j);
     *count = (int)cnt;
     return WEFT_OK;
 }

@@ -324,7 +324,7 @@ weft_status weft_nn_gather_infer(weft_graph *g, const weft_gnode *n)
     int64_t dim = X->shape[ax];
     if (I->data) {
         for (int64_t j = 0; j < weft_gvalue_numel(I); j++) {
-            int64_t v = weft_nn_data_int(I, j);
+            int64_t v = weft_gvalue_int(I, j);
             if (v < -dim || v >= dim)
                 return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s",
                                     v, ax, weft_nn_shape_str(X->ndim, X->shape).s);
@@ -347,7 +347,7 @@ weft_status weft_nn_gather_infer(weft_graph *g, const weft_gnode *n)
 static const weft_expr *gather_const_index(weft_arena *a, const weft_gvalue *I, int64_t dim, const weft_expr *flat)
 {
     int64_t cnt = weft_gvalue_numel(I);
-#define WRAP(j) (weft_nn_data_int(I, (j)) < 0 ? weft_nn_data_int(I, (j)) + dim : weft_nn_data_int(I, (j)))
+#define WRAP(j) (weft_gvalue_int(I, (j)) < 0 ? weft_gvalue_int(I, (j)) + dim : weft_gvalue_int(I, (j)))
     int64_t first = WRAP(0);
     if (cnt == 1) return weft_i64(a, first);
     int64_t step = WRAP(1) - first;

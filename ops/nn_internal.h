@@ -67,8 +67,7 @@ weft_status weft_nn_const_ints(const weft_graph *g, const weft_gnode *n, int i, 
                                int *count);
 /* Value of a constant input holding a single element (any dtype); false otherwise. */
 bool weft_nn_const_scalar(const weft_graph *g, const weft_gnode *n, int i, double *out);
-/* Element j of a constant value as int64 / double (any dtype). */
-int64_t weft_nn_data_int(const weft_gvalue *v, int64_t j);
+/* Element j of a constant value as double (any dtype); as int64: weft_gvalue_int (ir/graph.h). */
 double weft_nn_data_float(const weft_gvalue *v, int64_t j);
 
 /* ints attribute `name` into out (count), or *count = -1 when absent; more than max elements:

@@ -270,9 +270,9 @@ WEFT_NN_INFER(weft_nn_rnn_infer)
             return weft_nn_fail(WEFT_ERR_SHAPE, n, "sequence_lens has shape %s, expected [%" PRId64 "]",
                                 weft_nn_shape_str(L->ndim, L->shape).s, B);
         for (int64_t b = 0; L->data && b < B; b++)
-            if (weft_nn_data_int(L, b) < 1 || weft_nn_data_int(L, b) > T)
+            if (weft_gvalue_int(L, b) < 1 || weft_gvalue_int(L, b) > T)
                 return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "sequence_lens[%" PRId64 "] = %" PRId64 " is outside [1, %" PRId64
-                                    "] (seq_len)", b, weft_nn_data_int(L, b), T);
+                                    "] (seq_len)", b, weft_gvalue_int(L, b), T);
     }
     if (c == CELL_LSTM && weft_nn_has_in(n, 7)) { /* peepholes [D, 3H]: i, o, f */
         if ((st = check_shape(n, weft_nn_in(g, n, 7), "peepholes P", 2, (int64_t[]){D, 3 * H})) != WEFT_OK) return st;
@@ -324,6 +324,16 @@ static const weft_expr *pre(weft_arena *a, const dir_io *io, const weft_tensor *
     return weft_add(a, x, weft_add(a, rec_at(a, io, b, col), weft_te_at(a, rb, weft_i64(a, d), col)));
 }
 
+/* Rt[d, col / blk, k, col % blk]: the recurrent weight of column col (in NB blocks of blk; one
+ * block is plain rows, read without the division: no gathers). */
+static const weft_expr *rt_at(weft_arena *a, const weft_tensor *Rt, int64_t d, const weft_expr *k, const weft_expr *col,
+                              int64_t NB, int64_t blk)
+{
+    const weft_expr *bw = weft_i64(a, blk);
+    if (NB == 1) return weft_te_at(a, Rt, weft_i64(a, d), weft_i64(a, 0), k, col);
+    return weft_te_at(a, Rt, weft_i64(a, d), weft_floordiv(a, col, bw), k, weft_floormod(a, col, bw));
+}
+
 /* P[d, off + j]: a peephole weight (offsets 0 i, H o, 2H f). */
 static const weft_expr *peephole(weft_arena *a, const weft_tensor *P, int64_t d, const weft_expr *j, int64_t off)
 {
@@ -349,8 +359,8 @@ static weft_tensor *stage(weft_arena *a, const char *name, const char *suffix, i
  * within row b's sequence): a masked step keeps the state (h' = h, c' = c), so the state a
  * sequence ends with reaches Y_h, and a reverse direction starts its row at the row's last
  * step; Y's masked steps are zeroed after the loop (model/recur.c). LSTM with peepholes: input 6
- * P [D, 3H] (i, o, f; input 5 is -1 without a mask). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H]; LSTM also 2 Y_c, 3 C sequence
- * [T, D, B, H]; then the recurrent product's scratch [D, B, G*H]; a GRU with
+ * P [D, 3H] (i, o, f; input 5 is -1 without a mask). Outputs: 0 Y [T, D, B, H], 1 Y_h [D, B, H];
+ * LSTM also 2 Y_c, 3 C sequence [T, D, B, H]; then the recurrent product's scratch [D, B, G*H]; a GRU with
  * linear_before_reset=0 also 3 rh and 4 rec2, [D, B, H] each. */
 static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode *n, weft_te_func **f,
                             weft_op_step_param *params, int *n_params, int64_t *n_steps)
@@ -425,10 +435,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 2, (int64_t[]){B, GH}, (const char *[]){"b", "n"});
             if (!io.rec) return weft_nn_done(a, n);
             b = weft_te_axis(io.rec, 0);
-            const weft_expr *nn = weft_te_axis(io.rec, 1), *bw = weft_i64(a, blk);
             k = weft_te_reduce_axis(a, io.rec, "k", H);
-            wr = weft_te_at(a, Rt, weft_i64(a, d), NB == 1 ? weft_i64(a, 0) : weft_floordiv(a, nn, bw), k,
-                            NB == 1 ? nn : weft_floormod(a, nn, bw)); /* one block: plain rows, no gathers */
+            wr = rt_at(a, Rt, d, k, weft_te_axis(io.rec, 1), NB, blk);
         } else {
             io.rec = weft_te_compute(a, weft_nn_stage(a, name, rs), 3, (int64_t[]){NB, B, blk},
                                      (const char *[]){"n0", "b", "n1"});
@@ -458,10 +466,8 @@ static weft_status rnn_step(weft_arena *a, const weft_graph *g, const weft_gnode
             const weft_expr *rb_ = weft_te_axis(rh, 0), *rj = weft_te_axis(rh, 1);
             weft_te_set_body(rh, WEFT_REDUCE_NONE,
                              weft_mul(a, act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, rb_, rj, H, true)), weft_te_at(a, io.h, rb_, rj)));
-            const weft_expr *kk = weft_te_reduce_axis(a, rec2, "k", H), *bw = weft_i64(a, blk);
-            const weft_expr *col2 = weft_add(a, weft_te_axis(rec2, 1), weft_i64(a, 2 * H));
-            const weft_expr *w2 = weft_te_at(a, Rt, weft_i64(a, d), NB == 1 ? weft_i64(a, 0) : weft_floordiv(a, col2, bw), kk,
-                                             NB == 1 ? col2 : weft_floormod(a, col2, bw));
+            const weft_expr *kk = weft_te_reduce_axis(a, rec2, "k", H);
+            const weft_expr *w2 = rt_at(a, Rt, d, kk, weft_add(a, weft_te_axis(rec2, 1), weft_i64(a, 2 * H)), NB, blk);
             weft_te_set_body(rec2, WEFT_REDUCE_SUM, weft_mul(a, weft_te_at(a, rh, weft_te_axis(rec2, 0), kk), w2));
             const weft_expr *z = act_expr(a, ca.clip, F, pre(a, &io, rb, d, GH, b, j, 0, true));
             const weft_expr *col = weft_add(a, j, weft_i64(a, 2 * H));

@@ -319,7 +319,7 @@ weft_status weft_nn_scatter_elements_infer(weft_graph *g, const weft_gnode *n)
     if (I->data) {
         int64_t dim = D->shape[ax];
         for (int64_t j = 0; j < weft_gvalue_numel(I); j++) {
-            int64_t v = weft_nn_data_int(I, j);
+            int64_t v = weft_gvalue_int(I, j);
             if (v < -dim || v >= dim)
                 return weft_nn_fail(WEFT_ERR_INVALID_ARG, n, "index %" PRId64 " is out of range for axis %d of data %s",
                                     v, ax, weft_nn_shape_str(D->ndim, D->shape).s);
@@ -404,7 +404,7 @@ static bool same_along(const weft_gvalue *I, int d)
     int64_t ext = I->shape[d], total = weft_gvalue_numel(I);
     for (int64_t q = 0; q < total; q++) {
         int64_t k = q / inner % ext;
-        if (k && weft_nn_data_int(I, q) != weft_nn_data_int(I, q - k * inner)) return false;
+        if (k && weft_gvalue_int(I, q) != weft_gvalue_int(I, q - k * inner)) return false;
     }
     return true;
 }
@@ -413,7 +413,7 @@ static bool same_along(const weft_gvalue *I, int d)
  * on, or -1 when q is a duplicate along a dim the plan collapses. */
 static int64_t plan_slot(const weft_gvalue *I, const int64_t *pshape, int ax, int64_t dim, int64_t q)
 {
-    int64_t rem = q, off = 0, stride = 1, target = weft_nn_data_int(I, q);
+    int64_t rem = q, off = 0, stride = 1, target = weft_gvalue_int(I, q);
     if (target < 0) target += dim;
     for (int d = I->ndim - 1; d >= 0; d--) {
         int64_t c = rem % I->shape[d];

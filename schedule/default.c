@@ -307,20 +307,16 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             if (kc > 0) {
                 rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], par);
                 if (rc == WEFT_OK) rc = weft_sched_apply_rows_kblock(s, outputs[o], rname, u, v, tiles[u], kc, lanes, tiles, caps);
-            } else if (!attach[0]) {
-                /* one tile is the whole output (a recurrent step's [2, 48] product): no loop to
-                 * compute the product at, so it is the register tile at root. Left to step 3 it
-                 * was a parallel loop over every output element inside the reduction loop,
-                 * scalar (1.6 GFLOP/s). */
-                bool wide = v == n - 1 && tiles[v] > lanes;
-                rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
-                if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
-                snprintf(whole[n_whole++], WEFT_SCHED_NAME, "%s", rname);
             } else {
-                rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
+                /* When one tile is the whole output (a recurrent step's [2, 48] product) there is
+                 * no loop to compute the product at: it is the register tile at root, and step 3
+                 * leaves it (it made a parallel loop over every output element inside the
+                 * reduction loop, scalar: 1.6 GFLOP/s). */
+                if (attach[0]) rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, outputs[o], attach);
+                else snprintf(whole[n_whole++], WEFT_SCHED_NAME, "%s", rname);
                 /* a vector tile wider than one vector runs as native vectors (the last tile's empty
                  * vectors are then skipped, not computed masked) */
-                bool wide = attach[0] && v == n - 1 && tiles[v] > lanes;
+                bool wide = v == n - 1 && tiles[v] > lanes;
                 if (rc == WEFT_OK) rc = weft_sched_register_tile(s, weft_sched_find_stage(s, rname), u, v, wide ? 0 : 64, tiles);
                 if (rc == WEFT_OK && wide) rc = weft_sched_wide_vectors(s, outputs[o], rname, v, lanes);
             }

@@ -22,7 +22,6 @@
  * (choose_tile); tf divides F/fb.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ir/error.h"
@@ -265,9 +264,8 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
      * vectors per tile (three ran 3x slower with AVX2); a partial tile only when no divisor
      * fills half a vector (17 columns with AVX2: a one-column tile ran 30x slower). Ties go to
      * the wider tile when it is whole vectors, else to the narrower: 28 columns with 16 lanes
-     * are two tiles of 14, not one of 28 (a
-     * <28 x float> accumulator that LLVM splits and shuffles through the stack unless the
-     * window loops unroll completely). Zen 4, 1 thread, depthwise, 28 -> 2 x 14 columns:
+     * are two tiles of 14, not one of 28 (a <28 x float> accumulator that LLVM splits and
+     * shuffles through the stack unless the window loops unroll completely). Zen 4, 1 thread, depthwise, 28 -> 2 x 14 columns:
      * 7x7 on 28x28 0.50 -> 0.29 ms, 7x7 on 56x56 1.04 -> 0.57, 3x3 on 56x56 0.22 -> 0.18,
      * 31x31 on 28x28 8.2 -> 3.4; 5x5 on 28x28 0.155 -> 0.19 (its 50 window steps unroll). */
     int64_t tx = 1, best = -1;
@@ -578,7 +576,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     int64_t reduce = 1;
     for (int k = 0; k < R->n_reduce; k++) reduce *= R->reduce_axis[k].extent;
     long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
-    bool pixels_outer = x0[0] && f0[0] && reduce * Y->shape[2] * Y->shape[3] * 4 > l2 && !getenv("WEFT_NOPO");
+    bool pixels_outer = x0[0] && f0[0] && reduce * Y->shape[2] * Y->shape[3] * 4 > l2;
     snprintf(outer[n_outer++], sizeof outer[0], "%s", ax[0]);
     if (pixels_outer) snprintf(outer[n_outer++], sizeof outer[0], "%s", x0);
     if (f0[0]) snprintf(outer[n_outer++], sizeof outer[0], "%s", f0);

@@ -135,6 +135,12 @@ def names(size):
                                                                                "packed_gru"]
 
 
+def seeded(seed):
+    """Seeds PyTorch (the weights) and returns numpy's generator for the inputs."""
+    torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
 def build(name, size):
     """(model, inputs, input names, output names, seed) of model `name` at `size`, with the weights
     and inputs main() exports (torch.manual_seed and numpy's default_rng(seed) per model)."""
@@ -142,8 +148,7 @@ def build(name, size):
     if name.startswith("gru_enc_b") or name.startswith("gru_dec_b"):
         b = int(name[len("gru_enc_b"):])
         seed = (10 if name.startswith("gru_enc") else 20) + b
-        torch.manual_seed(seed)
-        rng = np.random.default_rng(seed)
+        rng = seeded(seed)
         if name.startswith("gru_enc"):
             m = GruEncoder(s["vocab"], s["gru_e"], s["gru_h"])
             tokens = rng.integers(0, s["vocab"], (s["gru_t"], b)).astype(np.int64)
@@ -154,27 +159,20 @@ def build(name, size):
                rng.standard_normal((1, b, s["gru_h"])).astype(np.float32)]
         return m, ins, ["embedded", "context", "hidden"], ["logits", "hidden_out"], seed
     if name == "lstm_cls":
-        torch.manual_seed(30)
-        rng = np.random.default_rng(30)
+        rng = seeded(30)
         m = LstmClassifier(s["vocab"], s["lstm_e"], s["lstm_h"])
         return m, [rng.integers(0, s["vocab"], (s["lstm_t"], 2)).astype(np.int64)], ["tokens"], ["logits", "output"], 30
-    if name == "rnn_tanh":
-        torch.manual_seed(40)
-        rng = np.random.default_rng(40)
-        m = TanhRnn(s["rnn_in"], s["rnn_h"])
-        ins = [rng.standard_normal((s["rnn_t"], 2, s["rnn_in"])).astype(np.float32),
-               rng.standard_normal((2, 2, s["rnn_h"])).astype(np.float32)]
-        return m, ins, ["x", "h0"], ["output", "h_n"], 40
-    if name == "rnn_relu":
-        torch.manual_seed(50)
-        rng = np.random.default_rng(50)
-        m = ReluRnn(s["rnn_in"], s["rnn_h"])
-        ins = [rng.standard_normal((s["rnn_t"], 3, s["rnn_in"])).astype(np.float32),
-               rng.standard_normal((2, 3, s["rnn_h"])).astype(np.float32)]
-        return m, ins, ["x", "h0"], ["output", "h_n"], 50
+    if name in ("rnn_tanh", "rnn_relu"):
+        tanh = name == "rnn_tanh"
+        seed, b = (40, 2) if tanh else (50, 3)
+        rng = seeded(seed)
+        m = (TanhRnn if tanh else ReluRnn)(s["rnn_in"], s["rnn_h"])
+        # h0 [2, b, hidden]: two directions of one layer (tanh), two layers of one direction (relu)
+        ins = [rng.standard_normal((s["rnn_t"], b, s["rnn_in"])).astype(np.float32),
+               rng.standard_normal((2, b, s["rnn_h"])).astype(np.float32)]
+        return m, ins, ["x", "h0"], ["output", "h_n"], seed
     if name == "packed_gru":
-        torch.manual_seed(60)
-        rng = np.random.default_rng(60)
+        rng = seeded(60)
         t, b = s["gru_t"], 4
         m = PackedGru(s["gru_e"], s["gru_h"])
         lens = np.array([t, t - 1, t // 2 + 1, 1], dtype=np.int64)

@@ -388,11 +388,14 @@ static void check_node(const cfg *c)
 static void test_nodes_vs_naive(void **state)
 {
     (void)state;
-#define C(op_, dir_, T_, B_, I_, H_, bias_, h0_, c0_, lens_, bm_, lbr0_)                                         \
+/* op, direction, T, B, I, H, B given, initial_h, initial_c, sequence_lens, layout 1, GRU's
+ * linear_before_reset=0; then any other fields of cfg (designated) */
+#define C(op_, dir_, T_, B_, I_, H_, bias_, h0_, c0_, lens_, bm_, ...)                                          \
     {.op = op_, .dir = dir_, .T = T_, .B = B_, .I = I_, .H = H_, .bias = bias_, .h0 = h0_, .c0 = c0_, .seq_lens = lens_, \
-     .batch_major = bm_, .lbr0 = lbr0_}
+     .batch_major = bm_, .lbr0 = __VA_ARGS__}
     static const int64_t lens3[] = {5, 2, 4}, lens4[] = {1, 6, 3, 6}, lens2[] = {3, 1};
     static const float alpha[] = {0.3f, 0.15f, 0.8f}, beta[] = {0.4f, 1.5f};
+#define AB .alpha = alpha, .n_alpha = 3, .beta = beta, .n_beta = 2
     static const cfg cases[] = {
         C("GRU", "forward", 5, 2, 7, 9, true, false, false, false, false, false),
         C("GRU", "reverse", 4, 3, 5, 8, true, true, false, true, false, false),
@@ -415,61 +418,38 @@ static void test_nodes_vs_naive(void **state)
         C("GRU", "forward", 5, 2, 7, 9, true, true, false, false, false, true),
         C("GRU", "bidirectional", 4, 5, 6, 40, true, true, false, false, false, true),
         C("GRU", "reverse", 3, 1, 4, 6, false, false, false, false, true, true),
+        /* sequences shorter than seq_len (each also with sequence_lens a graph input, below):
+         * masked steps keep the state, Y is zero there, a reverse row starts at its own last step */
+        C("GRU", "bidirectional", 5, 3, 4, 7, true, true, false, true, false, false, .lens = lens3),
+        C("LSTM", "forward", 5, 3, 3, 6, true, true, true, true, false, false, .lens = lens3),
+        C("LSTM", "bidirectional", 6, 4, 5, 20, true, true, true, true, false, false, .lens = lens4),
+        C("RNN", "reverse", 5, 3, 2, 5, true, true, false, true, false, false, .lens = lens3),
+        C("GRU", "reverse", 5, 3, 4, 9, true, false, false, true, true, true, .lens = lens3),
+        C("LSTM", "bidirectional", 3, 2, 4, 6, false, true, true, true, true, false, .lens = lens2),
+        /* other activations, their alpha / beta (consumed in order by the functions that take
+         * them), clip */
+        C("RNN", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false, .acts = "Relu,LeakyRelu", AB),
+        C("GRU", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false,
+          .acts = "HardSigmoid,Softsign,Sigmoid,Elu", AB),
+        C("LSTM", "bidirectional", 4, 2, 3, 6, true, true, true, false, false, false,
+          .acts = "Sigmoid,Affine,ScaledTanh,HardSigmoid,ThresholdedRelu,Softplus", AB),
+        C("LSTM", "forward", 5, 3, 4, 8, true, true, true, true, false, false, .acts = "sigmoid,relu,tanh", .clip = 0.9f,
+          .lens = lens3),
+        C("GRU", "forward", 4, 2, 3, 6, true, true, false, false, false, true, .acts = "HardSigmoid,Tanh", .clip = 0.7f),
+        C("RNN", "forward", 4, 2, 3, 6, true, true, false, false, false, false, .acts = "Tanh", .clip = 0.5f),
+        /* LSTM peepholes (P: i, o, f) and input_forget (f = 1 - i) */
+        C("LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false, .peep = true),
+        C("LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, true, false, false, .peep = true),
+        C("LSTM", "reverse", 4, 5, 3, 16, false, false, false, false, true, false, .coupled = true),
+        C("LSTM", "bidirectional", 5, 3, 4, 7, true, true, true, true, false, false, .peep = true, .coupled = true,
+          .lens = lens3),
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_node(&cases[i]);
-    /* sequences shorter than seq_len (constant and run-time sequence_lens): masked steps keep
-     * the state, Y is zero there, a reverse row starts at its own last step */
-    cfg lens_cases[] = {
-        C("GRU", "bidirectional", 5, 3, 4, 7, true, true, false, true, false, false),
-        C("LSTM", "forward", 5, 3, 3, 6, true, true, true, true, false, false),
-        C("LSTM", "bidirectional", 6, 4, 5, 20, true, true, true, true, false, false),
-        C("RNN", "reverse", 5, 3, 2, 5, true, true, false, true, false, false),
-        C("GRU", "reverse", 5, 3, 4, 9, true, false, false, true, true, true),
-        C("LSTM", "bidirectional", 3, 2, 4, 6, false, true, true, true, true, false),
-    };
-    const int64_t *lens_of[] = {lens3, lens3, lens4, lens3, lens3, lens2};
-    for (size_t i = 0; i < sizeof lens_cases / sizeof lens_cases[0]; i++) {
-        lens_cases[i].lens = lens_of[i];
-        for (int run_time = 0; run_time <= 1; run_time++) {
-            lens_cases[i].lens_input = run_time;
-            check_node(&lens_cases[i]);
-        }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cfg c = cases[i];
+        check_node(&c);
+        if (c.lens) c.lens_input = true, check_node(&c); /* the lengths given at run time */
     }
-    /* other activations, their alpha / beta (consumed in order by the functions that take
-     * them), clip */
-    cfg act_cases[] = {
-        C("RNN", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false),
-        C("GRU", "bidirectional", 4, 2, 3, 6, true, true, false, false, false, false),
-        C("LSTM", "bidirectional", 4, 2, 3, 6, true, true, true, false, false, false),
-        C("LSTM", "forward", 5, 3, 4, 8, true, true, true, true, false, false),
-        C("GRU", "forward", 4, 2, 3, 6, true, true, false, false, false, true),
-        C("RNN", "forward", 4, 2, 3, 6, true, true, false, false, false, false),
-    };
-    const char *acts_of[] = {"Relu,LeakyRelu", "HardSigmoid,Softsign,Sigmoid,Elu",
-                             "Sigmoid,Affine,ScaledTanh,HardSigmoid,ThresholdedRelu,Softplus", "sigmoid,relu,tanh",
-                             "HardSigmoid,Tanh", "Tanh"};
-    const float clip_of[] = {0, 0, 0, 0.9f, 0.7f, 0.5f};
-    for (size_t i = 0; i < sizeof act_cases / sizeof act_cases[0]; i++) {
-        act_cases[i].acts = acts_of[i];
-        act_cases[i].alpha = alpha, act_cases[i].n_alpha = i < 3 ? 3 : 0;
-        act_cases[i].beta = beta, act_cases[i].n_beta = i < 3 ? 2 : 0;
-        act_cases[i].clip = clip_of[i];
-        if (i == 3) act_cases[i].lens = lens3;
-        check_node(&act_cases[i]);
-    }
-    /* LSTM peepholes (P: i, o, f) and input_forget (f = 1 - i) */
-    cfg peep_cases[] = {
-        C("LSTM", "forward", 5, 2, 4, 10, true, true, true, false, false, false),
-        C("LSTM", "bidirectional", 4, 3, 5, 6, true, true, true, true, false, false),
-        C("LSTM", "reverse", 4, 5, 3, 16, false, false, false, false, true, false),
-        C("LSTM", "bidirectional", 5, 3, 4, 7, true, true, true, true, false, false),
-    };
-    for (size_t i = 0; i < sizeof peep_cases / sizeof peep_cases[0]; i++) {
-        peep_cases[i].peep = i != 2;
-        peep_cases[i].coupled = i >= 2;
-        if (i == 3) peep_cases[i].lens = lens3;
-        check_node(&peep_cases[i]);
-    }
+#undef AB
 #undef C
 }
 

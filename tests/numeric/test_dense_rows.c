@@ -357,6 +357,49 @@ static weft_te_func *blocked_product(weft_arena *a, int64_t B, int64_t N, int64_
     return f;
 }
 
+/* Schedules blocked_product(B, N, K, blk) by default and checks its step text (every string of
+ * want present, none of unwanted, NULL-terminated; "%L" in want is replaced by the lanes) and
+ * its numbers against a float64 loop (also in the interpreter). Returns the failures. */
+static int check_blocked(fixture *fx, const int64_t *shape, const char *const *want, const char *const *unwanted,
+                         const char *what)
+{
+    int64_t B = shape[0], N = shape[1], K = shape[2], blk = shape[3];
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = blocked_product(a, B, N, K, blk);
+    float *in[2];
+    reference_inputs(f, in);
+    double *ref = malloc(sizeof(double) * (size_t)(B * N));
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++) acc += (double)in[0][b * K + k] * (double)in[1][((n / blk) * K + k) * blk + n % blk];
+            ref[b * N + n] = acc;
+        }
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+    char *text = weft_schedule_text(s), name[80];
+    snprintf(name, sizeof name, "%s %lldx%lldx%lld/%lld", what, (long long)B, (long long)N, (long long)K, (long long)blk);
+    int failures = 0;
+    for (int i = 0; want[i]; i++) {
+        char w[64];
+        const char *l = strstr(want[i], "%L");
+        if (l) snprintf(w, sizeof w, "%.*s%lld", (int)(l - want[i]), want[i], (long long)fx->caps.vector_lanes_f32);
+        else snprintf(w, sizeof w, "%s", want[i]);
+        failures += !strstr(text, w);
+    }
+    for (int i = 0; unwanted[i]; i++) failures += strstr(text, unwanted[i]) != NULL;
+    if (failures) print_error("%s: unexpected steps:\n%s\n", name, text);
+    free(text);
+    weft_schedule_destroy(s);
+    failures += check(fx, f, false, ref, true, name);
+    free(ref);
+    free(in[0]);
+    free(in[1]);
+    weft_arena_destroy(a);
+    return failures;
+}
+
 /* The blocked layout's floormod(n, c) walks the weights at unit stride, so the default schedule
  * register-tiles the product (a cache_write accumulator, weights reused across batch rows) and
  * does not take it for a row reduction (rfactor along k, one output element per task). */
@@ -364,39 +407,10 @@ static void test_blocked_weight_product(void **state)
 {
     fixture *fx = *state;
     static const int64_t shapes[][4] = {{16, 96, 64, 32}, {4, 48, 37, 16}, {3, 40, 19, 8}, {1, 320, 96, 32}, {1, 64, 130, 16}};
+    static const char *const want[] = {"cache_write C local", NULL}, *const unwanted[] = {"rfactor", NULL};
     int failures = 0;
-    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
-        int64_t B = shapes[c][0], N = shapes[c][1], K = shapes[c][2], blk = shapes[c][3];
-        weft_arena *a = weft_arena_create();
-        weft_te_func *f = blocked_product(a, B, N, K, blk);
-        float *in[2];
-        reference_inputs(f, in);
-        double *ref = malloc(sizeof(double) * (size_t)(B * N));
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t n = 0; n < N; n++) {
-                double acc = 0;
-                for (int64_t k = 0; k < K; k++) acc += (double)in[0][b * K + k] * (double)in[1][((n / blk) * K + k) * blk + n % blk];
-                ref[b * N + n] = acc;
-            }
-        weft_schedule *s = NULL;
-        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
-        char *text = weft_schedule_text(s);
-        if (strstr(text, "rfactor") || !strstr(text, "cache_write C local")) {
-            print_error("blocked %lldx%lldx%lld/%lld: want a register tile, got:\n%s\n", (long long)B, (long long)N,
-                        (long long)K, (long long)blk, text);
-            failures++;
-        }
-        free(text);
-        weft_schedule_destroy(s);
-        char what[64];
-        snprintf(what, sizeof what, "blocked %lldx%lldx%lld/%lld", (long long)B, (long long)N, (long long)K, (long long)blk);
-        failures += check(fx, f, false, ref, true, what);
-        free(ref);
-        free(in[0]);
-        free(in[1]);
-        weft_arena_destroy(a);
-    }
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        failures += check_blocked(fx, shapes[c], want, unwanted, "blocked");
     assert_int_equal(failures, 0);
 }
 
@@ -407,43 +421,13 @@ static void test_blocked_weight_product(void **state)
 static void test_whole_output_tile(void **state)
 {
     fixture *fx = *state;
-    int64_t lanes = fx->caps.vector_lanes_f32;
     static const int64_t shapes[][4] = {{2, 48, 48, 16}, {3, 40, 24, 8}, {1, 16, 50, 16}};
+    static const char *const unwanted[] = {"fuse C.local", "parallel C.local", NULL};
     int failures = 0;
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
-        int64_t B = shapes[c][0], N = shapes[c][1], K = shapes[c][2], blk = shapes[c][3];
-        weft_arena *a = weft_arena_create();
-        weft_te_func *f = blocked_product(a, B, N, K, blk);
-        float *in[2];
-        reference_inputs(f, in);
-        double *ref = malloc(sizeof(double) * (size_t)(B * N));
-        for (int64_t b = 0; b < B; b++)
-            for (int64_t n = 0; n < N; n++) {
-                double acc = 0;
-                for (int64_t k = 0; k < K; k++) acc += (double)in[0][b * K + k] * (double)in[1][((n / blk) * K + k) * blk + n % blk];
-                ref[b * N + n] = acc;
-            }
-        weft_schedule *s = NULL;
-        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
-        char *text = weft_schedule_text(s), want[64];
-        snprintf(want, sizeof want, "split C.local n %lld", (long long)lanes);
-        bool wide = N > lanes;
-        if (strstr(text, "fuse C.local") || strstr(text, "parallel C.local") || !strstr(text, "reorder C.local k") ||
-            (wide && !strstr(text, want))) {
-            print_error("whole tile %lldx%lldx%lld/%lld: want the register tile at root, got:\n%s\n", (long long)B,
-                        (long long)N, (long long)K, (long long)blk, text);
-            failures++;
-        }
-        free(text);
-        weft_schedule_destroy(s);
-        char what[64];
-        snprintf(what, sizeof what, "whole tile %lldx%lldx%lld/%lld", (long long)B, (long long)N, (long long)K, (long long)blk);
-        failures += check(fx, f, false, ref, true, what);
-        free(ref);
-        free(in[0]);
-        free(in[1]);
-        weft_arena_destroy(a);
+        bool wide = shapes[c][1] > fx->caps.vector_lanes_f32; /* more columns than a vector */
+        const char *const want[] = {"reorder C.local k", wide ? "split C.local n %L" : NULL, NULL};
+        failures += check_blocked(fx, shapes[c], want, unwanted, "whole tile");
     }
     assert_int_equal(failures, 0);
 }
