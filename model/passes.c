@@ -786,6 +786,27 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
  * 512->1024 at 28x28 7.5 against 7.9, 512->512 at 16x16 equal). DeepLabV3-ResNet50 at 224x224,
  * whose dilated layer3/4 keep 28x28 planes: 742 -> 645-669 ms (ONNX Runtime 417). */
 enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64, PIXELS_MAX_REDUCTION = 768 };
+/* Whether value v is (through reshapes and other aliases) a Transpose that moves its input's
+ * last axis: its last axis is then strided in the data it is read from. */
+static bool transposed_last_axis(const weft_graph *g, int v)
+{
+    for (int hops = 0; v >= 0 && hops < 16; hops++) {
+        int p = g->values[v].producer;
+        if (p < 0) return false;
+        const weft_gnode *nd = &g->nodes[p];
+        if (!strcmp(nd->op_type, "Transpose") && nd->n_inputs > 0) {
+            int nd_in = g->values[nd->inputs[0]].ndim;
+            const int64_t *perm = NULL;
+            int np = weft_gnode_attr_ints(nd, "perm", &perm);
+            int64_t last = np == nd_in && perm ? perm[nd_in - 1] : 0; /* no perm: reversed */
+            return nd_in >= 2 && last != nd_in - 1;
+        }
+        if (!nd->def || !nd->def->alias || nd->n_inputs < 1) return false;
+        v = nd->inputs[0];
+    }
+    return false;
+}
+
 static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, int64_t fb)
 {
     const weft_gvalue *w = &g->values[n->inputs[1]];
@@ -802,6 +823,11 @@ static bool pointwise_rows(const weft_graph *g, const weft_gnode *n, int64_t C, 
     const weft_gvalue *y = &g->values[n->outputs[0]];
     int64_t p = y->ndim == 4 ? y->shape[2] * y->shape[3] : 0;
     if (C > PIXELS_MAX_REDUCTION) return false;
+    /* tokens transposed back into channels (a transformer block's output projection as a 1x1
+     * conv, Stable Diffusion's proj_out): fused into the conv, the pixel vectors would be
+     * gathers strided by C (17 GFLOP/s); the blocked form reads each pixel's channels in
+     * order */
+    if (transposed_last_axis(g, n->inputs[0])) return false;
     return p > 0 && (p % fb == 0 || (p >= PIXELS_MIN_VECTORS * fb && C <= PIXELS_MAX_CHANNELS));
 }
 

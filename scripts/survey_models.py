@@ -476,6 +476,293 @@ class LstmCellLoop(nn.Module):
         return torch.stack(ys)
 
 
+class Seq2SeqTransformer(nn.Module):
+    """nn.Transformer (2 encoder, 2 decoder layers, d 64) with a causal target mask and a
+    source key-padding mask given as a bool input."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(64, 4, 2, 2, 128, dropout=0.0)
+
+    def forward(self, src, tgt, pad):
+        mask = self.t.generate_square_subsequent_mask(tgt.shape[0])
+        return self.t(src, tgt, tgt_mask=mask, src_key_padding_mask=pad, memory_key_padding_mask=pad)
+
+
+class ClipText(nn.Module):
+    """A CLIP-style text encoder: token and position embeddings, pre-LN layers with a causal
+    mask and GELU, the feature at each sequence's highest token id (x[arange, ids.argmax]),
+    a projection and an L2 normalisation."""
+
+    def __init__(self, vocab=300, d=64, seq=16):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Parameter(torch.randn(seq, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(d, 4, 128, dropout=0.0, activation="gelu", norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2)
+        self.ln, self.proj = nn.LayerNorm(d), nn.Parameter(torch.randn(d, 32) * 0.1)
+        self.register_buffer("mask", torch.full((seq, seq), float("-inf")).triu(1))
+
+    def forward(self, ids):
+        x = (self.tok(ids) + self.pos).transpose(0, 1)
+        x = self.ln(self.enc(x, mask=self.mask).transpose(0, 1))
+        f = x[torch.arange(x.shape[0]), ids.argmax(-1)] @ self.proj
+        return f / f.norm(dim=-1, keepdim=True)
+
+
+class Wav2VecFE(nn.Module):
+    """A wav2vec2-style front end: strided Conv1d stack with GroupNorm(64, 64) and GELU, a
+    LayerNorm and projection, a grouped positional Conv1d (kernel 32, 8 groups, its last
+    output dropped), then a transformer layer."""
+
+    def __init__(self):
+        super().__init__()
+        convs = [nn.Conv1d(1, 64, 10, 5, bias=False), nn.GroupNorm(64, 64), nn.GELU()]
+        for _ in range(4):
+            convs += [nn.Conv1d(64, 64, 3, 2, bias=False), nn.GELU()]
+        self.fe = nn.Sequential(*convs)
+        self.ln, self.proj = nn.LayerNorm(64), nn.Linear(64, 96)
+        self.pos = nn.Conv1d(96, 96, 32, padding=16, groups=8)
+        self.ln2 = nn.LayerNorm(96)
+        self.layer = nn.TransformerEncoderLayer(96, 4, 192, dropout=0.0, activation="gelu", batch_first=True)
+
+    def forward(self, wav):
+        x = self.proj(self.ln(self.fe(wav[:, None]).transpose(1, 2)))
+        p = nn.functional.gelu(self.pos(x.transpose(1, 2))[:, :, :-1]).transpose(1, 2)
+        return self.layer(self.ln2(x + p))
+
+
+class SdBlock(nn.Module):
+    """A Stable-Diffusion-style UNet block: sinusoidal timestep embedding, ResBlock with
+    GroupNorm(32) and SiLU, spatial self-attention and cross-attention to a context, GEGLU
+    feed-forward, nearest 2x upsampling and a conv."""
+
+    def __init__(self, c=64, ctx=32):
+        super().__init__()
+        self.temb = nn.Sequential(nn.Linear(64, 128), nn.SiLU(), nn.Linear(128, c))
+        self.n1, self.c1 = nn.GroupNorm(32, c), nn.Conv2d(c, c, 3, padding=1)
+        self.n2, self.c2 = nn.GroupNorm(32, c), nn.Conv2d(c, c, 3, padding=1)
+        self.n3, self.pin = nn.GroupNorm(32, c), nn.Conv2d(c, c, 1)
+        self.l1, self.l2, self.l3 = nn.LayerNorm(c), nn.LayerNorm(c), nn.LayerNorm(c)
+        self.sa = nn.MultiheadAttention(c, 4, batch_first=True)
+        self.ca = nn.MultiheadAttention(c, 4, kdim=ctx, vdim=ctx, batch_first=True)
+        self.ff1, self.ff2 = nn.Linear(c, 4 * c * 2), nn.Linear(4 * c, c)
+        self.pout, self.up = nn.Conv2d(c, c, 1), nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x, t, ctx):
+        half = 32
+        f = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+        e = t[:, None] * f[None]
+        e = self.temb(torch.cat((torch.sin(e), torch.cos(e)), 1))
+        h = self.c1(nn.functional.silu(self.n1(x))) + e[:, :, None, None]
+        x = x + self.c2(nn.functional.silu(self.n2(h)))
+        b, c, hh, ww = x.shape
+        s = self.pin(self.n3(x)).flatten(2).transpose(1, 2)
+        q = self.l1(s)
+        s = s + self.sa(q, q, q, need_weights=False)[0]
+        s = s + self.ca(self.l2(s), ctx, ctx, need_weights=False)[0]
+        a, g = self.ff1(self.l3(s)).chunk(2, -1)
+        s = s + self.ff2(a * nn.functional.gelu(g))
+        x = x + self.pout(s.transpose(1, 2).reshape(b, c, hh, ww))
+        return self.up(nn.functional.interpolate(x, scale_factor=2.0, mode="nearest"))
+
+
+class MobileVitBlock(nn.Module):
+    """A MobileViT block: local 3x3 and 1x1 convs, 2x2 patches unfolded by reshape/transpose
+    into tokens, two transformer layers, folded back, fused with the input by a 3x3 conv."""
+
+    def __init__(self, c=32, d=64):
+        super().__init__()
+        self.local = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.SiLU(), nn.Conv2d(c, d, 1))
+        layer = nn.TransformerEncoderLayer(d, 4, 128, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.tr = nn.TransformerEncoder(layer, 2)
+        self.proj = nn.Conv2d(d, c, 1)
+        self.fuse = nn.Conv2d(2 * c, c, 3, padding=1)
+
+    def forward(self, x):
+        y = self.local(x)
+        b, d, h, w = y.shape
+        p = y.reshape(b, d, h // 2, 2, w // 2, 2).permute(0, 3, 5, 2, 4, 1).reshape(b * 4, h * w // 4, d)
+        p = self.tr(p)
+        y = p.reshape(b, 2, 2, h // 2, w // 2, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, h, w)
+        return self.fuse(torch.cat((x, self.proj(y)), 1))
+
+
+class WhisperEnc(nn.Module):
+    """A Whisper-style audio encoder: two Conv1d with GELU (the second stride 2) over 80 mel
+    bins, sinusoidal positions, two pre-LN attention layers over 300 frames, a final LN."""
+
+    def __init__(self, d=128, frames=300):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv1d(80, d, 3, padding=1), nn.Conv1d(d, d, 3, 2, padding=1)
+        pos = torch.arange(frames)[:, None] * torch.exp(-math.log(10000) * torch.arange(d // 2) / (d // 2 - 1))
+        self.register_buffer("pos", torch.cat((pos.sin(), pos.cos()), 1))
+        layer = nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.enc, self.ln = nn.TransformerEncoder(layer, 2), nn.LayerNorm(d)
+
+    def forward(self, mel):
+        x = nn.functional.gelu(self.c2(nn.functional.gelu(self.c1(mel))))
+        return self.ln(self.enc(x.transpose(1, 2) + self.pos))
+
+
+class T5Layer(nn.Module):
+    """A T5 encoder layer: RMSNorm (pow, mean, rsqrt), attention without scaling plus a
+    relative position bias from bucketed distances (abs, log, min, where, an embedding
+    gather computed in the graph), ReLU feed-forward without biases."""
+
+    def __init__(self, d=64, heads=4, buckets=32, max_dist=128):
+        super().__init__()
+        self.h, self.nb, self.md = heads, buckets, max_dist
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.rel = nn.Embedding(buckets, heads)
+        self.w1, self.w2 = nn.Linear(d, 4 * d, bias=False), nn.Linear(4 * d, d, bias=False)
+        self.g1, self.g2 = nn.Parameter(torch.ones(d) + 0.1 * torch.randn(d)), nn.Parameter(torch.ones(d))
+
+    def rms(self, x, g):
+        return g * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    def bias(self, n):
+        pos = torch.arange(n)
+        rel = pos[None, :] - pos[:, None]
+        nb = self.nb // 2
+        b = (rel > 0).long() * nb
+        rel = rel.abs()
+        exact = nb // 2
+        large = exact + (torch.log(rel.float() / exact) / math.log(self.md / exact) * (nb - exact)).long()
+        large = torch.min(large, torch.full_like(large, nb - 1))
+        b = b + torch.where(rel < exact, rel, large)
+        return self.rel(b).permute(2, 0, 1)[None]
+
+    def forward(self, x):
+        b, n, d = x.shape
+        y = self.rms(x, self.g1)
+        q, k, v = (m(y).view(b, n, self.h, -1).transpose(1, 2) for m in (self.q, self.k, self.v))
+        a = torch.softmax(q @ k.transpose(-1, -2) + self.bias(n), -1)
+        x = x + self.o((a @ v).transpose(1, 2).reshape(b, n, d))
+        return x + self.w2(torch.relu(self.w1(self.rms(x, self.g2))))
+
+
+class Gpt2Step(nn.Module):
+    """One decoding step of a GPT-2-style block with a KV cache: past keys and values are
+    inputs, the new token's are concatenated to them and returned; tanh-approximated GELU,
+    tied input/output embedding."""
+
+    def __init__(self, vocab=500, d=64, heads=4):
+        super().__init__()
+        self.h = heads
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(64, d)
+        self.ln1, self.ln2, self.lnf = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.f1, self.f2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, ids, pk, pv):
+        b, n = ids.shape
+        t0 = pk.shape[2]
+        x = self.wte(ids) + self.wpe(torch.arange(t0, t0 + n)[None])
+        q, k, v = self.qkv(self.ln1(x)).split(x.shape[-1], -1)
+        q, k, v = (z.view(b, n, self.h, -1).transpose(1, 2) for z in (q, k, v))
+        k, v = torch.cat((pk, k), 2), torch.cat((pv, v), 2)
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), -1)
+        x = x + self.o((a @ v).transpose(1, 2).reshape(b, n, -1))
+        x = x + self.f2(nn.functional.gelu(self.f1(self.ln2(x)), approximate="tanh"))
+        return self.lnf(x) @ self.wte.weight.t(), k, v
+
+
+class HrFuse(nn.Module):
+    """HRNet-style exchange between a full- and a half-resolution branch: down by a strided
+    conv, up by a 1x1 conv and bilinear upsampling, sums and ReLUs, twice; the head
+    concatenates both upsampled branches."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU())
+        self.split = nn.Conv2d(c, 2 * c, 3, 2, 1)
+        blk = lambda ci: nn.Sequential(nn.Conv2d(ci, ci, 3, padding=1), nn.BatchNorm2d(ci), nn.ReLU())
+        self.hi, self.lo = nn.ModuleList(blk(c) for _ in range(2)), nn.ModuleList(blk(2 * c) for _ in range(2))
+        self.down = nn.ModuleList(nn.Conv2d(c, 2 * c, 3, 2, 1) for _ in range(2))
+        self.upc = nn.ModuleList(nn.Conv2d(2 * c, c, 1) for _ in range(2))
+        self.head = nn.Conv2d(3 * c, 10, 1)
+
+    def forward(self, x):
+        h = self.stem(x)
+        l = self.split(h)
+        for i in range(2):
+            h, l = self.hi[i](h), self.lo[i](l)
+            up = nn.functional.interpolate(self.upc[i](l), scale_factor=2.0, mode="bilinear", align_corners=False)
+            h, l = torch.relu(h + up), torch.relu(l + self.down[i](h))
+        l = nn.functional.interpolate(l, size=h.shape[2:], mode="bilinear", align_corners=False)
+        return self.head(torch.cat((h, l), 1))
+
+
+class DetrHead(nn.Module):
+    """A DETR-style detector: a small conv backbone, a 1x1 projection to 64 channels, the
+    feature map flattened to tokens with a sine position embedding, a 2-layer transformer
+    decoder over 10 learned queries, class logits and sigmoid boxes from an MLP."""
+
+    def __init__(self, d=64, q=10):
+        super().__init__()
+        self.bb = nn.Sequential(nn.Conv2d(3, 32, 3, 2, 1), nn.ReLU(), nn.Conv2d(32, 64, 3, 2, 1), nn.ReLU(),
+                                nn.Conv2d(64, 128, 3, 2, 1), nn.ReLU())
+        self.proj = nn.Conv2d(128, d, 1)
+        self.query = nn.Parameter(torch.randn(q, 1, d))
+        layer = nn.TransformerDecoderLayer(d, 4, 128, dropout=0.0)
+        self.dec = nn.TransformerDecoder(layer, 2)
+        self.cls, self.box = nn.Linear(d, 6), nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4))
+
+    def forward(self, x):
+        f = self.proj(self.bb(x))
+        b, d, h, w = f.shape
+        ys = torch.arange(h, dtype=torch.float32)[:, None].expand(h, w)
+        xs = torch.arange(w, dtype=torch.float32)[None, :].expand(h, w)
+        dim = torch.arange(d // 4, dtype=torch.float32)
+        t = 10000 ** (2 * dim / (d // 2))
+        py, px = ys[..., None] / t, xs[..., None] / t
+        pos = torch.cat((py.sin(), py.cos(), px.sin(), px.cos()), -1).reshape(h * w, 1, d)
+        mem = f.flatten(2).permute(2, 0, 1) + pos
+        o = self.dec(self.query.expand(-1, b, -1), mem)
+        return self.cls(o), self.box(o).sigmoid()
+
+
+class Dlrm(nn.Module):
+    """A DLRM-style recommender: a bottom MLP on dense features, three embedding tables
+    summed over 4 ids per table, pairwise dot-product interaction (bmm, the strictly lower
+    triangle taken by constant indices), a top MLP and a sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.bot = nn.Sequential(nn.Linear(13, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU())
+        self.emb = nn.ModuleList(nn.Embedding(n, 32) for n in (1000, 200, 50))
+        li, lj = torch.tril_indices(4, 4, -1)
+        self.register_buffer("li", li)
+        self.register_buffer("lj", lj)
+        self.top = nn.Sequential(nn.Linear(32 + 6, 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, dense, ids):
+        x = self.bot(dense)
+        fs = [x] + [e(ids[:, i]).sum(1) for i, e in enumerate(self.emb)]
+        t = torch.stack(fs, 1)
+        z = t @ t.transpose(1, 2)
+        return torch.sigmoid(self.top(torch.cat((x, z[:, self.li, self.lj]), 1)))
+
+
+class Moe(nn.Module):
+    """A mixture-of-experts feed-forward: a gate, top-2 experts per token (TopK), softmax over
+    the two, weights scattered into a dense [tokens, experts] matrix (scatter with run-time
+    indices), every expert computed and mixed by an einsum."""
+
+    def __init__(self, d=64, e=4):
+        super().__init__()
+        self.gate = nn.Linear(d, e)
+        self.w1, self.w2 = nn.Parameter(torch.randn(e, d, 128) * 0.1), nn.Parameter(torch.randn(e, 128, d) * 0.1)
+
+    def forward(self, x):
+        v, i = self.gate(x).topk(2, -1)
+        w = torch.zeros(x.shape[0], self.w1.shape[0]).scatter(1, i, v.softmax(-1))
+        h = torch.relu(torch.einsum("td,edf->etf", x, self.w1))
+        return torch.einsum("te,etd->td", w, torch.einsum("etf,efd->etd", h, self.w2))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -557,6 +844,20 @@ MODELS = {
     "lstm_cell_loop": (LstmCellLoop, lambda: (torch.randn(12, 2, 32),)),
     "gru_large": (lambda: nn.GRU(512, 1024), lambda: (torch.randn(16, 1, 512),)),
     "lstm_3layer": (lambda: nn.LSTM(64, 256, num_layers=3), lambda: (torch.randn(100, 1, 64),)),
+    # fifth batch: sequence-to-sequence, audio, diffusion, recommender and mixture-of-experts layers
+    "seq2seq_transformer": (Seq2SeqTransformer, lambda: (torch.randn(10, 2, 64), torch.randn(7, 2, 64),
+                                                          torch.tensor([[False] * 10, [False] * 7 + [True] * 3])), 14),
+    "clip_text": (ClipText, lambda: (torch.randint(0, 300, (2, 16)),)),
+    "wav2vec_fe": (Wav2VecFE, lambda: (torch.randn(1, 8000),)),
+    "sd_block": (SdBlock, lambda: (torch.randn(1, 64, 16, 16), torch.tensor([500.0]), torch.randn(1, 8, 32))),
+    "mobilevit_block": (MobileVitBlock, lambda: (torch.randn(1, 32, 32, 32),)),
+    "whisper_enc": (WhisperEnc, lambda: (torch.randn(1, 80, 600),)),
+    "t5_layer": (T5Layer, lambda: (torch.randn(1, 20, 64),)),
+    "gpt2_step": (Gpt2Step, lambda: (torch.randint(0, 500, (1, 1)), torch.randn(1, 4, 15, 16), torch.randn(1, 4, 15, 16))),
+    "hrnet_fuse": (HrFuse, img),
+    "detr": (DetrHead, img),
+    "dlrm": (Dlrm, lambda: (torch.randn(8, 13), torch.stack([torch.randint(0, n, (8, 4)) for n in (50, 50, 50)], 1))),
+    "moe": (Moe, lambda: (torch.randn(24, 64),)),
 }
 
 

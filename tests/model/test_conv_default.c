@@ -698,6 +698,105 @@ static void test_pool_apart_from_shared_producer(void **state)
     weft_graph_destroy(g);
 }
 
+/* A producer evaluating a transcendental function (here Exp) is not inlined into the conv
+ * reading it (it would be recomputed per filter block and tap): two kernels, with the same
+ * numbers; a ReLU is (one kernel). */
+static void test_costly_producer_apart(void **state)
+{
+    (void)state;
+    enum { C = 8, F = 16, H = 10, W = 10 };
+    rng_state = 11;
+    float *x = random_buf(C * H * W), *wt = random_buf(F * C * 9), *y = calloc(F * H * W, sizeof(float));
+    for (int k = 0; k < 2; k++) {
+        weft_graph *g = NULL;
+        weft_value xv, pv, wv, yv;
+        int64_t xs[4] = {1, C, H, W}, ws[4] = {F, C, 3, 3};
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, xs, &xv), WEFT_OK);
+        assert_int_equal(weft_graph_unary(g, k == 0 ? "Exp" : "Relu", xv, &pv), WEFT_OK);
+        assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, ws, wt, &wv), WEFT_OK);
+        weft_attr pads = {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){1, 1, 1, 1}};
+        assert_int_equal(weft_graph_add_op(g, "Conv", "conv", 2, (weft_value[]){pv, wv}, 1, &pads, 1, &yv), WEFT_OK);
+        assert_int_equal(weft_graph_set_output(g, yv, "y"), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), k == 0 ? 2 : 1);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+        double err = 0, mx = 0;
+        for (int f = 0; f < F; f++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    double sum = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int dy = 0; dy < 3; dy++)
+                            for (int dx = 0; dx < 3; dx++) {
+                                int ih = h + dy - 1, iw = w + dx - 1;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                double v = x[(c * H + ih) * W + iw];
+                                sum += (k == 0 ? exp(v) : fmax(v, 0)) * wt[((f * C + c) * 3 + dy) * 3 + dx];
+                            }
+                    err = fmax(err, fabs(y[(f * H + h) * W + w] - sum));
+                    mx = fmax(mx, fabs(sum));
+                }
+        assert_true(err <= REL_TOL * mx);
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+    }
+    free(x), free(wt), free(y);
+}
+
+/* A pointwise conv over tokens transposed back into channels ([1, P, C] -> [1, C, P] -> [1, C,
+ * 8, 8], a transformer block's output projection as a 1x1 conv) is not put in the pixel form,
+ * whose pixel vectors would be gathers strided by C; it is blocked, and matches. */
+static void test_pointwise_over_transposed_tokens(void **state)
+{
+    (void)state;
+    enum { P = 64, C = 16, F = 24 };
+    rng_state = 5;
+    float *x = random_buf(P * C), *wt = random_buf(F * C), *b = random_buf(F), *y = calloc(F * P, sizeof(float));
+    weft_graph *g = NULL;
+    weft_value xv, tv, sv, rv, wv, bv, yv;
+    int64_t xs[3] = {1, P, C}, ws[4] = {F, C, 1, 1}, two = 4, shape[4] = {1, C, 8, 8}, fdim = F;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 3, xs, &xv), WEFT_OK);
+    weft_attr perm = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 3, .ints = (const int64_t[]){0, 2, 1}};
+    assert_int_equal(weft_graph_add_op(g, "Transpose", "t", 1, &xv, 1, &perm, 1, &tv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "shape", WEFT_TYPE_INT64, 1, &two, shape, &sv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Reshape", "r", 2, (weft_value[]){tv, sv}, 0, NULL, 1, &rv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 4, ws, wt, &wv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "b", WEFT_TYPE_FLOAT32, 1, &fdim, b, &bv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Conv", "conv", 3, (weft_value[]){rv, wv, bv}, 0, NULL, 1, &yv), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, yv, "y"), WEFT_OK);
+    const int bits[2] = {512, 256};
+    for (int k = 0; k < 2; k++) {
+        weft_target_caps caps = weft_caps_cpu(bits[k], 2);
+        sched_probe p;
+        memset(&p, 0, sizeof p);
+        p.caps = &caps;
+        assert_int_equal(weft_model_each_kernel(g, &caps, probe_kernel, &p), WEFT_OK);
+        assert_int_equal(p.kernels, 1);
+        assert_string_not_equal(p.ks.rule, "conv_pixels");
+        if (!strstr(p.text, ".red fi\n")) fail_msg("not vectorized over filters:\n%s", p.text);
+    }
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+    assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+    double err = 0, mx = 0;
+    for (int f = 0; f < F; f++)
+        for (int q = 0; q < P; q++) {
+            double sum = b[f];
+            for (int c = 0; c < C; c++) sum += (double)x[q * C + c] * wt[f * C + c];
+            err = fmax(err, fabs(y[f * P + q] - sum));
+            mx = fmax(mx, fabs(sum));
+        }
+    assert_true(err <= REL_TOL * mx);
+    weft_model_destroy(m);
+    weft_graph_destroy(g);
+    free(x), free(wt), free(b), free(y);
+}
+
 /* A dilated conv reading mostly padding (case 61: rate 6 on 13x13, 48% of its taps reach the
  * image) becomes 9 band convs (matched against the reference with every other case above);
  * one reading the image with most taps (case 13's kind: no dilation) stays one kernel. */
@@ -803,6 +902,8 @@ int main(void)
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
         cmocka_unit_test(test_dilated_conv_in_bands),
         cmocka_unit_test(test_pool_apart_from_shared_producer),
+        cmocka_unit_test(test_costly_producer_apart),
+        cmocka_unit_test(test_pointwise_over_transposed_tokens),
         cmocka_unit_test(test_prenorm_batchnorm_folds_into_unpadded_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
