@@ -111,6 +111,26 @@ static weft_status seq_mask(weft_graph *g, int ni, int *out)
     return rc;
 }
 
+/* Output k of node ni, when something reads it, becomes a new value (the loop's storage) and
+ * the value the model reads is that times mask (a Mul node named after ni and suffix). */
+static weft_status masked_output(weft_graph *g, int ni, int k, int ndim, const int64_t *shape, int mask,
+                                 const char *suffix)
+{
+    int user = g->nodes[ni].outputs[k];
+    if (user < 0 || weft_graph_n_uses(g, user) == 0) return WEFT_OK;
+    weft_status rc = add_output(g, ni, k, ndim, shape);
+    char nm[200];
+    snprintf(nm, sizeof nm, "%.150s.%s", g->nodes[ni].name, suffix);
+    int tmp = -1;
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Mul", nm, 2, (weft_value[]){g->nodes[ni].outputs[k], mask}, 0, NULL, 1, &tmp);
+    if (rc != WEFT_OK) return rc;
+    int mul = g->n_nodes - 1;
+    g->nodes[mul].outputs[0] = user;
+    g->values[user].producer = mul;
+    g->values[tmp].producer = -1;
+    return WEFT_OK;
+}
+
 /* v_mask: the node's step mask (seq_mask), or -1. */
 static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
 {
@@ -166,7 +186,6 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
     if (v_mask >= 0 || peep >= 0) ins[n->n_inputs++] = v_mask; /* after C0 (LSTM) or H0: ops/nn_rnn.c */
     if (peep >= 0) ins[n->n_inputs++] = peep;
     for (int k = 0; k < n->n_inputs; k++) n->inputs[k] = ins[k];
-    int y_user = n->outputs[0];
     for (int k = n->n_outputs; rc == WEFT_OK && k < (lstm ? 3 : 2); k++) rc = add_output(g, ni, k, 3, state);
     if (rc == WEFT_OK && lstm) rc = add_output(g, ni, 3, 4, seq);
     if (rc == WEFT_OK) rc = add_output(g, ni, lstm ? 4 : 2, 4, (int64_t[]){D, NB, B, blk}); /* the product's scratch */
@@ -176,18 +195,22 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
     if (rc == WEFT_OK && lbr0) rc = add_output(g, ni, 4, 3, state);
     /* with a mask, the loop's Y (its state storage) holds the kept state on masked steps: the
      * model's Y is that times the mask */
-    if (rc == WEFT_OK && v_mask >= 0 && y_user >= 0 && weft_graph_n_uses(g, y_user) > 0) {
-        rc = add_output(g, ni, 0, 4, seq);
-        int tmp = -1;
-        snprintf(nm, sizeof nm, "%s.y_masked", base);
-        if (rc == WEFT_OK)
-            rc = weft_graph_add_op(g, "Mul", nm, 2, (weft_value[]){g->nodes[ni].outputs[0], v_mask}, 0, NULL, 1, &tmp);
-        if (rc == WEFT_OK) {
-            int mul = g->n_nodes - 1;
-            g->nodes[mul].outputs[0] = y_user;
-            g->values[y_user].producer = mul;
-            g->values[tmp].producer = -1;
+    if (rc == WEFT_OK && v_mask >= 0) rc = masked_output(g, ni, 0, 4, seq, v_mask, "y_masked");
+    /* lengths computed at run time may be 0: such a row's Y_h (and Y_c) is zeros, as ONNX
+     * Runtime gives it, not the initial state it kept; times the mask's first step [1, B, 1]
+     * (constant lengths of 0 are refused by the shape rule) */
+    bool run_time = v_mask >= 0 && !g->values[v_mask].data;
+    int first = -1;
+    for (int k = 1; rc == WEFT_OK && run_time && k < (lstm ? 3 : 2); k++) {
+        if (weft_graph_n_uses(g, g->nodes[ni].outputs[k]) == 0) continue;
+        if (first < 0) {
+            snprintf(nm, sizeof nm, "%s.step0", base);
+            int zero = -1;
+            rc = weft_graph_add_constant(g, nm, WEFT_TYPE_INT64, 0, NULL, (int64_t[]){0}, &zero);
+            snprintf(nm, sizeof nm, "%s.started", base);
+            if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Gather", nm, 2, (weft_value[]){v_mask, zero}, 0, NULL, 1, &first);
         }
+        if (rc == WEFT_OK) rc = masked_output(g, ni, k, 3, state, first, k == 1 ? "h_masked" : "c_masked");
     }
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;

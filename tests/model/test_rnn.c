@@ -274,6 +274,8 @@ static void naive(const cfg *c, int G, int D, const float *x, const float *w, co
                 memcpy(h, hn, sizeof(float) * (size_t)H);
                 memcpy(y + (((size_t)t * D + d) * B + bb) * H, h, sizeof(float) * (size_t)H);
             }
+            if (L == 0) /* a row of no steps ends with zeros, as ONNX Runtime gives it */
+                for (int i = 0; i < H; i++) h[i] = 0, cs[i] = 0;
             memcpy(yh + ((size_t)d * B + bb) * H, h, sizeof(float) * (size_t)H);
             if (yc) memcpy(yc + ((size_t)d * B + bb) * H, cs, sizeof(float) * (size_t)H);
         }
@@ -449,6 +451,15 @@ static void test_nodes_vs_naive(void **state)
         check_node(&c);
         if (c.lens) c.lens_input = true, check_node(&c); /* the lengths given at run time */
     }
+    /* a length of 0 computed at run time (a constant one is refused): that row's Y_h and Y_c
+     * are zeros, not the initial state */
+    static const int64_t lens0[] = {3, 0, 2};
+    static const cfg empty_rows[] = {
+        C("GRU", "bidirectional", 3, 3, 4, 7, true, true, false, true, false, false, .lens = lens0, .lens_input = true),
+        C("LSTM", "forward", 3, 3, 3, 6, true, true, true, true, false, false, .lens = lens0, .lens_input = true),
+        C("RNN", "reverse", 3, 3, 2, 5, true, true, false, true, true, false, .lens = lens0, .lens_input = true),
+    };
+    for (size_t i = 0; i < sizeof empty_rows / sizeof empty_rows[0]; i++) check_node(&empty_rows[i]);
 #undef AB
 #undef C
 }
