@@ -591,6 +591,8 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
     return WEFT_OK;
 }
 
+enum { MAX_DEINTERLEAVE = 4 }; /* the widest stride a load reads whole and deinterleaves */
+
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
     const weft_buffer *buf = weft_expr_load_buf(e);
@@ -627,6 +629,29 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
                 ld = LLVMBuildShuffleVector(cg->b, ld, LLVMGetPoison(LLVMTypeOf(ld)), LLVMConstVector(sel, (unsigned)cg->lanes), "");
             }
         }
+    } else if (known && stride >= 2 && stride <= MAX_DEINTERLEAVE && cg->slow_gather && cg->lanes * stride <= 64) {
+        /* a small constant stride where gathers are slow (AMD Zen: about a load per lane): the
+         * stride x lanes elements from lane 0's address in one masked load, then every
+         * stride-th. Element j is read when the lane at or after it is enabled (j <= stride *
+         * the last enabled lane): it lies between two addresses the vector reads. */
+        st = index_at_min(cg, idx, &i);
+        if (st != WEFT_OK) return st;
+        unsigned L = (unsigned)cg->lanes, S = (unsigned)stride, W = L * S;
+        LLVMTypeRef wty = LLVMVectorType(mty, W);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), sel[64], wmask;
+        for (unsigned k = 0; k < L; k++) sel[k] = LLVMConstInt(cg->t_i32, (unsigned long long)k * S, 0);
+        if (cg->vmask) {
+            LLVMValueRef spread[64], off = LLVMConstNull(LLVMTypeOf(cg->vmask)); /* index L: off */
+            for (unsigned j = 0; j < W; j++) spread[j] = LLVMConstInt(cg->t_i32, (j + S - 1) / S < L ? (j + S - 1) / S : L, 0);
+            wmask = LLVMBuildShuffleVector(cg->b, cg->vmask, off, LLVMConstVector(spread, W), "");
+        } else {
+            LLVMValueRef bits[64];
+            for (unsigned j = 0; j < W; j++) bits[j] = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), j <= S * (L - 1), 0);
+            wmask = LLVMConstVector(bits, W);
+        }
+        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), wmask, LLVMGetPoison(wty)};
+        LLVMValueRef wide = masked_intrinsic(cg, "llvm.masked.load", wty, LLVMTypeOf(p), args, 4);
+        ld = LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(sel, L), "");
     } else {
         st = index_vector(cg, idx, &i);
         if (st != WEFT_OK) return st;

@@ -154,6 +154,62 @@ static void test_pad_reads_stride2(void **state)
     L->destroy(t);
 }
 
+/* Q[v] = X[S*v + 1] over v in [0, 16) (VECTORIZED), S = 2, 3, 4, all of it or under a guard v <
+ * n (the last partial vector: a lane mask). With slow_gather (AMD Zen) one masked load of S x
+ * lanes elements and a shuffle of every S-th, no gather; X ends where the last lane reads, at
+ * the end of its block, so the wide load must not touch what lies after it. */
+static void check_strided_load(weft_target *t, int S, int n)
+{
+    weft_llvm_test_set_slow_gather(t, true);
+    weft_arena *a = weft_arena_create();
+    assert_non_null(a);
+    int64_t nx = (int64_t)S * (n - 1) + 2, nq = 16;
+    const weft_buffer *X = weft_buffer_new(a, "X", WEFT_F32, 1, &nx, WEFT_SCOPE_GLOBAL, 0);
+    const weft_buffer *Q = weft_buffer_new(a, "Q", WEFT_F32, 1, &nq, WEFT_SCOPE_GLOBAL, 1);
+    const weft_expr *v = weft_var(a, "v", WEFT_I64);
+#define I(v) weft_i64(a, v)
+    const weft_stmt *st = weft_store(a, Q, v, weft_load(a, X, weft_add(a, weft_mul(a, v, I(S)), I(1))));
+    if (n < 16) st = weft_if(a, weft_cmp(a, WEFT_EXPR_LT, v, I(n)), st, NULL);
+    const weft_stmt *body = weft_for(a, v, I(0), I(16), WEFT_FOR_VECTORIZED, st);
+#undef I
+    weft_loop_func lf = {.name = "strided", .n_params = 2, .params = (const weft_buffer *[]){X, Q}, .body = body};
+    char *ir = NULL;
+    assert_int_equal(L->dump(t, &lf, WEFT_DUMP_IR, &ir), WEFT_OK);
+    if (strstr(ir, "llvm.masked.gather") || !strstr(ir, "llvm.masked.load"))
+        fail_msg("stride %d over %d: a gather, or no masked load:\n%s", S, n, ir);
+    free(ir);
+    weft_kernel *k = NULL;
+    assert_int_equal(L->compile(t, &lf, &k), WEFT_OK);
+    size_t page = 4096, bytes = sizeof(float) * (size_t)nx;
+    char *blk = aligned_alloc(page, 2 * page);
+    assert_non_null(blk);
+    float *xv = (float *)(blk + 2 * page - bytes), qv[16];
+    for (int64_t i = 0; i < nx; i++) xv[i] = (float)i + 0.25f;
+    for (int i = 0; i < 16; i++) qv[i] = -1;
+    void *args[2] = {xv, qv};
+    weft_exec ex = {0};
+    assert_int_equal(L->run(k, args, &ex), WEFT_OK);
+    for (int i = 0; i < 16; i++) {
+        float want = i < n ? xv[S * i + 1] : -1.0f;
+        if (qv[i] != want) fail_msg("stride %d over %d: Q[%d] = %g, want %g", S, n, i, (double)qv[i], (double)want);
+    }
+    L->kernel_destroy(k);
+    free(blk);
+    weft_arena_destroy(a);
+}
+
+static void test_strided_loads_deinterleaved(void **state)
+{
+    (void)state;
+    weft_target *t = NULL;
+    assert_int_equal(L->create(&t), WEFT_OK);
+    for (int S = 2; S <= 4; S++) {
+        check_strided_load(t, S, 16);
+        check_strided_load(t, S, 11);
+    }
+    L->destroy(t);
+}
+
 static void test_pad_reads(void **state)
 {
     (void)state;
@@ -167,6 +223,7 @@ static void test_pad_reads(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pad_reads), cmocka_unit_test(test_pad_reads_stride2)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pad_reads), cmocka_unit_test(test_pad_reads_stride2),
+                                       cmocka_unit_test(test_strided_loads_deinterleaved)};
     return cmocka_run_group_tests_name("targets_llvm_pad", tests, NULL, NULL);
 }
