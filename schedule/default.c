@@ -266,9 +266,10 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         int n = op->ndim;
         int64_t elems = 1;
         for (int d = 0; d < n; d++) elems *= op->shape[d];
-        int ta = r < 0 && p != WEFT_PATTERN_OUT_REDUCTION_REUSE ? weft_sched_transposed_axis(s, y, lanes) : -1;
+        int64_t tw = lanes;
+        int ta = r < 0 && p != WEFT_PATTERN_OUT_REDUCTION_REUSE ? weft_sched_transposed_axis(s, y, lanes, &tw) : -1;
         if (ta >= 0) {
-            rc = schedule_transposed(s, y, ta, lanes, n_out < 2 || elems >= SMALL_NEST, row_loop[y]);
+            rc = schedule_transposed(s, y, ta, tw, n_out < 2 || elems >= SMALL_NEST, row_loop[y]);
             continue;
         }
         int64_t tiles[WEFT_MAX_DIMS];

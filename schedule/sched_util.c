@@ -215,10 +215,11 @@ static const weft_expr *expand_inlined(void *ud, const weft_expr *e)
     return body;
 }
 
-int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes)
+int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes, int64_t *width)
 {
     const weft_tensor *op = s->stages[t].op;
     int n = op->ndim;
+    *width = lanes;
     if (n < 2 || op->n_reduce || !op->body || lanes < 2 || lanes > 16 || op->shape[n - 1] < lanes) return -1;
     weft_arena *a = weft_arena_create();
     if (!a) return -1;
@@ -231,6 +232,11 @@ int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes)
     if (!body || !moves || sc.unit[n - 1]) return -1;
     for (int d = n - 2; d >= 0; d--)
         if (sc.unit[d] && op->shape[d] % lanes == 0) return d;
+    /* else tiles of half or a quarter of a vector that divide the axis (NCHW -> NHWC of a
+     * 56-wide plane: tiles of 8 with 16 lanes), down to 4 lanes */
+    for (int64_t w = lanes / 2; w >= 4 && w >= lanes / 4; w /= 2)
+        for (int d = n - 2; d >= 0; d--)
+            if (sc.unit[d] && op->shape[d] % w == 0) return *width = w, d;
     return -1;
 }
 

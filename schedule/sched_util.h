@@ -52,12 +52,13 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
 /* An elementwise stage t (its inlined producers expanded) that no read walks contiguously along
  * its last axis, which moves them, and some read walks contiguously along another axis d whose
  * extent is a multiple of `lanes` (<= 16; the last extent at least `lanes`, the last partial
- * tile partitioned off by lowering): a transpose (attention's K^T, NCHW <-> NHWC). Returns the
- * last such d, or -1. Vectorized along the last axis each vector of
- * such a stage is a gather; along d, with the last axis in a loop of `lanes` around it, the
+ * tile partitioned off by lowering), else of lanes / 2 or lanes / 4 (at least 4): a transpose
+ * (attention's K^T, NCHW <-> NHWC). Returns the last such d, or -1, and the tile width in
+ * *width. Vectorized along the last axis each vector of
+ * such a stage is a gather; along d, with the last axis in a loop of *width around it, the
  * loads are contiguous and the LLVM target transposes the vectors in registers for the stores
  * (targets/llvm/vector.c, transposed stores). */
-int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes);
+int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes, int64_t *width);
 
 /* An input of kernel f that op reads along its vector axis `vec` but not along some other
  * spatial axis of extent > 1 (B in a matmul): its data is reused across that axis, so packing
