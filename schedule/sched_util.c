@@ -163,6 +163,14 @@ static int64_t coeff_of(const weft_expr *e, const weft_expr *v)
             return a < 0 ? -1 : a * weft_expr_int(weft_expr_b(e));
         }
         return -1;
+    case WEFT_EXPR_FLOORDIV:
+    case WEFT_EXPR_FLOORMOD:
+        /* axes merged by a reshape and split again (floormod(b*64 + e, 768)): within a block
+         * of the divisor, e walks at stride 1 and floordiv stays put, which the LLVM target's
+         * vector accesses check per loop (targets/llvm/vector.c, stride_of) */
+        if (weft_expr_b(e)->kind == WEFT_EXPR_INT && weft_expr_int(weft_expr_b(e)) >= 2 && coeff_of(weft_expr_a(e), v) == 1)
+            return e->kind == WEFT_EXPR_FLOORDIV ? 0 : 1;
+        return -1;
     default: return -1;
     }
 }

@@ -118,8 +118,75 @@ static void test_padded_blocked_weights_match_reference(void **state)
     }
 }
 
+/* Heads transposed back and merged ([B, H, N, D] -> [B, N, H, D] -> [B*N, H*D]) before a
+ * product: the Transpose is a kernel of its own (read through the merging Reshape, the
+ * product's reduction index would be divided back into (h, d) at every step), and the
+ * result matches. A Transpose read through a Reshape that splits the last axis instead
+ * (attention's [N, H*D] -> [N, H, D] -> [H, N, D]) still fuses into the product. */
+static void test_merged_heads_apart_from_product(void **state)
+{
+    (void)state;
+    enum { B = 2, H = 4, N = 8, D = 16, F = 24 };
+    float *x = malloc(sizeof(float) * B * H * N * D), *w = malloc(sizeof(float) * H * D * F), *y = malloc(sizeof(float) * H * B * N * F);
+    for (int i = 0; i < B * H * N * D; i++) x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < H * D * F; i++) w[i] = (float)((i * 53) % 97) / 48.0f - 1.0f;
+    for (int split = 0; split < 2; split++) {
+        weft_graph *g = NULL;
+        weft_value xv, tv, sv, rv, wv, yv;
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        int64_t xs[4] = {B, H, N, D}, ws[2] = {H * D, F}, wd[2] = {D, F}, two = 2;
+        int64_t x3[3] = {B * N, H, D}; /* split: x [B*N, H*D] read as [B*N, H, D] */
+        if (split) assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 2, (int64_t[]){B * N, H * D}, &xv), WEFT_OK);
+        else assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, xs, &xv), WEFT_OK);
+        weft_attr perm = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = split ? 3 : 4,
+                          .ints = split ? (const int64_t[]){1, 0, 2} : (const int64_t[]){0, 2, 1, 3}};
+        if (split) {
+            assert_int_equal(weft_graph_add_constant(g, "shape", WEFT_TYPE_INT64, 1, (int64_t[]){3}, x3, &sv), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "Reshape", "r", 2, (weft_value[]){xv, sv}, 0, NULL, 1, &rv), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "Transpose", "t", 1, &rv, 1, &perm, 1, &tv), WEFT_OK);
+            assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 2, wd, w, &wv), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "MatMul", "mm", 2, (weft_value[]){tv, wv}, 0, NULL, 1, &yv), WEFT_OK);
+        } else {
+            assert_int_equal(weft_graph_add_op(g, "Transpose", "t", 1, &xv, 1, &perm, 1, &tv), WEFT_OK);
+            assert_int_equal(weft_graph_add_constant(g, "shape", WEFT_TYPE_INT64, 1, &two, (int64_t[]){B * N, H * D}, &sv), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "Reshape", "r", 2, (weft_value[]){tv, sv}, 0, NULL, 1, &rv), WEFT_OK);
+            assert_int_equal(weft_graph_add_constant(g, "w", WEFT_TYPE_FLOAT32, 2, ws, w, &wv), WEFT_OK);
+            assert_int_equal(weft_graph_add_op(g, "MatMul", "mm", 2, (weft_value[]){rv, wv}, 0, NULL, 1, &yv), WEFT_OK);
+        }
+        assert_int_equal(weft_graph_set_output(g, yv, "y"), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), split ? 1 : 2);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
+        double err = 0, mx = 0;
+        if (split) /* y [H, B*N, F] = x[r, h*D + d] * w[d, f] */
+            for (int h = 0; h < H; h++)
+                for (int r = 0; r < B * N; r++)
+                    for (int f = 0; f < F; f++) {
+                        double sum = 0;
+                        for (int d = 0; d < D; d++) sum += (double)x[r * H * D + h * D + d] * w[d * F + f];
+                        err = fmax(err, fabs(y[(h * B * N + r) * F + f] - sum)), mx = fmax(mx, fabs(sum));
+                    }
+        else /* y [B*N, F] = x[b, h, n, d] * w[h*D + d, f] */
+            for (int b = 0; b < B; b++)
+                for (int n = 0; n < N; n++)
+                    for (int f = 0; f < F; f++) {
+                        double sum = 0;
+                        for (int h = 0; h < H; h++)
+                            for (int d = 0; d < D; d++) sum += (double)x[((b * H + h) * N + n) * D + d] * w[(h * D + d) * F + f];
+                        err = fmax(err, fabs(y[(b * N + n) * F + f] - sum)), mx = fmax(mx, fabs(sum));
+                    }
+        assert_true(err <= 1e-4 * mx);
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+    }
+    free(x), free(w), free(y);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_padded_blocked_weights_match_reference)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_padded_blocked_weights_match_reference),
+                                       cmocka_unit_test(test_merged_heads_apart_from_product)};
     return cmocka_run_group_tests_name("model_gemm_layout", tests, NULL, NULL);
 }
