@@ -575,6 +575,55 @@ static void test_transposed_output(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Y[q, e, t] = X[t, floordiv(q*D + e, H*D)*3*H*D + floormod(q*D + e, H*D) + H*D], q = b*H + h:
+ * K^T of heads whose batch and head axes a reshape merged (PyTorch's batch_first
+ * nn.MultiheadAttention); the index walks e at stride 1 inside floormod, so e is vectorized
+ * (the stores transposed in registers), not t. Values against the plain index arithmetic. */
+static void test_transposed_merged_heads(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t shapes[][4] = {{128, 2, 3, 32}, {40, 2, 2, 16}};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int64_t T = shapes[c][0], B = shapes[c][1], H = shapes[c][2], D = shapes[c][3], HD = H * D;
+        weft_arena *a = weft_arena_create();
+        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 2, (int64_t[]){T, B * 3 * HD});
+        weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){B * H, D, T}, (const char *const[]){"q", "e", "t"});
+        const weft_expr *flat = weft_add(a, weft_mul(a, weft_te_axis(Y, 0), weft_i64(a, D)), weft_te_axis(Y, 1));
+        const weft_expr *col = weft_add(a, weft_add(a, weft_mul(a, weft_floordiv(a, flat, weft_i64(a, HD)), weft_i64(a, 3 * HD)),
+                                                    weft_floormod(a, flat, weft_i64(a, HD))),
+                                        weft_i64(a, HD));
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_te_at(a, X, weft_te_axis(Y, 2), col));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "kt", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+        char *text = weft_schedule_text(s);
+        if (!strstr(text, "vectorize Y e") || strstr(text, "vectorize Y t")) {
+            print_error("%lldx%lldx%lldx%lld: not vectorized along e:\n%s\n", (long long)T, (long long)B, (long long)H,
+                        (long long)D, text);
+            failures++;
+        }
+        free(text);
+        weft_schedule_destroy(s);
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(B * HD * T));
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t e = 0; e < D; e++)
+                    for (int64_t t = 0; t < T; t++)
+                        ref[(((b * H + h) * D) + e) * T + t] = in[0][t * B * 3 * HD + b * 3 * HD + HD + h * D + e];
+        failures += check(fx, f, false, ref, true, "merged heads");
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_softmax_and_layer_norm_rows(void **state)
 {
     fixture *fx = *state;
@@ -659,6 +708,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matmul_register_tile_fits_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_matmul_transposed_operand_is_packed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transposed_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transposed_merged_heads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocked_weight_product, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_output_tile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matrix_vector_with_epilogue, setup, teardown),
