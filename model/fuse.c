@@ -105,7 +105,9 @@ static bool merges_last_axis(const weft_graph *g, const int *chain, int n)
     for (int k = 0; k < n; k++) {
         const weft_gnode *nd = &g->nodes[chain[k]];
         const weft_gvalue *in = &g->values[nd->inputs[0]], *out = &g->values[nd->outputs[0]];
-        if (in->ndim >= 1 && out->ndim >= 1 && out->shape[out->ndim - 1] > in->shape[in->ndim - 1]) return true;
+        if (in->ndim < 1 || out->ndim < 1) continue;
+        int64_t in_last = in->shape[in->ndim - 1], out_last = out->shape[out->ndim - 1];
+        if (in_last > 1 && out_last > in_last) return true; /* not a trailing 1 squeezed away */
     }
     return false;
 }
