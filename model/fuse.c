@@ -229,13 +229,7 @@ static bool transcendental(fctx *c, int a)
  * with its columns contiguous, once, and the product reads rows of it. */
 static bool moves_last_axis_into_b(const weft_graph *g, const weft_gnode *mm, const weft_gnode *p)
 {
-    if (strcmp(mm->op_type, "MatMul") || strcmp(p->op_type, "Transpose") || p->n_inputs < 1) return false;
-    int nd = g->values[p->inputs[0]].ndim;
-    const int64_t *perm = NULL;
-    int np = weft_gnode_attr_ints(p, "perm", &perm);
-    if (nd < 2) return false;
-    int64_t last = np == nd && perm ? perm[nd - 1] : 0; /* no perm: the axes reversed */
-    return last != nd - 1;
+    return !strcmp(mm->op_type, "MatMul") && weft_model_transpose_moves_last(g, p);
 }
 
 /* Window pools (MaxPool, AveragePool) in group r. */

@@ -43,6 +43,9 @@ weft_status weft_model_conv_border_bands(weft_graph *g);
  * for node `at` go before its consumers: fusion takes node order as a topological order);
  * producers follow. passes.c. */
 weft_status weft_model_move_before(weft_graph *g, int at, int first);
+/* Whether node nd is a Transpose that moves its input's last axis elsewhere (its output's last
+ * axis is then strided in the input): passes.c. */
+bool weft_model_transpose_moves_last(const weft_graph *g, const weft_gnode *nd);
 /* Views that only drop or insert unit dims moved below the elementwise op reading them: passes.c. */
 weft_status weft_model_sink_unit_views(weft_graph *g);
 weft_status weft_model_pretranspose_weights(weft_graph *g);

@@ -131,8 +131,10 @@ static weft_status masked_output(weft_graph *g, int ni, int k, int ndim, const i
     return WEFT_OK;
 }
 
-/* v_mask: the node's step mask (seq_mask), or -1. */
-static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
+/* v_mask: the node's step mask (seq_mask), or -1; *v_started: its first step [1, B, 1] (1
+ * where a row's run-time length is above 0), made here when first needed, shared by both
+ * directions of a node. */
+static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask, int *v_started)
 {
     weft_gnode *n = &g->nodes[ni];
     bool lstm = !strcmp(n->op_type, "LSTM"), gru = !strcmp(n->op_type, "GRU");
@@ -200,17 +202,16 @@ static weft_status expand(weft_graph *g, int ni, int64_t nb, int v_mask)
      * Runtime gives it, not the initial state it kept; times the mask's first step [1, B, 1]
      * (constant lengths of 0 are refused by the shape rule) */
     bool run_time = v_mask >= 0 && !g->values[v_mask].data;
-    int first = -1;
     for (int k = 1; rc == WEFT_OK && run_time && k < (lstm ? 3 : 2); k++) {
         if (weft_graph_n_uses(g, g->nodes[ni].outputs[k]) == 0) continue;
-        if (first < 0) {
+        if (*v_started < 0) {
             snprintf(nm, sizeof nm, "%s.step0", base);
             int zero = -1;
             rc = weft_graph_add_constant(g, nm, WEFT_TYPE_INT64, 0, NULL, (int64_t[]){0}, &zero);
             snprintf(nm, sizeof nm, "%s.started", base);
-            if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Gather", nm, 2, (weft_value[]){v_mask, zero}, 0, NULL, 1, &first);
+            if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Gather", nm, 2, (weft_value[]){v_mask, zero}, 0, NULL, 1, v_started);
         }
-        if (rc == WEFT_OK) rc = masked_output(g, ni, k, 3, state, first, k == 1 ? "h_masked" : "c_masked");
+        if (rc == WEFT_OK) rc = masked_output(g, ni, k, 3, state, *v_started, k == 1 ? "h_masked" : "c_masked");
     }
     if (rc == WEFT_OK) g->nodes[ni].def = weft_nn_rnn_step_def(&g->nodes[ni]);
     return rc;
@@ -309,16 +310,16 @@ weft_status weft_model_expand_recurrent(weft_graph *g, int64_t nb)
         const weft_gnode *n = &g->nodes[i];
         if (n->dead || !n->def || !weft_op_is_recurrence(n->def)) continue;
         bool both = !strcmp(weft_gnode_attr_string(n, "direction", "forward"), "bidirectional");
-        int first = g->n_nodes, mask = -1;
+        int first = g->n_nodes, mask = -1, started = -1;
         weft_status rc = seq_mask(g, i, &mask);
         if (rc == WEFT_OK && both) {
             int made[2], first_cat = -1;
             rc = split_directions(g, i, made, &first_cat);
             int cat_end = g->n_nodes;
-            for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb, mask);
+            for (int d = 0; d < 2 && rc == WEFT_OK; d++) rc = expand(g, made[d], nb, mask, &started);
             /* the concatenations after what the expansions made (a masked Y's Mul feeds them) */
             if (rc == WEFT_OK) rc = weft_model_move_before(g, first_cat, cat_end);
-        } else if (rc == WEFT_OK) rc = expand(g, i, nb, mask);
+        } else if (rc == WEFT_OK) rc = expand(g, i, nb, mask, &started);
         /* what was made goes right after the node, before its consumers */
         if (rc == WEFT_OK) rc = weft_model_move_before(g, i + 1, first);
         if (rc != WEFT_OK) return rc;

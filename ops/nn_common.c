@@ -169,7 +169,6 @@ bool weft_nn_is_const(const weft_graph *g, const weft_gnode *n, int i)
     return v && v->data;
 }
 
-
 double weft_nn_data_float(const weft_gvalue *v, int64_t j)
 {
     if (weft_dtype_eq(v->dtype, WEFT_F32)) return ((const float *)v->data)[j];

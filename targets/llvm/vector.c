@@ -593,6 +593,24 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
 
 enum { MAX_DEINTERLEAVE = 4 }; /* the widest stride a load reads whole and deinterleaves */
 
+/* Lanes l of stride S from p (lane l at p + S*l) as one masked load of S x L elements and a
+ * shuffle of every S-th: element j is read when the lane at or after it (ceil(j / S)) is on in
+ * `lanes` (an i1 vector of L), so it lies between two addresses the vector reads; the other
+ * lanes are zero. S * L <= 128. */
+static LLVMValueRef deinterleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, unsigned S,
+                                       LLVMValueRef lanes)
+{
+    unsigned L = (unsigned)cg->lanes, W = S * L;
+    LLVMTypeRef wty = LLVMVectorType(mty, W);
+    LLVMValueRef spread[128], sel[128], off = LLVMConstNull(LLVMTypeOf(lanes)); /* index L: off */
+    for (unsigned j = 0; j < W; j++) spread[j] = LLVMConstInt(cg->t_i32, (j + S - 1) / S < L ? (j + S - 1) / S : L, 0);
+    for (unsigned k = 0; k < L; k++) sel[k] = LLVMConstInt(cg->t_i32, (unsigned long long)k * S, 0);
+    LLVMValueRef wmask = LLVMBuildShuffleVector(cg->b, lanes, off, LLVMConstVector(spread, W), "");
+    LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), wmask, LLVMConstNull(wty)};
+    LLVMValueRef wide = masked_intrinsic(cg, "llvm.masked.load", wty, LLVMTypeOf(p), args, 4);
+    return LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(sel, L), "");
+}
+
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
     const weft_buffer *buf = weft_expr_load_buf(e);
@@ -630,28 +648,11 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
             }
         }
     } else if (known && stride >= 2 && stride <= MAX_DEINTERLEAVE && cg->slow_gather && cg->lanes * stride <= 64) {
-        /* a small constant stride where gathers are slow (AMD Zen: about a load per lane): the
-         * stride x lanes elements from lane 0's address in one masked load, then every
-         * stride-th. Element j is read when the lane at or after it is enabled (j <= stride *
-         * the last enabled lane): it lies between two addresses the vector reads. */
+        /* a small constant stride where gathers are slow (AMD Zen: about a load per lane) */
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
-        unsigned L = (unsigned)cg->lanes, S = (unsigned)stride, W = L * S;
-        LLVMTypeRef wty = LLVMVectorType(mty, W);
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), sel[64], wmask;
-        for (unsigned k = 0; k < L; k++) sel[k] = LLVMConstInt(cg->t_i32, (unsigned long long)k * S, 0);
-        if (cg->vmask) {
-            LLVMValueRef spread[64], off = LLVMConstNull(LLVMTypeOf(cg->vmask)); /* index L: off */
-            for (unsigned j = 0; j < W; j++) spread[j] = LLVMConstInt(cg->t_i32, (j + S - 1) / S < L ? (j + S - 1) / S : L, 0);
-            wmask = LLVMBuildShuffleVector(cg->b, cg->vmask, off, LLVMConstVector(spread, W), "");
-        } else {
-            LLVMValueRef bits[64];
-            for (unsigned j = 0; j < W; j++) bits[j] = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), j <= S * (L - 1), 0);
-            wmask = LLVMConstVector(bits, W);
-        }
-        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), wmask, LLVMGetPoison(wty)};
-        LLVMValueRef wide = masked_intrinsic(cg, "llvm.masked.load", wty, LLVMTypeOf(p), args, 4);
-        ld = LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(sel, L), "");
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+        ld = deinterleaved_load(cg, mty, p, align, (unsigned)stride, all_true(cg)); /* vmask when set */
     } else {
         st = index_vector(cg, idx, &i);
         if (st != WEFT_OK) return st;
@@ -831,7 +832,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     int64_t s;
     if (stride_of(idx, &vl, &s)) return WEFT_OK; /* no clamp in the way: the plain load path */
     vl.no_clamp = true;
-    if (!stride_of(idx, &vl, &s) || (s != 1 && !(s == 2 && cg->slow_gather))) return WEFT_OK;
+    if (!stride_of(idx, &vl, &s) || (s != 1 && !(s == 2 && cg->slow_gather && cg->lanes <= 64))) return WEFT_OK;
     const weft_expr *terms[64];
     int n_terms = 0;
     flatten_and(weft_expr_sel_cond(e), terms, &n_terms, 64);
@@ -858,19 +859,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, bp, &base, 1, ""); /* lane 0's address: may lie outside when masked */
     LLVMValueRef ld;
     if (s == 2) {
-        /* 2L contiguous elements, lane i at 2i: element 2i is read when lane i is enabled, the
-         * element 2i+1 between two lanes only when lane i+1 is (it then lies between two
-         * addresses of the buffer that are read), then the even elements */
-        LLVMTypeRef wty = LLVMVectorType(mty, 2 * L);
-        LLVMValueRef spread[2 * 64], even[64];
-        if (L > 64) return WEFT_OK;
-        for (unsigned j = 0; j < 2 * L; j++) spread[j] = LLVMConstInt(cg->t_i32, j / 2 + (j & 1), 0);
-        for (unsigned j = 0; j < L; j++) even[j] = LLVMConstInt(cg->t_i32, 2 * j, 0);
-        LLVMValueRef off = LLVMConstNull(LLVMTypeOf(mask)); /* index L: lane L is off */
-        LLVMValueRef wmask = LLVMBuildShuffleVector(cg->b, mask, off, LLVMConstVector(spread, 2 * L), "");
-        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), wmask, LLVMConstNull(wty)};
-        LLVMValueRef wide = masked_intrinsic(cg, "llvm.masked.load", wty, LLVMTypeOf(p), args, 4);
-        ld = LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(even, L), "");
+        ld = deinterleaved_load(cg, mty, p, align, 2, mask); /* 2L contiguous elements, the even ones */
     } else {
         LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), mask, LLVMConstNull(vty)};
         ld = masked_intrinsic(cg, "llvm.masked.load", vty, LLVMTypeOf(p), args, 4);

@@ -723,22 +723,13 @@ static void test_costly_producer_apart(void **state)
         assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
         assert_int_equal(weft_model_n_kernels(m), k == 0 ? 2 : 1);
         assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
-        double err = 0, mx = 0;
-        for (int f = 0; f < F; f++)
-            for (int h = 0; h < H; h++)
-                for (int w = 0; w < W; w++) {
-                    double sum = 0;
-                    for (int c = 0; c < C; c++)
-                        for (int dy = 0; dy < 3; dy++)
-                            for (int dx = 0; dx < 3; dx++) {
-                                int ih = h + dy - 1, iw = w + dx - 1;
-                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                                double v = x[(c * H + ih) * W + iw];
-                                sum += (k == 0 ? exp(v) : fmax(v, 0)) * wt[((f * C + c) * 3 + dy) * 3 + dx];
-                            }
-                    err = fmax(err, fabs(y[(f * H + h) * W + w] - sum));
-                    mx = fmax(mx, fabs(sum));
-                }
+        /* the reference conv of the producer's values */
+        static const conv_case t = {K_CONV, 1, C, H, W, F, 3, 3, 1, 1, 1, EPI_NONE, false, 0};
+        float px[C * H * W];
+        double ref[F * H * W], err = 0, mx = 0;
+        for (int i = 0; i < C * H * W; i++) px[i] = k == 0 ? expf(x[i]) : fmaxf(x[i], 0);
+        reference(&t, px, wt, NULL, NULL, H, W, ref);
+        for (int i = 0; i < F * H * W; i++) err = fmax(err, fabs(y[i] - ref[i])), mx = fmax(mx, fabs(ref[i]));
         assert_true(err <= REL_TOL * mx);
         weft_model_destroy(m);
         weft_graph_destroy(g);
@@ -783,14 +774,14 @@ static void test_pointwise_over_transposed_tokens(void **state)
     weft_model_options o = weft_model_options_default();
     assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
     assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){y}), WEFT_OK);
-    double err = 0, mx = 0;
-    for (int f = 0; f < F; f++)
-        for (int q = 0; q < P; q++) {
-            double sum = b[f];
-            for (int c = 0; c < C; c++) sum += (double)x[q * C + c] * wt[f * C + c];
-            err = fmax(err, fabs(y[f * P + q] - sum));
-            mx = fmax(mx, fabs(sum));
-        }
+    /* the reference 1x1 conv of the tokens laid out as NCHW */
+    static const conv_case t = {K_CONV, 1, C, 8, 8, F, 1, 1, 1, 0, 1, EPI_NONE, true, 0};
+    float xt[C * P];
+    double ref[F * P], err = 0, mx = 0;
+    for (int q = 0; q < P; q++)
+        for (int c = 0; c < C; c++) xt[c * P + q] = x[q * C + c];
+    reference(&t, xt, wt, b, NULL, 8, 8, ref);
+    for (int i = 0; i < F * P; i++) err = fmax(err, fabs(y[i] - ref[i])), mx = fmax(mx, fabs(ref[i]));
     assert_true(err <= REL_TOL * mx);
     weft_model_destroy(m);
     weft_graph_destroy(g);

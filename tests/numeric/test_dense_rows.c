@@ -519,6 +519,20 @@ static void test_small_output_nests_are_serial(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* 1 (and the schedule printed) when f's default schedule lacks the step `want` or has `avoid`. */
+static int schedule_failure(const fixture *fx, weft_te_func *f, const char *want, const char *avoid, const char *what)
+{
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
+    char *text = weft_schedule_text(s);
+    int bad = !strstr(text, want) || strstr(text, avoid);
+    if (bad) print_error("%s: want \"%s\", not \"%s\":\n%s\n", what, want, avoid, text);
+    free(text);
+    weft_schedule_destroy(s);
+    return bad;
+}
+
 /* Y[h, d, t] = X[t, H*D + h*D + d] through an inlined slice stage (attention's K^T out of the
  * QKV product): the default schedule vectorizes d, along which X is contiguous, inside a loop
  * over t (the stores transposed in registers), not t (a gather per vector); extents of t that
@@ -543,30 +557,18 @@ static void test_transposed_output(void **state)
         weft_te_func *f = NULL;
         assert_int_equal(weft_te_func_create(a, "kt", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
                          WEFT_OK);
-        weft_schedule *s = NULL;
-        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
-        char *text = weft_schedule_text(s);
         int64_t w = lanes; /* the tile: a vector, else half or a quarter of one (>= 4) dividing D */
         while (D % w && w / 2 >= 4 && w / 2 >= lanes / 4) w /= 2;
-        bool along_d = strstr(text, D > w ? "vectorize Y d.1" : "vectorize Y d\n") != NULL;
-        bool along_t = strstr(text, "vectorize Y t") != NULL;
-        bool want_d = D % w == 0;
-        if (along_d != want_d || along_t == want_d) {
-            print_error("%lldx%lldx%lld: vectorized along d %d, t %d (want d %d):\n%s\n", (long long)T, (long long)H,
-                        (long long)D, along_d, along_t, want_d, text);
-            failures++;
-        }
-        free(text);
-        weft_schedule_destroy(s);
+        const char *along_d = D > w ? "vectorize Y d.1" : "vectorize Y d\n", *along_t = "vectorize Y t";
+        char what[64];
+        snprintf(what, sizeof what, "transpose %lldx%lldx%lld", (long long)T, (long long)H, (long long)D);
+        failures += D % w == 0 ? schedule_failure(fx, f, along_d, along_t, what) : schedule_failure(fx, f, along_t, along_d, what);
         float *in[1];
         reference_inputs(f, in);
         double *ref = malloc(sizeof(double) * (size_t)(H * D * T));
         for (int64_t h = 0; h < H; h++)
             for (int64_t d = 0; d < D; d++)
                 for (int64_t t = 0; t < T; t++) ref[(h * D + d) * T + t] = in[0][t * 3 * H * D + H * D + h * D + d];
-        char what[64];
-        snprintf(what, sizeof what, "transpose %lldx%lldx%lld", (long long)T, (long long)H, (long long)D);
         failures += check(fx, f, false, ref, true, what);
         free(ref);
         free(in[0]);
@@ -597,17 +599,7 @@ static void test_transposed_merged_heads(void **state)
         weft_te_func *f = NULL;
         assert_int_equal(weft_te_func_create(a, "kt", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
                          WEFT_OK);
-        weft_schedule *s = NULL;
-        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK);
-        char *text = weft_schedule_text(s);
-        if (!strstr(text, "vectorize Y e") || strstr(text, "vectorize Y t")) {
-            print_error("%lldx%lldx%lldx%lld: not vectorized along e:\n%s\n", (long long)T, (long long)B, (long long)H,
-                        (long long)D, text);
-            failures++;
-        }
-        free(text);
-        weft_schedule_destroy(s);
+        failures += schedule_failure(fx, f, "vectorize Y e", "vectorize Y t", "merged heads");
         float *in[1];
         reference_inputs(f, in);
         double *ref = malloc(sizeof(double) * (size_t)(B * HD * T));
@@ -621,6 +613,28 @@ static void test_transposed_merged_heads(void **state)
         free(in[0]);
         weft_arena_destroy(a);
     }
+    /* a divisor smaller than a vector is no such block: Y[c, w] = X[floordiv(c, 2), 2w +
+     * floormod(c, 2)] (a pixel unshuffle's channel split) stays vectorized along w, its reads
+     * strided by 2, not along c by gathers */
+    weft_arena *a = weft_arena_create();
+    weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 2, (int64_t[]){16, 128});
+    weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){32, 64}, (const char *const[]){"c", "w"});
+    const weft_expr *c = weft_te_axis(Y, 0);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                     weft_te_at(a, X, weft_floordiv(a, c, weft_i64(a, 2)),
+                                weft_add(a, weft_mul(a, weft_te_axis(Y, 1), weft_i64(a, 2)), weft_floormod(a, c, weft_i64(a, 2)))));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "unshuffle", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    failures += schedule_failure(fx, f, "vectorize Y w", "vectorize Y c", "unshuffle");
+    float *in[1];
+    reference_inputs(f, in);
+    double ref[32 * 64];
+    for (int ci = 0; ci < 32; ci++)
+        for (int w = 0; w < 64; w++) ref[ci * 64 + w] = in[0][(ci / 2) * 128 + 2 * w + ci % 2];
+    failures += check(fx, f, false, ref, true, "unshuffle");
+    free(in[0]);
+    weft_arena_destroy(a);
     assert_int_equal(failures, 0);
 }
 
