@@ -235,11 +235,67 @@ static const weft_expr *simplify_expr(void *ud, const weft_expr *e, const weft_r
     return weft_simplify(c->a, e, env);
 }
 
-/* An IF whose condition the ranges prove true is its then-branch. */
+/* What an IF's condition tells its then-branch: x < c for an x the ranges prove >= 0 (the
+ * guard of a partial tile, q < 999), so there floormod(x, d) = x and floordiv(x, d) = 0 for
+ * every d >= c. A fused axis of extent 1 times 999 split by 64 reads floormod(q, 999); folded
+ * to q the vector load is contiguous instead of a gather (Conv-TasNet's mask conv, a 1-D conv
+ * over 999 steps: 1.76 ms at 4.8 GFLOP/s). */
+enum { MAX_FACTS = 8 };
+typedef struct guard_facts {
+    weft_arena *a;
+    int n;
+    const weft_expr *x[MAX_FACTS];
+    int64_t c[MAX_FACTS];
+} guard_facts;
+
+static void collect_facts(const weft_expr *cond, const weft_range_env *env, guard_facts *g)
+{
+    if (cond->kind == WEFT_EXPR_AND) {
+        collect_facts(weft_expr_a(cond), env, g);
+        collect_facts(weft_expr_b(cond), env, g);
+        return;
+    }
+    if ((cond->kind != WEFT_EXPR_LT && cond->kind != WEFT_EXPR_LE) || weft_expr_b(cond)->kind != WEFT_EXPR_INT ||
+        !weft_dtype_is_int(weft_expr_a(cond)->dtype) || g->n == MAX_FACTS)
+        return;
+    int64_t lo, hi;
+    if (!weft_const_range(weft_expr_a(cond), env, &lo, &hi) || lo < 0) return;
+    g->x[g->n] = weft_expr_a(cond);
+    g->c[g->n++] = weft_expr_int(weft_expr_b(cond)) + (cond->kind == WEFT_EXPR_LE);
+}
+
+static const weft_expr *apply_facts(void *ud, const weft_expr *e)
+{
+    guard_facts *g = ud;
+    e = weft_expr_map_children(g->a, e, apply_facts, ud);
+    if (!e || (e->kind != WEFT_EXPR_FLOORDIV && e->kind != WEFT_EXPR_FLOORMOD) || weft_expr_b(e)->kind != WEFT_EXPR_INT)
+        return e;
+    for (int i = 0; i < g->n; i++)
+        if (g->c[i] <= weft_expr_int(weft_expr_b(e)) && weft_expr_equal(weft_expr_a(e), g->x[i]))
+            return e->kind == WEFT_EXPR_FLOORMOD ? weft_expr_a(e) : weft_int(g->a, e->dtype, 0);
+    return e;
+}
+
+static const weft_expr *guarded_expr(void *ud, const weft_expr *e, const weft_range_env *env)
+{
+    guard_facts *g = ud;
+    const weft_expr *r = apply_facts(g, e);
+    return r && r != e ? weft_simplify(g->a, r, env) : r;
+}
+
+/* An IF whose condition the ranges prove true is its then-branch; else its then-branch is
+ * rewritten with the condition's facts (guard_facts). */
 static const weft_stmt *drop_true_ifs(void *ud, const weft_stmt *orig, const weft_stmt *s, const weft_range_env *env)
 {
-    if (s->kind == WEFT_STMT_IF && weft_expr_is_int_const(s->u.cond.cond, 1)) return s->u.cond.then_s;
-    return s;
+    weft_lower_ctx *c = ud;
+    if (s->kind != WEFT_STMT_IF) return s;
+    if (weft_expr_is_int_const(s->u.cond.cond, 1)) return s->u.cond.then_s;
+    guard_facts g = {.a = c->a};
+    collect_facts(s->u.cond.cond, env, &g);
+    if (!g.n) return s;
+    weft_rewriter r = {.a = c->a, .env = &c->env, .expr = guarded_expr, .ud = &g}; /* env is c->env */
+    const weft_stmt *t = weft_rewrite_stmt(&r, s->u.cond.then_s);
+    return t ? weft_if(c->a, s->u.cond.cond, t, s->u.cond.else_s) : NULL;
 }
 
 weft_status weft_lower_simplify(weft_lower_ctx *c)

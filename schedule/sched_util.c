@@ -251,6 +251,43 @@ int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes, int
     return -1;
 }
 
+typedef struct row_scan {
+    const weft_schedule *s;
+    const weft_tensor *y; /* the reader */
+    int x;                /* the stage read */
+    bool aligned;
+} row_scan;
+
+static void scan_row_reads(void *ud, const weft_expr *e)
+{
+    row_scan *sc = ud;
+    weft_expr_each_child(e, scan_row_reads, ud);
+    if (e->kind != WEFT_EXPR_TLOAD || weft_sched_stage_of(sc->s, weft_expr_tload_tensor(e)) != sc->x) return;
+    int n = sc->y->ndim;
+    if (weft_expr_tload_n(e) < n - 1) {
+        sc->aligned = false;
+        return;
+    }
+    for (int d = 0; d < n - 1; d++) {
+        const weft_expr *i = weft_expr_tload_idx(e, d);
+        sc->aligned = sc->aligned && i->kind == WEFT_EXPR_VAR && i == sc->y->axis[d].var;
+    }
+}
+
+bool weft_sched_reads_rows_aligned(const weft_schedule *s, int y, int x)
+{
+    const weft_tensor *op = s->stages[y].op;
+    if (!op->body) return false;
+    weft_arena *a = weft_arena_create();
+    if (!a) return false;
+    expand_ctx ex = {s, a, 0};
+    const weft_expr *body = expand_inlined(&ex, op->body);
+    row_scan sc = {s, op, x, body != NULL};
+    if (body) scan_row_reads(&sc, body);
+    weft_arena_destroy(a);
+    return sc.aligned;
+}
+
 /* The register tile of a reduction with reuse: the vector axis v is an output axis along which
  * some operand is contiguous (matmul's j in B[k, j], a conv's x), preferring unit stride; the
  * unrolled axis u is the largest other axis before v (so v stays innermost in the

@@ -59,6 +59,11 @@ void weft_sched_choose_tile_axes(const weft_tensor *op, int *u, int *v);
  * loads are contiguous and the LLVM target transposes the vectors in registers for the stores
  * (targets/llvm/vector.c, transposed stores). */
 int weft_sched_transposed_axis(const weft_schedule *s, int t, int64_t lanes, int64_t *width);
+/* Whether every read of stage x in stage y's body (inlined stages expanded) indexes x's leading
+ * axes, all but y's last, by y's own axis variables: one row of y needs the same row of x, so x
+ * can be computed at y's row loop. A reader that transposes x's rows (softmax(-1) then
+ * transpose(-1, -2)) needs all of x per row. Vacuously true when y does not read x itself. */
+bool weft_sched_reads_rows_aligned(const weft_schedule *s, int y, int x);
 
 /* An input of kernel f that op reads along its vector axis `vec` but not along some other
  * spatial axis of extent > 1 (B in a matmul): its data is reused across that axis, so packing

@@ -680,6 +680,57 @@ static void test_softmax_and_layer_norm_rows(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Y[i, j] = softmax(X)[j, i] (LeViT's attn.softmax(-1).transpose(-1, -2)): a row of Y needs
+ * every row of the softmax, so its max, exp and sum stages are not computed at Y's row loop
+ * (there each output row recomputed the whole softmax: 49x the work); the exp rows at root
+ * are vectorized. Values against a double softmax, LLVM and interpreter. */
+static void test_softmax_read_transposed(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t sizes[] = {49, 64};
+    int failures = 0;
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        int64_t N = sizes[c];
+        weft_arena *a = weft_arena_create();
+        const char *const ij[] = {"i", "j"}, *const i_only[] = {"i"};
+        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 2, (int64_t[]){N, N});
+        weft_tensor *mx = weft_te_compute(a, "mx", 1, (int64_t[]){N}, i_only);
+        weft_te_set_body(mx, WEFT_REDUCE_MAX, weft_te_at(a, X, weft_te_axis(mx, 0), weft_te_reduce_axis(a, mx, "k", N)));
+        weft_tensor *e = weft_te_compute(a, "e", 2, (int64_t[]){N, N}, ij);
+        weft_te_set_body(e, WEFT_REDUCE_NONE,
+                         weft_call1(a, WEFT_INTRIN_EXP, weft_sub(a, weft_te_at(a, X, weft_te_axis(e, 0), weft_te_axis(e, 1)),
+                                                                  weft_te_at(a, mx, weft_te_axis(e, 0)))));
+        weft_tensor *sm = weft_te_compute(a, "sm", 1, (int64_t[]){N}, i_only);
+        weft_te_set_body(sm, WEFT_REDUCE_SUM, weft_te_at(a, e, weft_te_axis(sm, 0), weft_te_reduce_axis(a, sm, "k", N)));
+        weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){N, N}, ij);
+        const weft_expr *i = weft_te_axis(Y, 0), *j = weft_te_axis(Y, 1);
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_mul(a, weft_te_at(a, e, j, i), weft_div(a, weft_f32(a, 1.0), weft_te_at(a, sm, j))));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "smt", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        char what[64];
+        snprintf(what, sizeof what, "softmax read transposed %lld", (long long)N);
+        failures += schedule_failure(fx, f, "vectorize e j", "compute_at sm Y", what);
+        failures += schedule_failure(fx, f, "vectorize e j", "compute_at e Y", what);
+        failures += schedule_failure(fx, f, "vectorize e j", "compute_at mx Y", what);
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(N * N));
+        for (int64_t r = 0; r < N; r++) {
+            const float *x = in[0] + r * N;
+            double m = -INFINITY, sum = 0;
+            for (int64_t k = 0; k < N; k++) m = fmax(m, x[k]);
+            for (int64_t k = 0; k < N; k++) sum += exp(x[k] - m);
+            for (int64_t k = 0; k < N; k++) ref[k * N + r] = exp(x[k] - m) / sum;
+        }
+        failures += check(fx, f, false, ref, true, what);
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_erf_matches_libm(void **state)
 {
     fixture *fx = *state;
@@ -728,6 +779,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matrix_vector_with_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_softmax_read_transposed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
     };
     return cmocka_run_group_tests_name("numeric_dense_rows", tests, NULL, NULL);
