@@ -763,6 +763,378 @@ class Moe(nn.Module):
         return torch.einsum("te,etd->td", w, torch.einsum("etf,efd->etd", h, self.w2))
 
 
+class LlamaBlock(nn.Module):
+    """A LLaMA-style decoder block: RMSNorm, rotary position embedding (rotate-half by slices
+    and a concat), grouped-query attention (2 key/value heads shared by 8 query heads through
+    repeat_interleave), a causal mask, a SwiGLU feed-forward."""
+
+    def __init__(self, d=128, heads=8, kv=2, ff=344, n=40):
+        super().__init__()
+        self.h, self.kv, self.dh = heads, kv, d // heads
+        self.q, self.o = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.k, self.v = (nn.Linear(d, kv * self.dh, bias=False) for _ in range(2))
+        self.w1, self.w3 = (nn.Linear(d, ff, bias=False) for _ in range(2))
+        self.w2 = nn.Linear(ff, d, bias=False)
+        self.g1, self.g2 = nn.Parameter(torch.rand(d) + 0.5), nn.Parameter(torch.rand(d) + 0.5)
+        t = torch.arange(n)[:, None] * (10000.0 ** (-torch.arange(0, self.dh, 2) / self.dh))[None]
+        self.register_buffer("cos", torch.cat((t.cos(), t.cos()), -1))
+        self.register_buffer("sin", torch.cat((t.sin(), t.sin()), -1))
+        self.register_buffer("mask", torch.full((n, n), float("-inf")).triu(1))
+
+    def rms(self, x, g):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+
+    def rope(self, x):
+        h = x.shape[-1] // 2
+        return x * self.cos + torch.cat((-x[..., h:], x[..., :h]), -1) * self.sin
+
+    def forward(self, x):
+        b, n, d = x.shape
+        y = self.rms(x, self.g1)
+        q = self.rope(self.q(y).view(b, n, self.h, self.dh).transpose(1, 2))
+        k = self.rope(self.k(y).view(b, n, self.kv, self.dh).transpose(1, 2))
+        v = self.v(y).view(b, n, self.kv, self.dh).transpose(1, 2)
+        k, v = (z.repeat_interleave(self.h // self.kv, 1) for z in (k, v))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh) + self.mask, -1)
+        x = x + self.o((a @ v).transpose(1, 2).reshape(b, n, d))
+        y = self.rms(x, self.g2)
+        return x + self.w2(nn.functional.silu(self.w1(y)) * self.w3(y))
+
+
+class Rrdb(nn.Module):
+    """An ESRGAN residual-in-residual dense block: five 3x3 convs, each reading the concat of
+    all earlier outputs, LeakyReLU(0.2), residuals scaled by 0.2; then a 2x pixel-shuffle
+    upsampler."""
+
+    def __init__(self, c=32, g=16):
+        super().__init__()
+        self.first = nn.Conv2d(3, c, 3, padding=1)
+        self.convs = nn.ModuleList(nn.Conv2d(c + i * g, g if i < 4 else c, 3, padding=1) for i in range(5))
+        self.up = nn.Conv2d(c, 3 * 4, 3, padding=1)
+
+    def forward(self, x):
+        x = self.first(x)
+        for _ in range(2):
+            feats = [x]
+            for i, conv in enumerate(self.convs):
+                y = conv(torch.cat(feats, 1))
+                feats.append(nn.functional.leaky_relu(y, 0.2) if i < 4 else y)
+            x = x + 0.2 * feats[-1]
+        return nn.functional.pixel_shuffle(self.up(x), 2)
+
+
+class ConvTasNet(nn.Module):
+    """A Conv-TasNet separator: a strided 1-D encoder, global layer norm (GroupNorm with one
+    group), blocks of 1x1 conv, PReLU, dilated depthwise conv, PReLU, 1x1 conv with residuals,
+    sigmoid masks for two sources and a transposed-conv decoder."""
+
+    def __init__(self, n=64, b=32, h=64, k=16):
+        super().__init__()
+        self.enc = nn.Conv1d(1, n, k, k // 2, bias=False)
+        self.norm, self.bott = nn.GroupNorm(1, n), nn.Conv1d(n, b, 1)
+        self.blocks = nn.ModuleList(
+            nn.Sequential(nn.Conv1d(b, h, 1), nn.PReLU(), nn.GroupNorm(1, h),
+                          nn.Conv1d(h, h, 3, padding=d, dilation=d, groups=h), nn.PReLU(), nn.GroupNorm(1, h),
+                          nn.Conv1d(h, b, 1)) for d in (1, 2, 4, 8))
+        self.mask = nn.Conv1d(b, 2 * n, 1)
+        self.dec = nn.ConvTranspose1d(n, 1, k, k // 2, bias=False)
+
+    def forward(self, x):
+        w = torch.relu(self.enc(x))
+        y = self.bott(self.norm(w))
+        for blk in self.blocks:
+            y = y + blk(y)
+        m = torch.sigmoid(self.mask(y)).view(x.shape[0], 2, w.shape[1], -1)
+        s = (m * w[:, None]).view(-1, w.shape[1], w.shape[2])
+        return self.dec(s).view(x.shape[0], 2, -1)
+
+
+class CbamNet(nn.Module):
+    """A small ResNet whose blocks carry CBAM attention: channel attention from average- and
+    max-pooled descriptors through a shared MLP, spatial attention from the channel mean and
+    max through a 7x7 conv."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU())
+        self.body = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+                          nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c)) for _ in range(2))
+        self.mlp = nn.ModuleList(nn.Sequential(nn.Conv2d(c, c // 8, 1), nn.ReLU(), nn.Conv2d(c // 8, c, 1))
+                                 for _ in range(2))
+        self.sp = nn.ModuleList(nn.Conv2d(2, 1, 7, padding=3) for _ in range(2))
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for body, mlp, sp in zip(self.body, self.mlp, self.sp):
+            y = body(x)
+            y = y * torch.sigmoid(mlp(y.mean((2, 3), keepdim=True)) + mlp(y.amax((2, 3), keepdim=True)))
+            y = y * torch.sigmoid(sp(torch.cat((y.mean(1, keepdim=True), y.amax(1, keepdim=True)), 1)))
+            x = torch.relu(x + y)
+        return self.fc(x.mean((2, 3)))
+
+
+class GhostNet(nn.Module):
+    """GhostNet-style bottlenecks: a ghost module is a 1x1 conv to half the channels plus a
+    cheap 3x3 depthwise conv of those, concatenated; a strided depthwise conv between two ghost
+    modules, squeeze-excite with hard sigmoid, shortcut by depthwise + 1x1."""
+
+    class Ghost(nn.Module):
+        def __init__(self, ci, co, relu=True):
+            super().__init__()
+            self.p = nn.Sequential(nn.Conv2d(ci, co // 2, 1, bias=False), nn.BatchNorm2d(co // 2),
+                                   nn.ReLU() if relu else nn.Identity())
+            self.c = nn.Sequential(nn.Conv2d(co // 2, co // 2, 3, padding=1, groups=co // 2, bias=False),
+                                   nn.BatchNorm2d(co // 2), nn.ReLU() if relu else nn.Identity())
+
+        def forward(self, x):
+            y = self.p(x)
+            return torch.cat((y, self.c(y)), 1)
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+        cfg = [(16, 48, 24, 2), (24, 72, 24, 1), (24, 72, 40, 2), (40, 120, 40, 1), (40, 240, 80, 2)]
+        self.blocks = nn.ModuleList()
+        for ci, mid, co, s in cfg:
+            blk = nn.Module()
+            blk.g1 = GhostNet.Ghost(ci, mid)
+            blk.dw = (nn.Sequential(nn.Conv2d(mid, mid, 3, s, 1, groups=mid, bias=False), nn.BatchNorm2d(mid))
+                      if s > 1 else nn.Identity())
+            blk.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(mid, mid // 4, 1), nn.ReLU(),
+                                   nn.Conv2d(mid // 4, mid, 1), nn.Hardsigmoid())
+            blk.g2 = GhostNet.Ghost(mid, co, relu=False)
+            blk.sc = (nn.Identity() if ci == co and s == 1 else
+                      nn.Sequential(nn.Conv2d(ci, ci, 3, s, 1, groups=ci, bias=False), nn.BatchNorm2d(ci),
+                                    nn.Conv2d(ci, co, 1, bias=False), nn.BatchNorm2d(co)))
+            self.blocks.append(blk)
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(80, 100))
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            y = b.dw(b.g1(x))
+            y = b.g2(y * b.se(y))
+            x = y + b.sc(x)
+        return self.head(x)
+
+
+class PvtStage(nn.Module):
+    """A Pyramid Vision Transformer stage: an overlapping patch embedding (7x7 stride-4 conv),
+    attention whose keys and values come from a spatially reduced map (a stride-4 conv and a
+    LayerNorm), a Mix-FFN (1x1, 3x3 depthwise, GELU) over tokens reshaped back to an image."""
+
+    def __init__(self, d=64, heads=2, r=4):
+        super().__init__()
+        self.h = heads
+        self.embed, self.ln0 = nn.Conv2d(3, d, 7, 4, 3), nn.LayerNorm(d)
+        self.ln1, self.ln2, self.lnr = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.kv, self.o = nn.Linear(d, d), nn.Linear(d, 2 * d), nn.Linear(d, d)
+        self.sr = nn.Conv2d(d, d, r, r)
+        self.f1, self.dw, self.f2 = nn.Linear(d, 4 * d), nn.Conv2d(4 * d, 4 * d, 3, padding=1, groups=4 * d), \
+            nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        x = self.embed(x)
+        b, d, hh, ww = x.shape
+        x = self.ln0(x.flatten(2).transpose(1, 2))
+        for _ in range(2):
+            y = self.ln1(x)
+            q = self.q(y).view(b, -1, self.h, d // self.h).transpose(1, 2)
+            r = self.sr(y.transpose(1, 2).reshape(b, d, hh, ww)).flatten(2).transpose(1, 2)
+            k, v = self.kv(self.lnr(r)).view(b, -1, 2, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d // self.h), -1)
+            x = x + self.o((a @ v).transpose(1, 2).reshape(b, -1, d))
+            y = self.f1(self.ln2(x))
+            y = self.dw(y.transpose(1, 2).reshape(b, -1, hh, ww)).flatten(2).transpose(1, 2)
+            x = x + self.f2(nn.functional.gelu(y))
+        return x
+
+
+class Dgcnn(nn.Module):
+    """A DGCNN EdgeConv layer pair over a point cloud: pairwise distances, the k nearest
+    neighbours by TopK, neighbour features gathered by index, a shared MLP on
+    (x_j - x_i, x_i) and a max over neighbours; a global max pool and a classifier."""
+
+    def __init__(self, k=10):
+        super().__init__()
+        self.k = k
+        self.e1 = nn.Sequential(nn.Conv2d(6, 32, 1, bias=False), nn.BatchNorm2d(32), nn.LeakyReLU(0.2))
+        self.e2 = nn.Sequential(nn.Conv2d(64, 32, 1, bias=False), nn.BatchNorm2d(32), nn.LeakyReLU(0.2))
+        self.fc = nn.Linear(64, 10)
+
+    def edge(self, x, conv):
+        b, c, n = x.shape
+        inner = -2 * x.transpose(2, 1) @ x
+        xx = (x * x).sum(1, keepdim=True)
+        idx = (-xx - inner - xx.transpose(2, 1)).topk(self.k, -1)[1]  # b, n, k
+        idx = (idx + torch.arange(b).view(-1, 1, 1) * n).view(-1)
+        f = x.transpose(2, 1).reshape(b * n, c)[idx].view(b, n, self.k, c)
+        xi = x.transpose(2, 1).unsqueeze(2).expand(b, n, self.k, c)
+        return conv(torch.cat((f - xi, xi), 3).permute(0, 3, 1, 2)).amax(-1)
+
+    def forward(self, x):
+        x1 = self.edge(x, self.e1)
+        x2 = self.edge(x1, self.e2)
+        return self.fc(torch.cat((x1, x2), 1).amax(-1))
+
+
+class Unet3d(nn.Module):
+    """A two-level 3-D U-Net for volumes: Conv3d + InstanceNorm3d + LeakyReLU, a stride-2
+    Conv3d down, a ConvTranspose3d up, a skip concat and a 1x1x1 head."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        blk = lambda ci, co: nn.Sequential(nn.Conv3d(ci, co, 3, padding=1), nn.InstanceNorm3d(co, affine=True),
+                                           nn.LeakyReLU(0.01))
+        self.e1, self.down, self.e2 = blk(1, c), nn.Conv3d(c, 2 * c, 3, 2, 1), blk(2 * c, 2 * c)
+        self.up, self.d1, self.head = nn.ConvTranspose3d(2 * c, c, 2, 2), blk(2 * c, c), nn.Conv3d(c, 3, 1)
+
+    def forward(self, x):
+        a = self.e1(x)
+        b = self.e2(self.down(a))
+        return self.head(self.d1(torch.cat((a, self.up(b)), 1)))
+
+
+class DeepCross(nn.Module):
+    """A Deep & Cross network for tabular data: embeddings of 4 categorical fields concatenated
+    with dense features, 3 cross layers x0 * (x . w) + b + x beside a 3-layer MLP, a sigmoid
+    head."""
+
+    def __init__(self, dense=10, fields=(30, 20, 40, 25), e=8):
+        super().__init__()
+        self.emb = nn.ModuleList(nn.Embedding(n, e) for n in fields)
+        d = dense + e * len(fields)
+        self.cw = nn.Parameter(torch.randn(3, d) * 0.1)
+        self.cb = nn.Parameter(torch.randn(3, d) * 0.1)
+        self.mlp = nn.Sequential(nn.Linear(d, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 32))
+        self.out = nn.Linear(d + 32, 1)
+
+    def forward(self, dense, cat):
+        x0 = torch.cat([dense] + [m(cat[:, i]) for i, m in enumerate(self.emb)], 1)
+        x = x0
+        for i in range(3):
+            x = x0 * (x @ self.cw[i])[:, None] + self.cb[i] + x
+        return torch.sigmoid(self.out(torch.cat((x, self.mlp(x0)), 1)))
+
+
+class CenterNet(nn.Module):
+    """A CenterNet head: a small strided backbone, three ConvTranspose2d 2x upsamplers with
+    BatchNorm and ReLU, heatmap / size / offset heads, and the peak test of decoding
+    (a 3x3 max pool with stride 1 compared with the heatmap)."""
+
+    def __init__(self, c=32, classes=8):
+        super().__init__()
+        layers, ci = [], 3
+        for co in (c, 2 * c, 4 * c):
+            layers += [nn.Conv2d(ci, co, 3, 2, 1), nn.BatchNorm2d(co), nn.ReLU()]
+            ci = co
+        for co in (2 * c, c, c):
+            layers += [nn.ConvTranspose2d(ci, co, 4, 2, 1, bias=False), nn.BatchNorm2d(co), nn.ReLU()]
+            ci = co
+        self.body = nn.Sequential(*layers)
+        head = lambda co: nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.ReLU(), nn.Conv2d(c, co, 1))
+        self.heat, self.wh, self.off = head(classes), head(2), head(2)
+
+    def forward(self, x):
+        y = self.body(x)
+        h = torch.sigmoid(self.heat(y))
+        peaks = h * (nn.functional.max_pool2d(h, 3, 1, 1) == h).float()
+        return peaks, self.wh(y), self.off(y)
+
+
+class Perceiver(nn.Module):
+    """A Perceiver block: 24 learned latents cross-attend to 150 input tokens (keys and values
+    from the inputs), then two latent self-attention layers, a mean over latents and a
+    classifier."""
+
+    def __init__(self, d_in=32, d=64, latents=24):
+        super().__init__()
+        self.lat = nn.Parameter(torch.randn(1, latents, d))
+        self.cross = nn.MultiheadAttention(d, 1, kdim=d_in, vdim=d_in, batch_first=True)
+        self.self_layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, 4, 128, activation="gelu", batch_first=True, norm_first=True)
+            for _ in range(2))
+        self.ln = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 10)
+
+    def forward(self, x):
+        z = self.lat.expand(x.shape[0], -1, -1)
+        z = z + self.cross(z, x, x, need_weights=False)[0]
+        for layer in self.self_layers:
+            z = layer(z)
+        return self.fc(self.ln(z).mean(1))
+
+
+class LevitAttn(nn.Module):
+    """LeViT-style attention with learned relative position biases: a bias table indexed by a
+    constant table of |dy|, |dx| offsets (a Gather), added per head to the scores; Hardswish
+    on the values; BatchNorm-folded linear layers as 1x1 convs over a 7x7 map."""
+
+    def __init__(self, d=64, heads=4, kd=16, res=7):
+        super().__init__()
+        self.h, self.kd, self.res = heads, kd, res
+        self.qkv = nn.Conv2d(d, heads * (2 * kd + 2 * kd), 1)
+        self.proj = nn.Conv2d(heads * 2 * kd, d, 1)
+        pts = [(i, j) for i in range(res) for j in range(res)]
+        offs, idx = {}, []
+        for p in pts:
+            for q in pts:
+                o = (abs(p[0] - q[0]), abs(p[1] - q[1]))
+                idx.append(offs.setdefault(o, len(offs)))
+        self.bias = nn.Parameter(torch.randn(heads, len(offs)) * 0.1)
+        self.register_buffer("idx", torch.tensor(idx).view(res * res, res * res))
+
+    def forward(self, x):
+        b, _, hh, ww = x.shape
+        q, k, v = self.qkv(x).view(b, self.h, -1, hh * ww).split([self.kd, self.kd, 2 * self.kd], 2)
+        a = (q.transpose(-1, -2) @ k) * self.kd ** -0.5 + self.bias[:, self.idx]
+        y = (v @ a.softmax(-1).transpose(-1, -2)).reshape(b, -1, hh, ww)
+        return x + self.proj(nn.functional.hardswish(y))
+
+
+class SkNet(nn.Module):
+    """Selective-kernel blocks: 3x3 and dilated 3x3 grouped branches, their sum pooled and
+    squeezed, per-branch attention by a softmax across the branches, the weighted sum."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU())
+        self.br = nn.ModuleList(nn.ModuleList(
+            nn.Sequential(nn.Conv2d(c, c, 3, padding=d, dilation=d, groups=8, bias=False), nn.BatchNorm2d(c),
+                          nn.ReLU()) for d in (1, 2)) for _ in range(2))
+        self.fz = nn.ModuleList(nn.Sequential(nn.Linear(c, 32), nn.ReLU()) for _ in range(2))
+        self.fa = nn.ModuleList(nn.Linear(32, 2 * c) for _ in range(2))
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for br, fz, fa in zip(self.br, self.fz, self.fa):
+            u = torch.stack([m(x) for m in br], 1)  # b, 2, c, h, w
+            z = fz(u.sum(1).mean((2, 3)))
+            a = fa(z).view(x.shape[0], 2, -1).softmax(1)[..., None, None]
+            x = x + (u * a).sum(1)
+        return self.fc(x.mean((2, 3)))
+
+
+class DcganGen(nn.Module):
+    """A DCGAN generator: a 100-d latent through ConvTranspose2d 4x4 (1x1 -> 4x4), then three
+    stride-2 ConvTranspose2d with BatchNorm and ReLU, Tanh at 64x64."""
+
+    def __init__(self, z=100, c=64):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.ConvTranspose2d(z, 4 * c, 4, 1, 0, bias=False), nn.BatchNorm2d(4 * c), nn.ReLU(),
+            nn.ConvTranspose2d(4 * c, 2 * c, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * c), nn.ReLU(),
+            nn.ConvTranspose2d(2 * c, c, 4, 2, 1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.ConvTranspose2d(c, c // 2, 4, 2, 1, bias=False), nn.BatchNorm2d(c // 2), nn.ReLU(),
+            nn.ConvTranspose2d(c // 2, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -858,6 +1230,21 @@ MODELS = {
     "detr": (DetrHead, img),
     "dlrm": (Dlrm, lambda: (torch.randn(8, 13), torch.stack([torch.randint(0, n, (8, 4)) for n in (50, 50, 50)], 1))),
     "moe": (Moe, lambda: (torch.randn(24, 64),)),
+    # sixth batch: LLaMA, super-resolution, speech separation, attention CNNs, point clouds, 3-D, tabular
+    "llama_block": (LlamaBlock, lambda: (torch.randn(1, 40, 128),), 14),
+    "rrdb": (Rrdb, lambda: (torch.randn(1, 3, 48, 48),)),
+    "conv_tasnet": (ConvTasNet, lambda: (torch.randn(1, 1, 8000),)),
+    "cbam_net": (CbamNet, img),
+    "ghostnet": (GhostNet, lambda: img(128)),
+    "pvt_stage": (PvtStage, lambda: img(128)),
+    "dgcnn": (Dgcnn, lambda: (torch.randn(2, 3, 256),)),
+    "unet3d": (Unet3d, lambda: (torch.randn(1, 1, 24, 32, 32),)),
+    "deep_cross": (DeepCross, lambda: (torch.randn(16, 10), torch.stack([torch.randint(0, n, (16,)) for n in (30, 20, 40, 25)], 1))),
+    "centernet": (CenterNet, lambda: img(128)),
+    "perceiver": (Perceiver, lambda: (torch.randn(2, 150, 32),)),
+    "levit_attn": (LevitAttn, lambda: (torch.randn(1, 64, 7, 7),)),
+    "sknet": (SkNet, img),
+    "dcgan_gen": (DcganGen, lambda: (torch.randn(1, 100, 1, 1),)),
 }
 
 
