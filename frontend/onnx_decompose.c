@@ -1,21 +1,24 @@
 /* Import-time rewrites of ONNX nodes into ops that compile better.
  *
- * ConvTranspose with constant weights and dilation 1 becomes a sub-pixel convolution: one
- * Conv over X with stride 1 and s_y * s_x times the output channels (one kernel phase each),
- * then a pixel shuffle (Reshape, Transpose, Reshape) and a Slice that crops the pads. Per
- * axis, with o' = o + pad_begin = q * s + p:
+ * ConvTranspose (2-D or 3-D) with constant weights and dilation 1 becomes a sub-pixel
+ * convolution: one Conv over X with stride 1 and s_y * s_x (s_d * s_y * s_x) times the output
+ * channels (one kernel phase each), then a pixel shuffle (Reshape, Transpose, Reshape) and a
+ * Slice that crops the pads; a 3-D one's Conv goes through the 3-D Conv rewrite
+ * (frontend/onnx_conv3d.c). Per axis, with o' = o + pad_begin = q * s + p:
  *
  *   y[o] = sum_{i,k : i*s + k = o'} x[i] w[k] = sum_{j < J} x[q - j] w[p + j*s],  J = ceil(K/s)
  *
  * which is a correlation of x (padded by J - 1 in front) with the flipped sub-kernel
  * w_p[J - 1 - j] = w[p + j*s] (0 where p + j*s >= K). Output channel (f, p_y, p_x) of the Conv
- * is f * s_y * s_x + p_y * s_x + p_x, so the pixel shuffle is DepthToSpace's column-row-depth
- * order; groups carry over (each group's channels stay contiguous). The Conv does K/s fewer
+ * is f * s_y * s_x + p_y * s_x + p_x (with a depth phase first in 3-D), so the pixel shuffle is
+ * DepthToSpace's column-row-depth order; groups carry over (each group's channels stay
+ * contiguous). The Conv does K/s fewer
  * multiply-adds per axis than the zero-inserted formulation of ops/nn_conv_transpose.c and
  * gets the convolution's weight layout and schedules. The bias moves into the Conv.
  *
  * Anything else (non-constant weights, dilations, auto_pad, output_shape, other ranks, or
- * values the op would refuse) is left to the ConvTranspose op itself, which reports errors.
+ * values the op would refuse) is left to the ConvTranspose op itself (2-D), which reports
+ * errors.
  *
  * Dropout asked for its mask output, or in training mode with a constant ratio of 0 (exports of
  * the functional form, as Swin's attention gives them), becomes Identity (plus an all-true bool
@@ -71,22 +74,31 @@ static bool any_attr(int n, const weft_attr *attrs, const char *name)
     return false;
 }
 
-/* A 2-element ints attribute (default dflt) with elements >= lo; false when malformed. */
-static bool pair(int n, const weft_attr *attrs, const char *name, int64_t dflt, int64_t lo, int64_t *out)
+/* An nd-element ints attribute (default dflt) with elements >= lo; false when malformed. */
+static bool ints_attr(int n, const weft_attr *attrs, const char *name, int nd, int64_t dflt, int64_t lo, int64_t *out)
 {
     const weft_attr *a = weft_onnx_find_attr(n, attrs, name, WEFT_ATTR_INTS);
     if (!a) {
         if (any_attr(n, attrs, name)) return false;
-        out[0] = out[1] = dflt;
+        for (int i = 0; i < nd; i++) out[i] = dflt;
         return true;
     }
-    if (a->n != 2 || a->ints[0] < lo || a->ints[1] < lo) return false;
-    out[0] = a->ints[0], out[1] = a->ints[1];
+    if (a->n != nd) return false;
+    for (int i = 0; i < nd; i++) {
+        if (a->ints[i] < lo) return false;
+        out[i] = a->ints[i];
+    }
     return true;
 }
 
+static bool pair(int n, const weft_attr *attrs, const char *name, int64_t dflt, int64_t lo, int64_t *out)
+{
+    return ints_attr(n, attrs, name, 2, dflt, lo, out);
+}
+
 typedef struct subpixel {
-    int64_t N, C, H[2], F, Fg, K[2], s[2], pb[2], pe[2], op[2], group, J[2], out[2], extra[2];
+    int nd; /* spatial axes: 2 or 3 */
+    int64_t N, C, H[3], F, Fg, K[3], s[3], pb[3], pe[3], op[3], group, J[3], out[3], extra[3];
 } subpixel;
 
 /* The geometry, or false when the node is not a case for the rewrite. */
@@ -98,32 +110,39 @@ static bool subpixel_plan(weft_graph *g, int n_in, const weft_value *ins, int n_
         !weft_graph_value_data(g, ins[1]))
         return false;
     int64_t xs[8], ws[8], bs[8];
-    if (weft_graph_value_shape(g, ins[0], xs) != 4 || weft_graph_value_shape(g, ins[1], ws) != 4) return false;
+    int rank = weft_graph_value_shape(g, ins[0], xs);
+    if ((rank != 4 && rank != 5) || weft_graph_value_shape(g, ins[1], ws) != rank) return false;
     if (n_in == 3 && ins[2] >= 0 &&
         (!weft_graph_value_data(g, ins[2]) || weft_graph_value_type(g, ins[2]) != WEFT_TYPE_FLOAT32 ||
          weft_graph_value_shape(g, ins[2], bs) != 1))
         return false;
     memset(p, 0, sizeof *p);
+    int nd = p->nd = rank - 2;
     const weft_attr *grp = weft_onnx_find_attr(n_attrs, attrs, "group", WEFT_ATTR_INT);
     p->group = grp ? grp->i : 1;
-    p->N = xs[0], p->C = xs[1], p->H[0] = xs[2], p->H[1] = xs[3];
+    p->N = xs[0], p->C = xs[1];
     if (p->group < 1 || p->C % p->group != 0 || ws[0] != p->C) return false;
-    p->Fg = ws[1], p->F = ws[1] * p->group, p->K[0] = ws[2], p->K[1] = ws[3];
+    p->Fg = ws[1], p->F = ws[1] * p->group;
+    for (int a = 0; a < nd; a++) p->H[a] = xs[2 + a], p->K[a] = ws[2 + a];
     if (n_in == 3 && ins[2] >= 0 && bs[0] != p->F) return false;
-    int64_t dil[2], pads[4];
-    if (!pair(n_attrs, attrs, "strides", 1, 1, p->s) || !pair(n_attrs, attrs, "dilations", 1, 1, dil) ||
-        !pair(n_attrs, attrs, "output_padding", 0, 0, p->op))
+    int64_t dil[3], pads[6];
+    if (!ints_attr(n_attrs, attrs, "strides", nd, 1, 1, p->s) || !ints_attr(n_attrs, attrs, "dilations", nd, 1, 1, dil) ||
+        !ints_attr(n_attrs, attrs, "output_padding", nd, 0, 0, p->op))
         return false;
-    if (dil[0] != 1 || dil[1] != 1 || any_attr(n_attrs, attrs, "output_shape")) return false;
+    for (int a = 0; a < nd; a++)
+        if (dil[a] != 1) return false;
+    if (any_attr(n_attrs, attrs, "output_shape")) return false;
     const weft_attr *ap = weft_onnx_find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
     if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
     const weft_attr *ks = weft_onnx_find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
-    if (ks && (ks->n != 2 || ks->ints[0] != p->K[0] || ks->ints[1] != p->K[1])) return false;
+    if (ks && ks->n != nd) return false;
+    for (int a = 0; ks && a < nd; a++)
+        if (ks->ints[a] != p->K[a]) return false;
     const weft_attr *pa = weft_onnx_find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
     if (!pa && any_attr(n_attrs, attrs, "pads")) return false;
-    for (int i = 0; i < 4; i++) pads[i] = pa ? (pa->n == 4 ? pa->ints[i] : -1) : 0;
-    for (int a = 0; a < 2; a++) {
-        p->pb[a] = pads[a], p->pe[a] = pads[2 + a];
+    for (int i = 0; i < 2 * nd; i++) pads[i] = pa ? (pa->n == 2 * nd ? pa->ints[i] : -1) : 0;
+    for (int a = 0; a < nd; a++) {
+        p->pb[a] = pads[a], p->pe[a] = pads[nd + a];
         if (p->pb[a] < 0 || p->pe[a] < 0 || p->op[a] >= p->s[a] || p->K[a] < 1) return false;
         p->out[a] = (p->H[a] - 1) * p->s[a] - p->pb[a] - p->pe[a] + p->K[a] + p->op[a];
         if (p->out[a] < 1) return false;
@@ -459,36 +478,45 @@ static weft_status subpixel_conv(weft_graph *g, const char *nname, int n_in, con
                                  const subpixel *pp, weft_value *outs, bool *done)
 {
     const subpixel p = *pp;
-    int64_t sy = p.s[0], sx = p.s[1], Jy = p.J[0], Jx = p.J[1], Ky = p.K[0], Kx = p.K[1];
-    int64_t cpg = p.C / p.group, F2 = p.F * sy * sx;
+    int nd = p.nd;
+    int64_t phases = 1, taps = 1, ktaps = 1;
+    for (int a = 0; a < nd; a++) phases *= p.s[a], taps *= p.J[a], ktaps *= p.K[a];
+    int64_t cpg = p.C / p.group, F2 = p.F * phases;
     const float *w = weft_graph_value_data(g, ins[1]);
     const float *b = n_in == 3 && ins[2] >= 0 ? weft_graph_value_data(g, ins[2]) : NULL;
-    size_t wn = (size_t)(F2 * cpg * Jy * Jx);
+    size_t wn = (size_t)(F2 * cpg * taps);
     float *w2 = weft_calloc(wn ? wn : 1, sizeof *w2), *b2 = b ? weft_malloc((size_t)F2 * sizeof *b2) : NULL;
     if (!w2 || (b && !b2)) {
         free(w2);
         free(b2);
         return weft_fail(WEFT_ERR_NOMEM, "ConvTranspose node '%s': out of memory", nname);
     }
-    /* W2[oc, cl, jy', jx'] = W[grp * cpg + cl, fl, py + (Jy-1-jy') * sy, px + (Jx-1-jx') * sx] */
+    /* W2[oc, cl, j'..] = W[grp * cpg + cl, fl, p_a + (J_a-1-j'_a) * s_a ..], oc = f * phases + phase
+     * (phase and j' in row-major order over the axes) */
     for (int64_t f = 0; f < p.F; f++)
-        for (int64_t py = 0; py < sy; py++)
-            for (int64_t px = 0; px < sx; px++) {
-                int64_t oc = (f * sy + py) * sx + px, grp = f / p.Fg, fl = f % p.Fg;
-                if (b2) b2[oc] = b[f];
-                for (int64_t cl = 0; cl < cpg; cl++)
-                    for (int64_t jy = 0; jy < Jy; jy++)
-                        for (int64_t jx = 0; jx < Jx; jx++) {
-                            int64_t ky = py + (Jy - 1 - jy) * sy, kx = px + (Jx - 1 - jx) * sx;
-                            if (ky >= Ky || kx >= Kx) continue;
-                            int64_t c = grp * cpg + cl;
-                            w2[((oc * cpg + cl) * Jy + jy) * Jx + jx] = w[((c * p.Fg + fl) * Ky + ky) * Kx + kx];
-                        }
-            }
+        for (int64_t ph = 0; ph < phases; ph++) {
+            int64_t oc = f * phases + ph, grp = f / p.Fg, fl = f % p.Fg, pa[3] = {0, 0, 0};
+            for (int64_t r = ph, a = nd - 1; a >= 0; a--) pa[a] = r % p.s[a], r /= p.s[a];
+            if (b2) b2[oc] = b[f];
+            for (int64_t cl = 0; cl < cpg; cl++)
+                for (int64_t t = 0; t < taps; t++) {
+                    int64_t kk = 0; /* the tap's flat index in W's kernel, or -1 past its end */
+                    for (int64_t r = t, a = nd - 1, mul = 1; a >= 0 && kk >= 0; a--) {
+                        int64_t j = r % p.J[a], k = pa[a] + (p.J[a] - 1 - j) * p.s[a];
+                        r /= p.J[a];
+                        if (k >= p.K[a]) kk = -1;
+                        else kk += k * mul, mul *= p.K[a];
+                    }
+                    if (kk < 0) continue;
+                    int64_t c = grp * cpg + cl;
+                    w2[(oc * cpg + cl) * taps + t] = w[(c * p.Fg + fl) * ktaps + kk];
+                }
+        }
     char name[300];
+    int64_t wshape[5] = {F2, cpg, p.J[0], p.J[1], p.J[2]};
     weft_value wv, bv = -1, z, r6, tr, r4, st, en, ax, y;
     snprintf(name, sizeof name, "%s.subpixel_w", nname);
-    weft_status rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 4, (int64_t[]){F2, cpg, Jy, Jx}, w2, &wv);
+    weft_status rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 2 + nd, wshape, w2, &wv);
     if (rc == WEFT_OK && b2) {
         snprintf(name, sizeof name, "%s.subpixel_b", nname);
         rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 1, (int64_t[]){F2}, b2, &bv);
@@ -496,39 +524,46 @@ static weft_status subpixel_conv(weft_graph *g, const char *nname, int n_in, con
     free(w2);
     free(b2);
     if (rc != WEFT_OK) return rc;
-    int64_t pads[4] = {Jy - 1, Jx - 1, Jy - 1 + p.extra[0], Jx - 1 + p.extra[1]};
+    int64_t pads[6], zs[3], split[8], merged[5], perm[8], starts[3], ends[3], axes[3];
+    bool crop = false;
+    split[0] = merged[0] = p.N, split[1] = merged[1] = p.F, perm[0] = 0, perm[1] = 1;
+    for (int a = 0; a < nd; a++) {
+        zs[a] = p.H[a] + p.J[a] - 1 + p.extra[a];
+        pads[a] = p.J[a] - 1, pads[nd + a] = p.J[a] - 1 + p.extra[a];
+        split[2 + a] = p.s[a], split[2 + nd + a] = zs[a], merged[2 + a] = zs[a] * p.s[a];
+        perm[2 + 2 * a] = 2 + nd + a, perm[3 + 2 * a] = 2 + a;
+        starts[a] = p.pb[a], ends[a] = p.pb[a] + p.out[a], axes[a] = 2 + a;
+        crop = crop || p.pb[a] || ends[a] != merged[2 + a];
+    }
     weft_attr conv_attrs[3] = {
-        {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = pads},
+        {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 2 * nd, .ints = pads},
         {.name = "group", .kind = WEFT_ATTR_INT, .i = p.group},
-        {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (int64_t[]){Jy, Jx}},
+        {.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = nd, .ints = p.J},
     };
-    int64_t zh = p.H[0] + Jy - 1 + p.extra[0], zw = p.H[1] + Jx - 1 + p.extra[1];
-    int64_t shape6[6] = {p.N, p.F, sy, sx, zh, zw}, shape4[4] = {p.N, p.F, zh * sy, zw * sx};
-    int64_t perm[6] = {0, 1, 4, 2, 5, 3};
-    weft_attr perm_attr = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 6, .ints = perm};
+    weft_attr perm_attr = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 2 + 2 * nd, .ints = perm};
     char node[300];
     snprintf(node, sizeof node, "%s/subpixel_conv", nname);
-    if (rc == WEFT_OK)
-        rc = weft_graph_add_op(g, "Conv", node, 3, (weft_value[]){ins[0], wv, bv}, 3, conv_attrs, 1, &z);
-    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_shape6", 6, shape6, &r6);
+    weft_value conv_in[3] = {ins[0], wv, bv};
+    if (nd == 3) { /* onto 2-D Convs by the 3-D rewrite */
+        bool conv_done = false;
+        rc = weft_onnx_conv3d(g, "Conv", node, 3, conv_in, 3, conv_attrs, 1, &z, &conv_done);
+        if (rc == WEFT_OK && !conv_done)
+            rc = weft_fail(WEFT_ERR_INTERNAL, "ConvTranspose node '%s': its sub-pixel 3-D Conv was not rewritten", nname);
+    } else rc = weft_graph_add_op(g, "Conv", node, 3, conv_in, 3, conv_attrs, 1, &z);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_split_shape", 2 + 2 * nd, split, &r6);
     snprintf(node, sizeof node, "%s/subpixel_split", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r6}, 0, NULL, 1, &tr);
     snprintf(node, sizeof node, "%s/subpixel_shuffle", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Transpose", node, 1, &tr, 1, &perm_attr, 1, &z);
-    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_shape4", 4, shape4, &r4);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_merged_shape", 2 + nd, merged, &r4);
     snprintf(node, sizeof node, "%s/subpixel_merge", nname);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", node, 2, (weft_value[]){z, r4}, 0, NULL, 1, &tr);
-    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_starts", 2, p.pb, &st);
-    if (rc == WEFT_OK)
-        rc = weft_onnx_add_i64(g, nname, "subpixel_ends", 2, (int64_t[]){p.pb[0] + p.out[0], p.pb[1] + p.out[1]}, &en);
-    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_axes", 2, (int64_t[]){2, 3}, &ax);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_starts", nd, starts, &st);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_ends", nd, ends, &en);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "subpixel_axes", nd, axes, &ax);
     if (rc == WEFT_OK) {
-        bool crop = p.pb[0] || p.pb[1] || p.pb[0] + p.out[0] != zh * sy || p.pb[1] + p.out[1] != zw * sx;
-        if (crop) {
-            rc = weft_graph_add_op(g, "Slice", nname, 4, (weft_value[]){tr, st, en, ax}, 0, NULL, 1, &y);
-        } else {
-            y = tr;
-        }
+        if (crop) rc = weft_graph_add_op(g, "Slice", nname, 4, (weft_value[]){tr, st, en, ax}, 0, NULL, 1, &y);
+        else y = tr;
     }
     if (rc != WEFT_OK) return rc;
     outs[0] = y;

@@ -43,6 +43,7 @@ typedef struct weft_lower_stage {
     const weft_buffer *buf;                 /* region: the buffer the stage computes into */
     const weft_expr *lo[WEFT_MAX_DIMS];     /* region: min per dim (in enclosing loop vars) */
     int64_t ext[WEFT_MAX_DIMS];             /* region: extent per dim */
+    bool region_done;                       /* region: lo and ext are set */
     bool placed;                            /* region: the fields below are set */
     int64_t iter_ext[WEFT_SCHED_MAX_ITERS]; /* extent of every iterator */
     const weft_expr *leaf_var[WEFT_SCHED_MAX_ITERS]; /* by leaf position; NULL for extent 1 */

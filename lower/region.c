@@ -145,9 +145,13 @@ static weft_status preview_reader(weft_lower_ctx *c, int q, reader_view *rv, con
 }
 
 /* Region of stage p needed by one iteration of stage cons's loops down to leaf position lp:
- * what cons reads of p, plus what the stages attached at cons below lp read of it. */
+ * what cons reads of p, plus what the stages attached at cons below lp read of it. A stage's
+ * attachment is fixed, so its region is inferred once: readers previewed again for every
+ * producer they read made a chain of k stages that each read the two before (TopK's selection
+ * rounds) take 2^k inferences (k = 16: minutes and 4 GB). */
 static weft_status infer_region(weft_lower_ctx *c, int p, int cons, int lp)
 {
+    if (c->stage[p].region_done) return WEFT_OK;
     const weft_schedule *s = c->s;
     const weft_stage *ps = &s->stages[p], *cs = &s->stages[cons];
     weft_lower_stage *pi = &c->stage[p], *ci = &c->stage[cons];
@@ -238,7 +242,9 @@ static weft_status infer_region(weft_lower_ctx *c, int p, int cons, int lp)
         }
     }
     c->env.n = env_mark;
-    return weft_arena_failed(c->a) ? weft_lower_nomem(c) : WEFT_OK;
+    if (weft_arena_failed(c->a)) return weft_lower_nomem(c);
+    pi->region_done = true;
+    return WEFT_OK;
 }
 
 /* ---- loop variables of a placed stage ----------------------------------------------------- */

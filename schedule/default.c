@@ -93,6 +93,49 @@ static bool divided_operand(const weft_schedule *s, int p)
     return false;
 }
 
+static void count_nodes(void *ud, const weft_expr *e)
+{
+    (*(int *)ud)++;
+    weft_expr_each_child(e, count_nodes, ud);
+}
+
+static int64_t elements(const weft_tensor *op)
+{
+    int64_t n = 1;
+    for (int d = 0; d < op->ndim; d++) n *= op->shape[d];
+    return n;
+}
+
+/* Stage p is elementwise, not an output, its expression long (COSTLY_NODES nodes or more), and
+ * an output has BROADCAST_READS times its elements or more: inlined, the expression would be
+ * evaluated once per output element. TopK's Indices (a select over its rounds' positions, 74
+ * nodes for k = 10) read by a gather of 64 channels of neighbours (DGCNN): 5120 indices
+ * computed 327680 times. */
+enum { COSTLY_NODES = 32, BROADCAST_READS = 4 };
+static bool costly_broadcast(const weft_schedule *s, int p)
+{
+    const weft_tensor *op = s->stages[p].op;
+    if (s->stages[p].is_output || op->n_reduce || !op->body || op->ndim < 1) return false;
+    int64_t most = 0;
+    for (int q = 0; q < s->n_stages; q++)
+        if (s->stages[q].is_output && elements(s->stages[q].op) > most) most = elements(s->stages[q].op);
+    if (most < BROADCAST_READS * elements(op)) return false;
+    int nodes = 0;
+    count_nodes(&nodes, op->body);
+    return nodes >= COSTLY_NODES;
+}
+
+/* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp).
+ * Factored into partials at a row loop, x's partial stage would be that stage's reader, and
+ * compute_at wants every reader at the consumer itself: the stage could no longer be computed
+ * at the row loop. */
+static bool reads_computed_stage(const weft_schedule *s, int x)
+{
+    for (int q = 0; q < s->n_stages; q++)
+        if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && weft_sched_reads(s, x, q)) return true;
+    return false;
+}
+
 /* A plain matmul (one 2-D reduction over one axis, the rest elementwise) whose reused operand
  * is a 2-D input, i.e. not laid out for the register tile at compile time, with enough rows
  * to amortise packing it (more than 8 register tiles: measured, 32x512x512 ran 1.5x faster
@@ -202,7 +245,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
      * root instead (inlined, the product divided each element it broadcast, once per column
      * block: 131k scalar divisions per head set, 2.6x the kernel's time). */
     bool scaled[WEFT_SCHED_MAX_STAGES] = {false};
-    for (int i = 0; i < s->n_stages; i++) scaled[i] = !packed[i] && divided_operand(s, i);
+    for (int i = 0; i < s->n_stages; i++) scaled[i] = !packed[i] && (divided_operand(s, i) || costly_broadcast(s, i));
     for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
         weft_op_pattern p = weft_tensor_pattern(s->stages[i].op);
         if (!s->stages[i].is_output && (p == WEFT_PATTERN_ELEMWISE || p == WEFT_PATTERN_INJECTIVE) &&
@@ -224,6 +267,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
     int n_out = 0;
     for (int i = 0; i < s->n_stages; i++)
         if (s->stages[i].is_output) snprintf(outputs[n_out++], WEFT_SCHED_NAME, "%s", s->stages[i].name);
+    /* output o's row loop, by output (stage indices shift as stages are inserted) */
     char row_loop[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
     memset(row_loop, 0, sizeof row_loop);
     char whole[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME]; /* products register-tiled at root */
@@ -269,7 +313,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         int64_t tw = lanes;
         int ta = r < 0 && p != WEFT_PATTERN_OUT_REDUCTION_REUSE ? weft_sched_transposed_axis(s, y, lanes, &tw) : -1;
         if (ta >= 0) {
-            rc = schedule_transposed(s, y, ta, tw, n_out < 2 || elems >= SMALL_NEST, row_loop[y]);
+            rc = schedule_transposed(s, y, ta, tw, n_out < 2 || elems >= SMALL_NEST, row_loop[o]);
             continue;
         }
         int64_t tiles[WEFT_MAX_DIMS];
@@ -297,7 +341,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         int first = r >= 0 ? weft_sched_dense_first_axis(s, r, u, v, op->shape, tiles, caps) : -1;
         rc = weft_sched_tile_first(s, y, tiles, first, n_out < 2 || r >= 0 || elems >= SMALL_NEST, attach, par);
         if (rc != WEFT_OK) break;
-        snprintf(row_loop[y], WEFT_SCHED_NAME, "%s", par);
+        snprintf(row_loop[o], WEFT_SCHED_NAME, "%s", par);
         if (r >= 0) {
             char rname[WEFT_SCHED_NAME];
             snprintf(rname, sizeof rname, "%s", s->stages[r].name);
@@ -327,10 +371,18 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
                     rc = weft_sched_pack_at(s, pack[k], outputs[o], par, first == v && par[0], lanes);
         }
     }
-    /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. */
+    /* 3. Remaining root reductions: at their reader's row loop, or parallel on their own. Row
+     * stages are told apart by name first: a reduction factored into partials below no longer
+     * reads its row stage itself. */
+    char row_stages[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
+    int n_row_stages = 0;
+    for (int x = 0; x < s->n_stages; x++)
+        if (!s->stages[x].op->n_reduce && weft_sched_keep_row_stage(s, x))
+            snprintf(row_stages[n_row_stages++], WEFT_SCHED_NAME, "%s", s->stages[x].name);
     for (int x = s->n_stages - 1; x >= 0 && rc == WEFT_OK; x--) {
         weft_stage *st = &s->stages[x];
-        bool row_stage = !st->op->n_reduce && weft_sched_keep_row_stage(s, x);
+        bool row_stage = false;
+        for (int k = 0; k < n_row_stages; k++) row_stage = row_stage || !strcmp(row_stages[k], st->name);
         if (st->attach != WEFT_ATTACH_ROOT || st->is_output || (!st->op->n_reduce && !row_stage)) continue;
         if (rfactored(s, x)) continue; /* its partial sums' rule scheduled it (step 2) */
         bool tiled = false;
@@ -351,10 +403,13 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         /* At y's row loop only when a row of y reads the same row of x: a softmax read
          * transposed (LeViT's attn.softmax(-1).transpose(-1, -2)) recomputed all 49 rows per
          * output row there (423 us for 9.6k outputs). */
-        bool at_rows = y >= 0 && all_y && s->stages[y].is_output && row_loop[y][0] && weft_sched_reads_rows_aligned(s, y, x);
+        const char *rows = "";
+        for (int o = 0; o < n_out && y >= 0; o++)
+            if (!strcmp(outputs[o], s->stages[y].name)) rows = row_loop[o];
+        bool at_rows = y >= 0 && all_y && s->stages[y].is_output && rows[0] && weft_sched_reads_rows_aligned(s, y, x);
         if (row_stage && at_rows && st->op->ndim == s->stages[y].op->ndim &&
             !memcmp(st->op->shape, s->stages[y].op->shape, sizeof(int64_t) * (size_t)st->op->ndim))
-            rc = weft_sched_row_stage_at(s, x, y, row_loop[y], lanes);
+            rc = weft_sched_row_stage_at(s, x, y, rows, lanes);
         else if (row_stage) { /* rows in parallel, each in vectors */
             const weft_tensor *op = st->op;
             int64_t tiles[WEFT_MAX_DIMS];
@@ -364,8 +419,15 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             rc = weft_sched_tile(s, x, tiles, attach, par);
         }
         else if (at_rows && reduces_last_axis_of(st->op, s->stages[y].op))
-            rc = weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, row_loop[y]);
-        else rc = parallel_rows(s, x);
+            rc = weft_sched_wants_rfactor(st->op, lanes) && !reads_computed_stage(s, x) ? weft_sched_rfactor_at(s, x, y, rows, lanes)
+                                                         : weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, rows);
+        /* a long row read at unit stride: partial results in vectors, as for an output (the
+         * selection rounds of a TopK, each a MAX or MIN over the row: DGCNN's 10 of 256) */
+        else if (weft_sched_wants_rfactor(st->op, lanes)) {
+            char xname[WEFT_SCHED_NAME];
+            snprintf(xname, sizeof xname, "%s", st->name);
+            rc = weft_sched_rfactor_rows(s, xname, lanes, caps);
+        } else rc = parallel_rows(s, x);
     }
     return rc;
 }

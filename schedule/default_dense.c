@@ -213,15 +213,18 @@ static const weft_expr *unit_walk(const weft_expr *last)
     return NULL;
 }
 
-/* Which axes some read indexes last by a unit-stride walk (unit_walk). */
+/* Which axes some read indexes last by a unit-stride walk (unit_walk). A spatial axis counts
+ * only in a read that walks the reduction too (a column sum's X[k, j]); a per-row value read
+ * once per row (the previous round's pick of a TopK selection, m[b, i]) streams nothing. */
 static void scan_contig(void *ud, const weft_expr *e)
 {
     contig_scan *sc = ud;
     if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_n(e) > 0) {
         const weft_expr *last = weft_expr_tload_idx(e, weft_expr_tload_n(e) - 1), *walk = unit_walk(last);
         if (last == sc->op->reduce_axis[0].var) sc->reduce_unit = true;
-        for (int d = 0; d < sc->op->ndim; d++)
-            if (walk == sc->op->axis[d].var && sc->op->shape[d] >= 2) sc->spatial_unit = true;
+        if (weft_expr_uses_var(e, sc->op->reduce_axis[0].var))
+            for (int d = 0; d < sc->op->ndim; d++)
+                if (walk == sc->op->axis[d].var && sc->op->shape[d] >= 2) sc->spatial_unit = true;
     }
     weft_expr_each_child(e, scan_contig, ud);
 }
@@ -281,6 +284,39 @@ weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t l
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, k);
     /* the final sum of one vector across its lanes, in registers (a reduction into one cell) */
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1%s", out, k, two ? ".1" : "");
+    return rc;
+}
+
+weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes)
+{
+    const weft_tensor *op = s->stages[x].op;
+    int64_t K = op->reduce_axis[0].extent;
+    int64_t w = K >= 8 * lanes ? 4 * lanes : lanes; /* four independent chains on long rows */
+    for (int64_t c = w; c >= lanes && K % w; c /= 2)
+        if (K % c == 0) w = c;
+    char xname[WEFT_SCHED_NAME], yname[WEFT_SCHED_NAME], k[WEFT_SCHED_NAME], rf[WEFT_SCHED_NAME + 4];
+    snprintf(xname, sizeof xname, "%s", s->stages[x].name);
+    snprintf(yname, sizeof yname, "%s", s->stages[y].name);
+    snprintf(k, sizeof k, "%s", s->stages[x].iters[op->ndim].name);
+    int before = s->n_stages;
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", xname, k, (long long)w);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "rfactor %s %s.1", xname, k);
+    if (rc != WEFT_OK) return rc;
+    int r = -1; /* the new stage: the one rfactor added, read by x */
+    for (int q = 0; q < s->n_stages && before < s->n_stages; q++)
+        if (weft_sched_reads(s, weft_sched_find_stage(s, xname), q) && s->stages[q].attach == WEFT_ATTACH_ROOT &&
+            !strncmp(s->stages[q].name, xname, strlen(xname)) && strstr(s->stages[q].name + strlen(xname), ".rf"))
+            r = q;
+    if (r < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no partial stage of %s", xname);
+    snprintf(rf, sizeof rf, "%s", s->stages[r].name);
+    char last[WEFT_SCHED_NAME];
+    snprintf(last, sizeof last, "%s", s->stages[weft_sched_find_stage(s, xname)].iters[op->ndim - 1].name);
+    rc = weft_sched_stepf(s, "compute_at %s %s %s", xname, yname, row_loop);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, xname, last);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.1", rf, k, k);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, k);
+    /* the final reduction of the partials across lanes, in registers (a reduction into one cell) */
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", xname, k);
     return rc;
 }
 

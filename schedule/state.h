@@ -19,7 +19,7 @@
 #include "schedule/query.h"
 #include "schedule/schedule.h"
 
-#define WEFT_SCHED_MAX_STAGES 64
+#define WEFT_SCHED_MAX_STAGES 128
 #define WEFT_SCHED_MAX_ITERS 64
 #define WEFT_SCHED_MAX_RELS 32
 #define WEFT_SCHED_MAX_PARTS 8

@@ -3,7 +3,7 @@
 (Resize, Upsample, Pad, ConvTranspose, HardSigmoid, HardSwish, MaxPool with ceil_mode,
 Range, Dropout with its mask; 1-D Conv / ConvTranspose / MaxPool / AveragePool / global pools,
 DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNorm's export of it; Einsum;
-3-D Conv / MaxPool / AveragePool and LRN;
+3-D Conv / ConvTranspose / MaxPool / AveragePool and LRN;
 Resize in modes nearest, linear and cubic; GridSample at opset 16), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
@@ -205,6 +205,10 @@ TORCH_CASES = {
     "local_response_norm": (lambda: Fn(lambda x: torch_lrn(x, 5, alpha=0.5, beta=0.75, k=1.5)), (2, 7, 4, 5), 13),
     # weights computed at run time (from the input): the Transpose + Reshape path, not a new constant
     "conv3d_runtime_w": (lambda: Fn(lambda x: F.conv3d(x, x * 0.5, padding=(1, 2, 2))), (1, 2, 3, 5, 5), 13),
+    # 3-D ConvTranspose: the sub-pixel rewrite onto the 3-D Conv rewrite (frontend/onnx_decompose.c)
+    "convt3d_k2_s2": (seeded(lambda: nn.ConvTranspose3d(4, 3, 2, stride=2)), (1, 4, 3, 4, 5), 13),
+    "convt3d_s_p_op_g": (seeded(lambda: nn.ConvTranspose3d(4, 6, (3, 4, 3), stride=(1, 2, 3), padding=(1, 1, 0),
+                                                           output_padding=(0, 1, 2), groups=2)), (2, 4, 3, 3, 4), 13),
     # elementwise and index ops (ops/nn_elementwise.c, ops/nn_index.c): inverse trig as Cephes
     # polynomials, overflow-safe Softplus/Mish, Mod fmod=1, Xor, Trilu (opset 14), OneHot,
     # GatherElements with constant indices, Clip with run-time bounds

@@ -29,7 +29,7 @@
 #define CASES_3D(X)                                                                                                    \
     X(conv3d_pad) X(conv3d_s_d_g) X(conv3d_temporal) X(conv3d_spatial) X(conv3d_bn_relu) X(maxpool3d)                  \
     X(maxpool3d_s2_p1) X(maxpool3d_ceil) X(avgpool3d_incl) X(avgpool3d_excl) X(local_response_norm) X(lrn)            \
-    X(lrn_even_3d) X(conv3d_same) X(conv3d_runtime_w)
+    X(lrn_even_3d) X(conv3d_same) X(conv3d_runtime_w) X(convt3d_k2_s2) X(convt3d_s_p_op_g)
 CASES_3D(CASE)
 /* TopK (ops/nn_topk.c) */
 #define CASES_TOPK(X) X(topk_dim1) X(topk_flatten_indices) X(sort_last) X(topk_smallest_sum)

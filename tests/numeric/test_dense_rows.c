@@ -731,6 +731,66 @@ static void test_softmax_read_transposed(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A row max of 64 or more at the output's row loop runs in vector partials (split, rfactor,
+ * the partial stage vectorized, the final max across lanes) instead of a scalar loop; values
+ * are test_softmax_and_layer_norm_rows'. */
+static void test_row_reduction_in_vectors(void **state)
+{
+    fixture *fx = *state;
+    int64_t lanes = fx->caps.vector_lanes_f32 > 1 ? fx->caps.vector_lanes_f32 : 8;
+    int failures = 0;
+    weft_arena *a = weft_arena_create();
+    weft_te_func *f = weft_op_softmax(a, 9, 4 * lanes + 13);
+    assert_non_null(f);
+    failures += schedule_failure(fx, f, "rfactor mx k.1", "parallel mx", "softmax row max");
+    failures += schedule_failure(fx, f, "compute_at mx Y", "parallel mx", "softmax row max");
+    weft_arena_destroy(a);
+    assert_int_equal(failures, 0);
+}
+
+/* Y[c, i, r] = I[i, r] + c with I a select over r of 10 expressions of A (74 nodes; TopK's
+ * Indices over its rounds has this form): with 64 values of c, I is computed once at root, not
+ * inlined into every element of Y; with 2 it is inlined. Values against plain C. */
+static void test_costly_broadcast_computed_once(void **state)
+{
+    fixture *fx = *state;
+    enum { M = 40, R = 10 };
+    static const int64_t cs[] = {64, 2};
+    int failures = 0;
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+        int64_t C = cs[t];
+        weft_arena *a = weft_arena_create();
+        weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){M, R});
+        weft_tensor *I = weft_te_compute(a, "I", 2, (int64_t[]){M, R}, (const char *const[]){"i", "r"});
+        const weft_expr *i = weft_te_axis(I, 0), *r = weft_te_axis(I, 1), *v = weft_f32(a, 0);
+        for (int q = R - 1; q >= 0; q--)
+            v = weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, r, weft_i64(a, q)),
+                            weft_mul(a, weft_te_at(a, A, i, weft_i64(a, (q * 3) % R)), weft_f32(a, (float)(q + 1))), v);
+        weft_te_set_body(I, WEFT_REDUCE_NONE, v);
+        weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, M, R}, (const char *const[]){"c", "i", "r"});
+        weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                         weft_add(a, weft_te_at(a, I, weft_te_axis(Y, 1), weft_te_axis(Y, 2)),
+                                  weft_cast(a, WEFT_F32, weft_te_axis(Y, 0))));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "bc", 1, (const weft_tensor *const[]){A}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        failures += C >= 4 ? schedule_failure(fx, f, "parallel Y", "compute_inline I", "broadcast of 64")
+                           : schedule_failure(fx, f, "compute_inline I", "parallel I", "broadcast of 2");
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(C * M * R));
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t q = 0; q < R; q++)
+                    ref[(c * M + m) * R + q] = (double)(in[0][m * R + (q * 3) % R] * (float)(q + 1)) + (double)c;
+        failures += check(fx, f, false, ref, true, "costly broadcast");
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_erf_matches_libm(void **state)
 {
     fixture *fx = *state;
@@ -780,6 +840,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_small_output_nests_are_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_read_transposed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_row_reduction_in_vectors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_costly_broadcast_computed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
     };
     return cmocka_run_group_tests_name("numeric_dense_rows", tests, NULL, NULL);

@@ -5,7 +5,7 @@
  * each row, NaN ordered as +inf as the op documents): the node alone in the interpreter (the
  * harness), then as a one-node model through the public API (the LLVM target at 1 and 2
  * threads), with both outputs, Values only or Indices only as graph outputs. The table covers
- * both formulations (k <= 8: selection rounds; k > 8: ranks), ties, largest 0/1, an axis that
+ * both formulations (k <= 24: selection rounds; k > 24: ranks), ties, largest 0/1, an axis that
  * is not the last, k = n (a sort), k = 1, int64 input, K as an attribute (opset 1) and NaN and
  * infinities. Outputs are copies of input elements and indices, so they must match exactly.
  * Bad K, axes and arities must fail naming the op, the node and what is wrong. */
@@ -177,9 +177,9 @@ static const tcase cases[] = {
      .data = D_TIES},
     {.label = "[4,16] k=1", .xt = F32, .ndim = 2, .shape = {4, 16}, .axis = -1, .k = 1, .default_axis = true},
     {.label = "[4,16] k=1 smallest", .xt = F32, .ndim = 2, .shape = {4, 16}, .axis = -1, .k = 1, .smallest = true},
-    {.label = "[2,10,3] axis=1 k=10 (ranks)", .xt = F32, .ndim = 3, .shape = {2, 10, 3}, .axis = 1, .k = 10},
+    {.label = "[2,10,3] axis=1 k=10", .xt = F32, .ndim = 3, .shape = {2, 10, 3}, .axis = 1, .k = 10},
     {.label = "ties [5,3,4] axis=0 k=2", .xt = F32, .ndim = 3, .shape = {5, 3, 4}, .axis = 0, .k = 2, .data = D_TIES},
-    {.label = "ties [2,20,3] axis=-2 k=9 (ranks)",
+    {.label = "ties [2,20,3] axis=-2 k=9",
      .xt = F32,
      .ndim = 3,
      .shape = {2, 20, 3},
@@ -187,7 +187,10 @@ static const tcase cases[] = {
      .k = 9,
      .smallest = true,
      .data = D_TIES},
-    {.label = "[2,40] k=8 (last selection)", .xt = F32, .ndim = 2, .shape = {2, 40}, .axis = 1, .k = 8},
+    {.label = "[2,40] k=8", .xt = F32, .ndim = 2, .shape = {2, 40}, .axis = 1, .k = 8},
+    {.label = "[2,300] k=24 (last selection)", .xt = F32, .ndim = 2, .shape = {2, 300}, .axis = 1, .k = 24},
+    {.label = "ties [3,40] k=25 (ranks)", .xt = F32, .ndim = 2, .shape = {3, 40}, .axis = -1, .k = 25, .data = D_TIES},
+    {.label = "[4,256] k=10 (nearest points)", .xt = F32, .ndim = 2, .shape = {4, 256}, .axis = -1, .k = 10, .smallest = true},
     {.label = "int64 ties [3,12] k=3", .xt = I64, .ndim = 2, .shape = {3, 12}, .axis = -1, .k = 3, .data = D_TIES},
     {.label = "int64 [3,12] sort smallest",
      .xt = I64,
@@ -402,9 +405,9 @@ static void test_errors(void **state)
     expect_error(f, "dt", 2, VALS(xi32, k2), 0, NULL, WEFT_ERR_INVALID_ARG, "input X", "int32");
     weft_value xs = fx_input(f, "xs", F32, 0, NULL);
     expect_error(f, "scalar", 2, VALS(xs, k2), 0, NULL, WEFT_ERR_SHAPE, "scalar", NULL);
-    /* ranks (k > 8) on a row longer than 65536: refused with the extent and the limit */
+    /* ranks (k > 24) on a row longer than 65536: refused with the extent and the limit */
     weft_value xl = fx_input(f, "xl", F32, 2, SHAPE(2, 70000));
-    expect_error(f, "long", 2, VALS(xl, fx_const_i64(f, "k9", 1, SHAPE(9))), 0, NULL, WEFT_ERR_UNSUPPORTED, "70000",
+    expect_error(f, "long", 2, VALS(xl, fx_const_i64(f, "k25", 1, SHAPE(25))), 0, NULL, WEFT_ERR_UNSUPPORTED, "70000",
                  "65536");
 }
 
