@@ -146,6 +146,10 @@ TORCH_CASES = {
     "convt_s1_rect": (convt(3, 5, (2, 3), stride=1, padding=0), (1, 3, 4, 4), 13),
     "convt_s3_asym": (convt(2, 3, (4, 2), stride=(3, 2), padding=(1, 0), output_padding=(2, 1)), (1, 2, 3, 3), 13),
     "convt_depthwise": (convt(4, 4, 3, stride=2, padding=1, groups=4), (1, 4, 4, 4), 13),
+    # one input pixel (a generator's latent projection): a MatMul, the pads cropped
+    "convt_single_pixel": (convt(8, 6, 4, stride=1, padding=0), (2, 8, 1, 1), 13),
+    "convt_single_pixel_crop": (convt(5, 3, (4, 3), stride=2, padding=(1, 0)), (1, 5, 1, 1), 13),
+    "convt3d_single_pixel": (seeded(lambda: nn.ConvTranspose3d(6, 4, (2, 3, 4), bias=False)), (2, 6, 1, 1, 1), 13),
     "maxpool_ceil": (lambda: nn.MaxPool2d(3, 2, ceil_mode=True), (1, 2, 8, 9), 13),
     "maxpool_ceil_pad": (lambda: nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), (1, 2, 6, 7), 13),
     "maxpool_ceil_2x2": (lambda: nn.MaxPool2d(2, 2, ceil_mode=True), (1, 3, 5, 7), 13),

@@ -42,6 +42,7 @@
     X(resize_bilinear_align_corners) X(resize_bilinear_ac_down) X(resize_linear_half_pixel) X(resize_linear_1d)        \
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
+    X(convt_single_pixel) X(convt_single_pixel_crop) X(convt3d_single_pixel)                                           \
     X(maxpool_ceil) X(maxpool_ceil_pad) X(maxpool_ceil_2x2) X(maxpool_ceil_drop)                                        \
     X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids) X(range_add) X(dropout_mask)          \
     X(conv1d_pad) X(conv1d_s2_d2) X(conv1d_depthwise) X(conv1d_bn_relu) X(convt1d_s2) X(maxpool1d) X(maxpool1d_ceil)   \
@@ -55,24 +56,28 @@ CASES(CASE)
 
 /* The frontend rewrites a ConvTranspose with constant weights and dilation 1 into a sub-pixel
  * Conv + pixel shuffle: the compiled model has a conv kernel and no convtranspose kernel. With
- * dilation 2 it keeps the op. */
+ * dilation 2 it keeps the op. Over a single input pixel it is a MatMul: a matmul kernel, no
+ * conv (2-D and 3-D). */
 static void test_conv_transpose_rewritten_on_import(void **state)
 {
     (void)state;
-    const char *names[2] = {"convt_s2_p1_op1", "convt_group_dilation"};
-    for (int c = 0; c < 2; c++) {
+    const char *names[4] = {"convt_s2_p1_op1", "convt_group_dilation", "convt_single_pixel_crop", "convt3d_single_pixel"};
+    for (int c = 0; c < 4; c++) {
         char path[256];
         weft_graph *g = NULL;
         snprintf(path, sizeof path, DATA "%s.onnx", names[c]);
         assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
         weft_model *m = compile_for(names[c], g, NULL, 1);
-        bool has_conv = false, has_convt = false;
+        bool has_conv = false, has_convt = false, has_matmul = false;
         for (int k = 0; k < weft_model_n_kernels(m); k++) {
             const char *kn = weft_model_kernel_name(m, k);
             has_convt = has_convt || strstr(kn, "convtranspose") != NULL;
             has_conv = has_conv || strncmp(kn, "conv_", 5) == 0;
+            has_matmul = has_matmul || strstr(kn, "matmul") != NULL;
         }
-        assert_true(c == 0 ? has_conv && !has_convt : has_convt);
+        if (c == 0) assert_true(has_conv && !has_convt);
+        else if (c == 1) assert_true(has_convt);
+        else assert_true(has_matmul && !has_conv && !has_convt);
         weft_model_destroy(m);
         weft_graph_destroy(g);
     }
