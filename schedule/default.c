@@ -93,9 +93,13 @@ static bool divided_operand(const weft_schedule *s, int p)
     return false;
 }
 
+/* Counts expression nodes (shared ones once per use), stopping at COSTLY_NODES. */
+enum { COSTLY_NODES = 32, BROADCAST_READS = 4 };
 static void count_nodes(void *ud, const weft_expr *e)
 {
-    (*(int *)ud)++;
+    int *n = ud;
+    if (*n >= COSTLY_NODES) return;
+    (*n)++;
     weft_expr_each_child(e, count_nodes, ud);
 }
 
@@ -108,10 +112,8 @@ static int64_t elements(const weft_tensor *op)
 
 /* Stage p is elementwise, not an output, its expression long (COSTLY_NODES nodes or more), and
  * an output has BROADCAST_READS times its elements or more: inlined, the expression would be
- * evaluated once per output element. TopK's Indices (a select over its rounds' positions, 74
- * nodes for k = 10) read by a gather of 64 channels of neighbours (DGCNN): 5120 indices
- * computed 327680 times. */
-enum { COSTLY_NODES = 32, BROADCAST_READS = 4 };
+ * evaluated once per output element. TopK's Indices (a select over its k rounds' positions)
+ * read by a gather of 64 channels of neighbours (DGCNN): 5120 indices computed 327680 times. */
 static bool costly_broadcast(const weft_schedule *s, int p)
 {
     const weft_tensor *op = s->stages[p].op;

@@ -748,7 +748,7 @@ static void test_row_reduction_in_vectors(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* Y[c, i, r] = I[i, r] + c with I a select over r of 10 expressions of A (74 nodes; TopK's
+/* Y[c, i, r] = I[i, r] + c with I a select over r of 10 expressions of A (91 nodes; TopK's
  * Indices over its rounds has this form): with 64 values of c, I is computed once at root, not
  * inlined into every element of Y; with 2 it is inlined. Values against plain C. */
 static void test_costly_broadcast_computed_once(void **state)
