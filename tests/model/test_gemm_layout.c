@@ -184,9 +184,51 @@ static void test_merged_heads_apart_from_product(void **state)
     free(x), free(w), free(y);
 }
 
+/* A Transpose that moves the last axis ([1, C, H, W] -> [1, C, W, H]) read by a Concat with
+ * another input (a copy that enlarges the data) is a kernel of its own: 2 kernels, where a
+ * Transpose keeping the last axis fuses into the Concat (1 kernel). Values exact (copies). */
+static void test_transpose_apart_from_concat(void **state)
+{
+    (void)state;
+    enum { C = 4, H = 8, W = 16 };
+    float *x = malloc(sizeof(float) * C * H * W), *z = malloc(sizeof(float) * C * H * W), *y = malloc(sizeof(float) * 2 * C * H * W);
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)i, z[i] = -(float)i - 1;
+    for (int moves = 0; moves < 2; moves++) {
+        weft_graph *g = NULL;
+        weft_value xv, zv, tv, yv;
+        /* moves: x [1, C, W, H] -> perm [0, 1, 3, 2]; else x [1, H, C, W] -> perm [0, 2, 1, 3] */
+        int64_t xs[4] = {1, moves ? C : H, moves ? W : C, moves ? H : W}, zs[4] = {1, C, H, W};
+        assert_int_equal(weft_graph_create(&g), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, xs, &xv), WEFT_OK);
+        assert_int_equal(weft_graph_add_input(g, "z", WEFT_TYPE_FLOAT32, 4, zs, &zv), WEFT_OK);
+        weft_attr perm = {.name = "perm", .kind = WEFT_ATTR_INTS, .n = 4,
+                          .ints = moves ? (const int64_t[]){0, 1, 3, 2} : (const int64_t[]){0, 2, 1, 3}};
+        assert_int_equal(weft_graph_add_op(g, "Transpose", "t", 1, &xv, 1, &perm, 1, &tv), WEFT_OK);
+        weft_attr axis = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 1};
+        assert_int_equal(weft_graph_add_op(g, "Concat", "cat", 2, (weft_value[]){tv, zv}, 1, &axis, 1, &yv), WEFT_OK);
+        assert_int_equal(weft_graph_set_output(g, yv, "y"), WEFT_OK);
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), moves ? 2 : 1);
+        assert_int_equal(weft_model_run(m, (const void *[]){x, z}, (void *[]){y}), WEFT_OK);
+        for (int c = 0; c < 2 * C; c++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    float want = c >= C ? z[((c - C) * H + h) * W + w] : moves ? x[(c * W + w) * H + h] : x[(h * C + c) * W + w];
+                    if (y[(c * H + h) * W + w] != want)
+                        fail_msg("moves %d: y[%d, %d, %d] = %g, want %g", moves, c, h, w, (double)y[(c * H + h) * W + w], (double)want);
+                }
+        weft_model_destroy(m);
+        weft_graph_destroy(g);
+    }
+    free(x), free(z), free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_padded_blocked_weights_match_reference),
-                                       cmocka_unit_test(test_merged_heads_apart_from_product)};
+                                       cmocka_unit_test(test_merged_heads_apart_from_product),
+                                       cmocka_unit_test(test_transpose_apart_from_concat)};
     return cmocka_run_group_tests_name("model_gemm_layout", tests, NULL, NULL);
 }
