@@ -285,7 +285,7 @@ static const weft_expr *guarded_expr(void *ud, const weft_expr *e, const weft_ra
 
 /* An IF whose condition the ranges prove true is its then-branch; else its then-branch is
  * rewritten with the condition's facts (guard_facts). */
-static const weft_stmt *drop_true_ifs(void *ud, const weft_stmt *orig, const weft_stmt *s, const weft_range_env *env)
+static const weft_stmt *simplify_ifs(void *ud, const weft_stmt *orig, const weft_stmt *s, const weft_range_env *env)
 {
     weft_lower_ctx *c = ud;
     if (s->kind != WEFT_STMT_IF) return s;
@@ -302,7 +302,7 @@ weft_status weft_lower_simplify(weft_lower_ctx *c)
 {
     int mark = c->env.n;
     c->env.n = 0; /* the loops around each statement, from the IR itself */
-    weft_rewriter r = {.a = c->a, .env = &c->env, .expr = simplify_expr, .post = drop_true_ifs, .ud = c};
+    weft_rewriter r = {.a = c->a, .env = &c->env, .expr = simplify_expr, .post = simplify_ifs, .ud = c};
     const weft_stmt *body = weft_rewrite_stmt(&r, c->lf->body);
     c->env.n = mark;
     if (!body || weft_arena_failed(c->a)) return weft_lower_nomem(c);

@@ -765,6 +765,17 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
     return WEFT_OK;
 }
 
+/* model_internal.h; fusion (model/fuse.c) and the pointwise rule below read it. */
+bool weft_model_transpose_moves_last(const weft_graph *g, const weft_gnode *nd)
+{
+    if (strcmp(nd->op_type, "Transpose") || nd->n_inputs < 1) return false;
+    int rank = g->values[nd->inputs[0]].ndim;
+    const int64_t *perm = NULL;
+    int np = weft_gnode_attr_ints(nd, "perm", &perm);
+    int64_t last = np == rank && perm ? perm[rank - 1] : 0; /* no perm: the axes reversed */
+    return rank >= 2 && last != rank - 1;
+}
+
 /* A pointwise conv (1x1 kernel, stride 1, no padding, one group) whose output planes fill
  * whole vectors (OH*OW a multiple of fb) keeps its weights [F, C, 1, 1] and is marked
  * "weft_conv_pixels": its reduction runs over fused pixels [N, F, OH*OW] (ops/nn_conv.c) and
@@ -786,16 +797,6 @@ weft_status weft_model_conv_border_bands(weft_graph *g)
  * 512->1024 at 28x28 7.5 against 7.9, 512->512 at 16x16 equal). DeepLabV3-ResNet50 at 224x224,
  * whose dilated layer3/4 keep 28x28 planes: 742 -> 645-669 ms (ONNX Runtime 417). */
 enum { PIXELS_MIN_VECTORS = 4, PIXELS_MAX_CHANNELS = 64, PIXELS_MAX_REDUCTION = 768 };
-bool weft_model_transpose_moves_last(const weft_graph *g, const weft_gnode *nd)
-{
-    if (strcmp(nd->op_type, "Transpose") || nd->n_inputs < 1) return false;
-    int rank = g->values[nd->inputs[0]].ndim;
-    const int64_t *perm = NULL;
-    int np = weft_gnode_attr_ints(nd, "perm", &perm);
-    int64_t last = np == rank && perm ? perm[rank - 1] : 0; /* no perm: the axes reversed */
-    return rank >= 2 && last != rank - 1;
-}
-
 /* Whether value v is (through reshapes and other aliases) a Transpose that moves its input's
  * last axis: its last axis is then strided in the data it is read from. */
 static bool transposed_last_axis(const weft_graph *g, int v)

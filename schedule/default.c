@@ -56,6 +56,17 @@ static bool reduces_last_axis_of(const weft_tensor *x, const weft_tensor *y)
     return x->ndim == n - 1 || x->shape[n - 1] == 1;
 }
 
+/* Stage x at root: its rows fused and parallel, the last axis in vectors. */
+static weft_status rows_in_vectors(weft_schedule *s, int x, int64_t lanes)
+{
+    const weft_tensor *op = s->stages[x].op;
+    int64_t tiles[WEFT_MAX_DIMS];
+    for (int d = 0; d < op->ndim; d++) tiles[d] = 1;
+    tiles[op->ndim - 1] = weft_sched_fit_tile(op->shape[op->ndim - 1], lanes, lanes);
+    char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
+    return weft_sched_tile(s, x, tiles, attach, par);
+}
+
 static weft_status parallel_rows(weft_schedule *s, int x)
 {
     const weft_stage *st = &s->stages[x];
@@ -103,13 +114,6 @@ static void count_nodes(void *ud, const weft_expr *e)
     weft_expr_each_child(e, count_nodes, ud);
 }
 
-static int64_t elements(const weft_tensor *op)
-{
-    int64_t n = 1;
-    for (int d = 0; d < op->ndim; d++) n *= op->shape[d];
-    return n;
-}
-
 /* Stage p is elementwise, not an output, its expression long (COSTLY_NODES nodes or more), and
  * an output has BROADCAST_READS times its elements or more: inlined, the expression would be
  * evaluated once per output element. TopK's Indices (a select over its k rounds' positions)
@@ -120,8 +124,8 @@ static bool costly_broadcast(const weft_schedule *s, int p)
     if (s->stages[p].is_output || op->n_reduce || !op->body || op->ndim < 1) return false;
     int64_t most = 0;
     for (int q = 0; q < s->n_stages; q++)
-        if (s->stages[q].is_output && elements(s->stages[q].op) > most) most = elements(s->stages[q].op);
-    if (most < BROADCAST_READS * elements(op)) return false;
+        if (s->stages[q].is_output && weft_te_numel(s->stages[q].op) > most) most = weft_te_numel(s->stages[q].op);
+    if (most < BROADCAST_READS * weft_te_numel(op)) return false;
     int nodes = 0;
     count_nodes(&nodes, op->body);
     return nodes >= COSTLY_NODES;
@@ -254,15 +258,8 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             !weft_sched_keep_row_stage(s, i) && !packed[i] && !scaled[i])
             rc = weft_sched_stepf(s, "compute_inline %s", s->stages[i].name);
     }
-    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++) {
-        if (!scaled[i]) continue;
-        const weft_tensor *op = s->stages[i].op; /* rows fused and parallel, the last axis in vectors */
-        int64_t tiles[WEFT_MAX_DIMS];
-        for (int d = 0; d < op->ndim; d++) tiles[d] = 1;
-        tiles[op->ndim - 1] = weft_sched_fit_tile(op->shape[op->ndim - 1], lanes, lanes);
-        char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
-        rc = weft_sched_tile(s, i, tiles, attach, par);
-    }
+    for (int i = 0; i < s->n_stages && rc == WEFT_OK; i++)
+        if (scaled[i]) rc = rows_in_vectors(s, i, lanes);
     /* 2. Outputs, and the reductions they are fused with. Stage indices shift when a cache
      * stage is inserted, so outputs are found by name each time. */
     char outputs[WEFT_SCHED_MAX_STAGES][WEFT_SCHED_NAME];
@@ -412,14 +409,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
         if (row_stage && at_rows && st->op->ndim == s->stages[y].op->ndim &&
             !memcmp(st->op->shape, s->stages[y].op->shape, sizeof(int64_t) * (size_t)st->op->ndim))
             rc = weft_sched_row_stage_at(s, x, y, rows, lanes);
-        else if (row_stage) { /* rows in parallel, each in vectors */
-            const weft_tensor *op = st->op;
-            int64_t tiles[WEFT_MAX_DIMS];
-            for (int d = 0; d < op->ndim; d++) tiles[d] = 1;
-            tiles[op->ndim - 1] = weft_sched_fit_tile(op->shape[op->ndim - 1], lanes, lanes);
-            char attach[WEFT_SCHED_NAME], par[WEFT_SCHED_NAME];
-            rc = weft_sched_tile(s, x, tiles, attach, par);
-        }
+        else if (row_stage) rc = rows_in_vectors(s, x, lanes);
         else if (at_rows && reduces_last_axis_of(st->op, s->stages[y].op))
             rc = weft_sched_wants_rfactor(st->op, lanes) && !reads_computed_stage(s, x) ? weft_sched_rfactor_at(s, x, y, rows, lanes)
                                                          : weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, rows);

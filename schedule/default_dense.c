@@ -298,19 +298,13 @@ weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *ro
     snprintf(xname, sizeof xname, "%s", s->stages[x].name);
     snprintf(yname, sizeof yname, "%s", s->stages[y].name);
     snprintf(k, sizeof k, "%s", s->stages[x].iters[op->ndim].name);
-    int before = s->n_stages;
     weft_status rc = weft_sched_stepf(s, "split %s %s %lld", xname, k, (long long)w);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "rfactor %s %s.1", xname, k);
     if (rc != WEFT_OK) return rc;
-    int r = -1; /* the new stage: the one rfactor added, read by x */
-    for (int q = 0; q < s->n_stages && before < s->n_stages; q++)
-        if (weft_sched_reads(s, weft_sched_find_stage(s, xname), q) && s->stages[q].attach == WEFT_ATTACH_ROOT &&
-            !strncmp(s->stages[q].name, xname, strlen(xname)) && strstr(s->stages[q].name + strlen(xname), ".rf"))
-            r = q;
-    if (r < 0) return weft_fail(WEFT_ERR_INTERNAL, "default schedule: no partial stage of %s", xname);
-    snprintf(rf, sizeof rf, "%s", s->stages[r].name);
+    x = weft_sched_find_stage(s, xname); /* rfactor inserted the partial stage just before x */
+    snprintf(rf, sizeof rf, "%s", s->stages[x - 1].name);
     char last[WEFT_SCHED_NAME];
-    snprintf(last, sizeof last, "%s", s->stages[weft_sched_find_stage(s, xname)].iters[op->ndim - 1].name);
+    snprintf(last, sizeof last, "%s", s->stages[x].iters[op->ndim - 1].name);
     rc = weft_sched_stepf(s, "compute_at %s %s %s", xname, yname, row_loop);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, xname, last);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.1", rf, k, k);
