@@ -124,12 +124,37 @@ static const weft_expr *simplify_int_sum(weft_arena *a, const weft_expr *e, cons
     return rebuild(a, &L, e->dtype);
 }
 
-/* floordiv/floormod(x, c): x = c*q + r with r provably in [0, c) -> q / r. */
+static int64_t gcd_abs(int64_t a, int64_t b)
+{
+    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* floordiv/floormod(x, c): x = c*q + r with r provably in [0, c) -> q / r. A factor g that c
+ * and every term of x share comes out first: floordiv(g*y, g*d) = floordiv(y, d) and
+ * floormod(g*y, g*d) = g*floormod(y, d) (a nearest 2x upsampling's source column
+ * floordiv(w*16, 32) is floordiv(w, 2), which a vector load reads as pairs). */
 static const weft_expr *div_mod(weft_arena *a, weft_expr_kind k, const weft_expr *x, int64_t c, const weft_range_env *env)
 {
     lin L = {0};
     collect(a, x, 1, &L, env);
     if (L.overflow) return NULL;
+    int64_t g = gcd_abs(c, L.c);
+    for (int i = 0; i < L.n && g > 1; i++) g = gcd_abs(g, L.coeff[i]);
+    if (g > 1) {
+        for (int i = 0; i < L.n; i++) L.coeff[i] /= g;
+        L.c /= g;
+        const weft_expr *y = rebuild(a, &L, x->dtype), *r;
+        if (!y) return NULL;
+        int64_t d = c / g;
+        if (d == 1) r = k == WEFT_EXPR_FLOORDIV ? y : weft_int(a, x->dtype, 0);
+        else if (!(r = div_mod(a, k, y, d, env))) r = weft_binary(a, k, y, weft_int(a, x->dtype, d));
+        return k == WEFT_EXPR_FLOORDIV ? r : weft_simplify(a, weft_binary(a, WEFT_EXPR_MUL, r, weft_int(a, x->dtype, g)), env);
+    }
     lin q = {0}, r = {0};
     for (int i = 0; i < L.n; i++) {
         if (L.coeff[i] % c == 0) add_term(&q, L.atom[i], L.coeff[i] / c);

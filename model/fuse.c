@@ -4,8 +4,9 @@
  * are merged while the union stays a kernel the schedules handle well:
  *   - elementwise/injective chains fuse freely;
  *   - reductions (softmax, layer norm's decomposed ReduceMean/Sub/Pow/... chain) fuse with
- *     elementwise/injective neighbours and with each other, but for two window pools, and a
- *     window pool with a producer other kernels read too;
+ *     elementwise/injective neighbours and with each other, but for two window pools, a
+ *     window pool with a producer other kernels read too, and a window pool with a row
+ *     reduction;
  *   - a conv/matmul/gemm ("out" op) takes elementwise consumers as its epilogue (bias, relu,
  *     residual add; given back when the group would then have two outputs:
  *     split_two_output_epilogues), and pure elementwise/injective producers whose results it alone reads
@@ -266,6 +267,14 @@ static bool can_merge(fctx *c, int a, int b)
      * have two outputs, which the pool rule does not take (Inception's branch pools over the
      * block's concatenation ran as scalar loops at 2.4 GFLOP/s, 1.3-2.1 ms each) */
     if (c->n_red[b] && c->n_out[a] == 0 && pools_in(c, b) && !only_feeds(c, a, b)) return false;
+    /* nor a window pool with a row reduction (a norm, a softmax) on the other side: the pool
+     * rule takes plain data, and the pool would recompute the normalisation (a square root
+     * and a division) per tap in a scalar loop (PoolFormer's pool over GroupNorm: 7 ms at 1
+     * GFLOP/s where apart the two take 0.15 ms) */
+    if (red > 1 && c->n_red[a] && c->n_red[b]) {
+        int pa = pools_in(c, a), pb = pools_in(c, b);
+        if ((pa && c->n_red[b] > pb) || (pb && c->n_red[a] > pa)) return false;
+    }
     if (out == 1) {
         bool a_plain = c->n_out[a] == 0 && c->n_red[a] == 0;
         bool b_plain = c->n_out[b] == 0 && c->n_red[b] == 0;
@@ -315,11 +324,16 @@ static bool split_two_output_epilogues(fctx *c)
         free(root), free(escapes);
         return false;
     }
+    char *up = weft_malloc((size_t)n + 1);
+    if (!up) {
+        free(root), free(escapes);
+        return false;
+    }
     for (int i = 0; i < n; i++) root[i] = in_kernel(c, i) ? find(c, i) : -1;
     /* escapes[r]: values made in group r that a node outside it reads or that are graph outputs */
     char *seen = weft_calloc((size_t)g->n_values + 1, 1);
     if (!seen) {
-        free(root), free(escapes);
+        free(root), free(escapes), free(up);
         return false;
     }
     for (int j = 0; j < n; j++) {
@@ -366,11 +380,28 @@ static bool split_two_output_epilogues(fctx *c)
             c->parent[e] = e;
             root[i] = e;
         }
+        /* members o does not read, directly or through the group (an elementwise producer of
+         * the epilogue's residual add), follow the epilogue: they would otherwise stay as a
+         * second, unrelated output of the out op's kernel */
+        if (e >= 0) {
+            memset(up, 0, (size_t)n);
+            up[o] = 1;
+            for (int i = o; i >= 0; i--) {
+                if (!up[i]) continue;
+                const weft_gnode *u = &g->nodes[i];
+                for (int m = 0; m < u->n_inputs; m++) {
+                    int v = u->inputs[m], p = v >= 0 ? g->values[v].producer : -1;
+                    if (p >= 0 && root[p] == r) up[p] = 1;
+                }
+            }
+            for (int i = 0; i < n; i++)
+                if (root[i] == r && !up[i]) c->parent[i] = e, root[i] = e;
+        }
         /* the out op's group, and no other, has changed roots */
         for (int j = 0; e >= 0 && j < n; j++)
             if (root[j] == r) root[j] = o;
     }
-    free(root), free(escapes);
+    free(root), free(escapes), free(up);
     return true;
 }
 

@@ -334,15 +334,33 @@ static const weft_expr *source_expr(weft_arena *a, const resize_params *p, int d
     return src;
 }
 
-/* Linear taps along dim d: i0, i1 (int64) and the weight of i1 (float), from axis v. */
-static void linear_taps(weft_arena *a, const resize_params *p, int d, const weft_expr *v, const weft_expr **i0,
+/* Linear taps along dim d: i0, i1 (int64) and the weight of i1 (float), from axis v. The
+ * indices are tables over the output axis (table_index: a clamped floordiv progression for
+ * every integer and most rational scales), not the truncated float coordinate: in a vector
+ * loop that was a gather per tap, where floordiv(w - 1, 2) reads each source element once
+ * and repeats it. lambda stays src - i0 in the kernel; where a table entry and the kernel's
+ * float truncation could differ (src within an ulp of an integer) both give the same
+ * interpolated value, lambda then being 0 or 1 to within an ulp. false: out of memory. */
+static bool linear_taps(weft_arena *a, const resize_params *p, int d, const weft_expr *v, const weft_expr **i0,
                         const weft_expr **i1, const weft_expr **lambda)
 {
     const weft_expr *src = weft_max(a, source_expr(a, p, d, v), weft_f32(a, 0.0));
-    const weft_expr *lo = weft_min(a, weft_cast(a, WEFT_I64, src), weft_i64(a, p->in[d] - 1));
-    *i0 = lo;
-    *i1 = weft_min(a, weft_add(a, lo, weft_i64(a, 1)), weft_i64(a, p->in[d] - 1));
-    *lambda = weft_sub(a, src, weft_cast(a, WEFT_F32, lo));
+    int64_t *t = weft_malloc((size_t)p->out[d] * 2 * sizeof *t), last = p->in[d] - 1;
+    if (!t) return false;
+    for (int64_t x = 0; x < p->out[d]; x++) {
+        float c = source_coord(p, d, x);
+        int64_t lo = c > 0 ? (int64_t)c : 0;
+        t[x] = lo < last ? lo : last;
+        /* i1 = floor(c) + 1 clamped: where c < 0 lambda is 0 and i1 is not weighed, so it
+         * may follow the progression (floordiv(w + 1, 2) at w = 0) instead of i0 + 1 */
+        int64_t hi = (int64_t)floorf(c) + 1;
+        t[p->out[d] + x] = hi < 0 ? 0 : hi < last ? hi : last;
+    }
+    *i0 = table_index(a, v, t, p->out[d], p->in[d]);
+    *i1 = table_index(a, v, t + p->out[d], p->out[d], p->in[d]);
+    free(t);
+    *lambda = weft_sub(a, src, weft_cast(a, WEFT_F32, *i0));
+    return true;
 }
 
 /* Cubic taps along dim d: idx[0..4) = clamp(floor(src) - 1 + k) and Keys' weights w[0..4). */
@@ -432,7 +450,7 @@ weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const wef
         x[d] = o[d];
         if (p.out[d] == p.in[d] && p.scale[d] == 1.0) continue;
         dims[nd] = d;
-        linear_taps(a, &p, d, o[d], &lo[nd], &hi[nd], &lam[nd]);
+        if (!linear_taps(a, &p, d, o[d], &lo[nd], &hi[nd], &lam[nd])) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
         nd++;
     }
     /* sum over the 2^nd corners: weight prod(c ? lambda : 1 - lambda) */

@@ -1135,6 +1135,348 @@ class DcganGen(nn.Module):
         return self.net(z)
 
 
+class ConvMixer(nn.Module):
+    """ConvMixer-256/4 at 224x224: a 7x7 stride-7 patch conv, then blocks of a residual 9x9
+    depthwise conv, GELU, BatchNorm and a 1x1 conv, GELU, BatchNorm; mean pool and a classifier."""
+
+    def __init__(self, d=256, depth=4, k=9, p=7):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, d, p, p), nn.GELU(), nn.BatchNorm2d(d))
+        self.dw = nn.ModuleList(nn.Sequential(nn.Conv2d(d, d, k, groups=d, padding=k // 2), nn.GELU(),
+                                              nn.BatchNorm2d(d)) for _ in range(depth))
+        self.pw = nn.ModuleList(nn.Sequential(nn.Conv2d(d, d, 1), nn.GELU(), nn.BatchNorm2d(d))
+                                for _ in range(depth))
+        self.fc = nn.Linear(d, 1000)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for dw, pw in zip(self.dw, self.pw):
+            x = pw(x + dw(x))
+        return self.fc(x.mean((2, 3)))
+
+
+class PoolFormer(nn.Module):
+    """PoolFormer-style stages: GroupNorm(1, C), a 3x3 average pool without padded zeros
+    counted minus its input as the token mixer, layer scale, a 1x1-conv GELU MLP; a strided
+    conv between stages."""
+
+    def __init__(self, dims=(64, 128), depth=2):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dims[0], 7, 4, 2)
+        self.down = nn.Conv2d(dims[0], dims[1], 3, 2, 1)
+        self.blocks = nn.ModuleList(nn.ModuleList(nn.ModuleList([
+            nn.GroupNorm(1, c), nn.GroupNorm(1, c),
+            nn.Sequential(nn.Conv2d(c, 4 * c, 1), nn.GELU(), nn.Conv2d(4 * c, c, 1))]) for _ in range(depth))
+            for c in dims)
+        self.s1 = nn.ParameterList(nn.Parameter(torch.rand(c, 1, 1)) for c in dims for _ in range(depth))
+        self.pool = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        self.head = nn.Linear(dims[1], 10)
+
+    def forward(self, x):
+        x, i = self.stem(x), 0
+        for s, stage in enumerate(self.blocks):
+            if s:
+                x = self.down(x)
+            for n1, n2, mlp in stage:
+                y = n1(x)
+                x = x + self.s1[i] * (self.pool(y) - y)
+                x = x + mlp(n2(x))
+                i += 1
+        return self.head(x.mean((2, 3)))
+
+
+class Gmlp(nn.Module):
+    """gMLP: patch tokens, blocks of LayerNorm, a GELU projection to 2 x ff, a spatial gating
+    unit (split, LayerNorm, a Linear across the token axis, product) and a projection back."""
+
+    def __init__(self, d=128, ff=256, n=64, depth=2):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 4, 4)
+        self.ln = nn.ModuleList(nn.LayerNorm(d) for _ in range(depth))
+        self.up = nn.ModuleList(nn.Linear(d, 2 * ff) for _ in range(depth))
+        self.sln = nn.ModuleList(nn.LayerNorm(ff) for _ in range(depth))
+        self.sp = nn.ModuleList(nn.Linear(n, n) for _ in range(depth))
+        self.dn = nn.ModuleList(nn.Linear(ff, d) for _ in range(depth))
+        self.fc = nn.Linear(d, 10)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        for ln, up, sln, sp, dn in zip(self.ln, self.up, self.sln, self.sp, self.dn):
+            u, v = nn.functional.gelu(up(ln(x))).chunk(2, -1)
+            v = sp(sln(v).transpose(1, 2)).transpose(1, 2)
+            x = x + dn(u * v)
+        return self.fc(x.mean(1))
+
+
+class CapsNet(nn.Module):
+    """A capsule network: conv, primary capsules (a strided conv reshaped to 8-d vectors,
+    squashed), a prediction per (primary, class) pair, three rounds of dynamic routing
+    (softmax over classes, weighted sums, squash, agreement) unrolled; capsule lengths out."""
+
+    def __init__(self, types=16, classes=10):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 64, 9)
+        self.prim = nn.Conv2d(64, types * 8, 9, 2)
+        self.W = nn.Parameter(0.1 * torch.randn(1, types * 36, classes, 16, 8))
+        self.classes = classes
+
+    @staticmethod
+    def squash(s):
+        n2 = (s * s).sum(-1, keepdim=True)
+        return n2 / (1 + n2) * s / torch.sqrt(n2 + 1e-8)
+
+    def forward(self, x):
+        b = x.shape[0]
+        u = self.prim(torch.relu(self.conv(x)))  # b, types*8, 6, 6
+        u = self.squash(u.view(b, -1, 8, 36).permute(0, 1, 3, 2).reshape(b, -1, 8))
+        uh = (self.W @ u[:, :, None, :, None]).squeeze(-1)  # b, n, classes, 16
+        logits = torch.zeros(b, uh.shape[1], self.classes)
+        for r in range(3):
+            c = logits.softmax(2)
+            v = self.squash((c[..., None] * uh).sum(1))  # b, classes, 16
+            if r < 2:
+                logits = logits + (uh * v[:, None]).sum(-1)
+        return v.norm(dim=-1)
+
+
+class ConvLstm(nn.Module):
+    """A ConvLSTM over 6 frames: each step a 3x3 conv of [x_t, h] to four gates, sigmoid/tanh
+    cell update; the last hidden state through a 1x1 conv."""
+
+    def __init__(self, ci=8, ch=32):
+        super().__init__()
+        self.ch = ch
+        self.gates = nn.Conv2d(ci + ch, 4 * ch, 3, padding=1)
+        self.out = nn.Conv2d(ch, 1, 1)
+
+    def forward(self, x):
+        b, t, _, hh, ww = x.shape
+        h = torch.zeros(b, self.ch, hh, ww)
+        c = torch.zeros_like(h)
+        for s in range(t):
+            i, f, g, o = self.gates(torch.cat([x[:, s], h], 1)).chunk(4, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return self.out(h), c
+
+
+class Nerf(nn.Module):
+    """A NeRF MLP on 2048 samples: sin/cos positional encodings (10 and 4 frequencies), eight
+    256-wide ReLU layers with the encoding concatenated again at the fifth, density and a
+    view-dependent colour head."""
+
+    def __init__(self, w=256):
+        super().__init__()
+        self.l = nn.ModuleList([nn.Linear(63, w)] + [nn.Linear(w + (63 if i == 4 else 0), w) for i in range(1, 8)])
+        self.sigma = nn.Linear(w, 1)
+        self.feat = nn.Linear(w, w)
+        self.rgb = nn.Sequential(nn.Linear(w + 27, w // 2), nn.ReLU(), nn.Linear(w // 2, 3), nn.Sigmoid())
+
+    @staticmethod
+    def enc(x, n):
+        f = 2.0 ** torch.arange(n, dtype=torch.float32) * math.pi
+        xf = (x[..., None] * f).flatten(-2)
+        return torch.cat([x, torch.sin(xf), torch.cos(xf)], -1)
+
+    def forward(self, pts, dirs):
+        e = self.enc(pts, 10)
+        h = e
+        for i, l in enumerate(self.l):
+            if i == 4:
+                h = torch.cat([h, e], -1)
+            h = torch.relu(l(h))
+        rgb = self.rgb(torch.cat([self.feat(h), self.enc(dirs, 4)], -1))
+        return torch.relu(self.sigma(h)), rgb
+
+
+class AlibiLM(nn.Module):
+    """A BLOOM-style decoder layer: positions from the attention mask's cumsum, ALiBi biases
+    (per-head slope x key position), a causal mask built in the graph, padding masked with
+    where; LayerNorm, fused QKV, GELU MLP."""
+
+    def __init__(self, vocab=400, d=128, heads=4):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.emb = nn.Embedding(vocab, d)
+        self.ln0, self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.f1, self.f2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("slopes", torch.tensor([2.0 ** (-8 * (i + 1) / heads) for i in range(heads)]))
+
+    def forward(self, ids, mask):
+        b, s = ids.shape
+        x = self.ln0(self.emb(ids))
+        pos = (mask.cumsum(-1) - 1).clamp(min=0) * mask  # b, s
+        alibi = self.slopes[None, :, None, None] * pos[:, None, None, :].float()  # b, h, 1, s
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.h, self.dh).permute(2, 0, 3, 1, 4)
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.dh) + alibi
+        causal = torch.ones(s, s, dtype=torch.bool).triu(1)
+        bad = causal[None, None] | (mask[:, None, None, :] == 0)
+        att = torch.where(bad, torch.full_like(att, -1e9), att)
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(b, s, -1)
+        x = x + self.o(y)
+        return x + self.f2(nn.functional.gelu(self.f1(self.ln2(x))))
+
+
+class AxialAttn(nn.Module):
+    """Axial attention written with einsum: attention along rows, then along columns of a
+    32x32 map of 64 channels (4 heads), a 1x1 projection and BatchNorm."""
+
+    def __init__(self, c=64, heads=4):
+        super().__init__()
+        self.h = heads
+        self.qkv_r, self.qkv_c = nn.Conv2d(c, 3 * c, 1), nn.Conv2d(c, 3 * c, 1)
+        self.proj = nn.Sequential(nn.Conv2d(c, c, 1), nn.BatchNorm2d(c))
+
+    def axis(self, x, qkv, rows):
+        b, c, hh, ww = x.shape
+        q, k, v = qkv(x).view(b, 3, self.h, c // self.h, hh, ww).unbind(1)
+        if rows:
+            a = torch.einsum("bndhw,bndhv->bnhwv", q, k).softmax(-1)
+            return torch.einsum("bnhwv,bndhv->bndhw", a, v).reshape(b, c, hh, ww)
+        a = torch.einsum("bndhw,bndgw->bnwhg", q, k).softmax(-1)
+        return torch.einsum("bnwhg,bndgw->bndhw", a, v).reshape(b, c, hh, ww)
+
+    def forward(self, x):
+        x = x + self.axis(x, self.qkv_r, True)
+        x = x + self.axis(x, self.qkv_c, False)
+        return x + self.proj(x)
+
+
+class Siamese(nn.Module):
+    """A metric-learning head: a small CNN embeds a query image, L2-normalised, cosine
+    similarity against a gallery of 200 stored embeddings, the best match's index (as float)
+    and the pairwise distance to it."""
+
+    def __init__(self, d=128):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 32, 3, 2, 1), nn.ReLU(), nn.Conv2d(32, 64, 3, 2, 1), nn.ReLU(),
+                                 nn.Conv2d(64, 128, 3, 2, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                 nn.Linear(128, d))
+        self.gallery = nn.Parameter(nn.functional.normalize(torch.randn(200, d), dim=1))
+
+    def forward(self, x):
+        e = nn.functional.normalize(self.net(x), dim=1)
+        sim = e @ self.gallery.t()
+        best = sim.argmax(1)
+        dist = nn.functional.pairwise_distance(e, self.gallery[best])
+        return sim, best.float(), dist
+
+
+class FtTransformer(nn.Module):
+    """An FT-Transformer for tabular data: each of 24 numeric features becomes a token (value
+    x weight + bias), 4 categorical ones are embedded, a CLS token is prepended; two pre-norm
+    encoder layers; a head on the CLS token. Batch 32."""
+
+    def __init__(self, nnum=24, cards=(10, 7, 30, 5), d=64):
+        super().__init__()
+        self.w, self.b = nn.Parameter(torch.randn(nnum, d)), nn.Parameter(torch.randn(nnum, d))
+        self.embs = nn.ModuleList(nn.Embedding(n, d) for n in cards)
+        self.cls = nn.Parameter(torch.randn(1, 1, d))
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, 2 * d, activation="relu",
+                                                                    batch_first=True, norm_first=True), 2)
+        self.head = nn.Sequential(nn.LayerNorm(d), nn.ReLU(), nn.Linear(d, 1))
+
+    def forward(self, num, cat):
+        t = num[..., None] * self.w + self.b
+        c = torch.stack([e(cat[:, i]) for i, e in enumerate(self.embs)], 1)
+        x = torch.cat([self.cls.expand(num.shape[0], -1, -1), t, c], 1)
+        return self.head(self.enc(x)[:, 0])
+
+
+class Ecapa(nn.Module):
+    """An ECAPA-TDNN speaker encoder (reduced): a 1-D conv over 80 mel bins, SE-Res2Net blocks
+    (1x1 conv, four dilated 3-tap convs over chained channel splits, 1x1 conv, squeeze-excite),
+    multi-layer aggregation, attentive statistics pooling (softmax over time, weighted mean
+    and standard deviation), BatchNorm and an embedding Linear."""
+
+    def __init__(self, c=256, scale=4):
+        super().__init__()
+        self.c, self.s = c, scale
+        self.l0 = nn.Sequential(nn.Conv1d(80, c, 5, padding=2), nn.ReLU(), nn.BatchNorm1d(c))
+        self.a = nn.ModuleList(nn.Sequential(nn.Conv1d(c, c, 1), nn.ReLU(), nn.BatchNorm1d(c)) for _ in range(2))
+        self.res = nn.ModuleList(nn.ModuleList(nn.Sequential(
+            nn.Conv1d(c // scale, c // scale, 3, padding=d, dilation=d), nn.ReLU(), nn.BatchNorm1d(c // scale))
+            for _ in range(scale - 1)) for d in (2, 3))
+        self.b = nn.ModuleList(nn.Sequential(nn.Conv1d(c, c, 1), nn.ReLU(), nn.BatchNorm1d(c)) for _ in range(2))
+        self.se = nn.ModuleList(nn.Sequential(nn.Conv1d(c, 64, 1), nn.ReLU(), nn.Conv1d(64, c, 1), nn.Sigmoid())
+                                for _ in range(2))
+        self.mfa = nn.Sequential(nn.Conv1d(2 * c, 2 * c, 1), nn.ReLU())
+        self.att = nn.Sequential(nn.Conv1d(6 * c, 128, 1), nn.ReLU(), nn.BatchNorm1d(128), nn.Tanh(),
+                                 nn.Conv1d(128, 2 * c, 1))
+        self.bn = nn.BatchNorm1d(4 * c)
+        self.fc = nn.Linear(4 * c, 192)
+
+    def forward(self, x):
+        x = self.l0(x)
+        outs = []
+        for a, res, b, se in zip(self.a, self.res, self.b, self.se):
+            y = a(x)
+            parts = list(y.chunk(self.s, 1))
+            prev, ys = None, [parts[0]]
+            for i, m in enumerate(res):
+                prev = m(parts[i + 1] if prev is None else parts[i + 1] + prev)
+                ys.append(prev)
+            y = b(torch.cat(ys, 1))
+            y = y * se(y.mean(2, keepdim=True))
+            x = x + y
+            outs.append(x)
+        h = self.mfa(torch.cat(outs, 1))
+        t = h.shape[2]
+        g = torch.cat([h, h.mean(2, keepdim=True).expand(-1, -1, t),
+                       h.var(2, keepdim=True, unbiased=False).clamp(min=1e-4).sqrt().expand(-1, -1, t)], 1)
+        w = self.att(g).softmax(2)
+        mu = (h * w).sum(2)
+        sd = ((h * h * w).sum(2) - mu * mu).clamp(min=1e-4).sqrt()
+        return self.fc(self.bn(torch.cat([mu, sd], 1)))
+
+
+class BiFpn(nn.Module):
+    """One BiFPN layer over three levels (64 channels at 32, 16 and 8 pixels): fast normalised
+    weighted fusion (ReLU weights over their sum), nearest 2x upsampling top-down, 3x3 stride-2
+    max pooling bottom-up, depthwise-separable convs with BatchNorm and SiLU."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.w = nn.ParameterList(nn.Parameter(torch.rand(n) + 0.5) for n in (2, 2, 3, 2))
+        self.conv = nn.ModuleList(nn.Sequential(nn.Conv2d(c, c, 3, padding=1, groups=c, bias=False),
+                                                nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c), nn.SiLU())
+                                  for _ in range(4))
+
+    @staticmethod
+    def fuse(w, xs):
+        w = torch.relu(w)
+        w = w / (w.sum() + 1e-4)
+        return sum(w[i] * x for i, x in enumerate(xs))
+
+    def forward(self, p3, p4, p5):
+        up = lambda t: nn.functional.interpolate(t, scale_factor=2.0, mode="nearest")
+        down = lambda t: nn.functional.max_pool2d(t, 3, 2, 1)
+        p4td = self.conv[0](self.fuse(self.w[0], [p4, up(p5)]))
+        p3o = self.conv[1](self.fuse(self.w[1], [p3, up(p4td)]))
+        p4o = self.conv[2](self.fuse(self.w[2], [p4, p4td, down(p3o)]))
+        p5o = self.conv[3](self.fuse(self.w[3], [p5, down(p4o)]))
+        return p3o, p4o, p5o
+
+
+class SegformerHead(nn.Module):
+    """SegFormer's all-MLP decoder: four feature levels (1/4 .. 1/32 of a 256x256 image), each
+    through a Linear (as a 1x1 conv), bilinearly upsampled to 1/4, concatenated, fused by a 1x1
+    conv with BatchNorm and ReLU, classified into 19 classes."""
+
+    def __init__(self, dims=(32, 64, 160, 256), d=128):
+        super().__init__()
+        self.proj = nn.ModuleList(nn.Conv2d(c, d, 1) for c in dims)
+        self.fuse = nn.Sequential(nn.Conv2d(4 * d, d, 1, bias=False), nn.BatchNorm2d(d), nn.ReLU())
+        self.cls = nn.Conv2d(d, 19, 1)
+
+    def forward(self, *xs):
+        size = xs[0].shape[2:]
+        ys = [nn.functional.interpolate(p(x), size=size, mode="bilinear", align_corners=False)
+              for p, x in zip(self.proj, xs)]
+        return self.cls(self.fuse(torch.cat(ys[::-1], 1)))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -1245,6 +1587,22 @@ MODELS = {
     "levit_attn": (LevitAttn, lambda: (torch.randn(1, 64, 7, 7),)),
     "sknet": (SkNet, img),
     "dcgan_gen": (DcganGen, lambda: (torch.randn(1, 100, 1, 1),)),
+    # seventh batch: ConvMixer, PoolFormer, gMLP, capsules, ConvLSTM, NeRF, ALiBi, axial attention,
+    # metric learning, tabular transformer, speaker embedding, BiFPN, SegFormer
+    "convmixer": (ConvMixer, lambda: img(224)),
+    "poolformer": (PoolFormer, lambda: img(224)),
+    "gmlp": (Gmlp, lambda: img(32)),
+    "capsnet": (CapsNet, lambda: (torch.randn(1, 1, 28, 28),)),
+    "convlstm": (ConvLstm, lambda: (torch.randn(1, 6, 8, 32, 32),)),
+    "nerf": (Nerf, lambda: (torch.randn(2048, 3), nn.functional.normalize(torch.randn(2048, 3), dim=1))),
+    "alibi_lm": (AlibiLM, lambda: (torch.randint(0, 400, (2, 48)),
+                                   torch.cat([torch.ones(1, 48), torch.cat([torch.zeros(1, 8), torch.ones(1, 40)], 1)]).long()), 14),
+    "axial_attn": (AxialAttn, lambda: (torch.randn(1, 64, 32, 32),)),
+    "siamese": (Siamese, img),
+    "ft_transformer": (FtTransformer, lambda: (torch.randn(32, 24), torch.stack([torch.randint(0, n, (32,)) for n in (10, 7, 30, 5)], 1))),
+    "ecapa": (Ecapa, lambda: (torch.randn(1, 80, 200),)),
+    "bifpn": (BiFpn, lambda: (torch.randn(1, 64, 32, 32), torch.randn(1, 64, 16, 16), torch.randn(1, 64, 8, 8))),
+    "segformer_head": (SegformerHead, lambda: tuple(torch.randn(1, c, s, s) for c, s in ((32, 64), (64, 32), (160, 16), (256, 8)))),
 }
 
 
@@ -1280,7 +1638,7 @@ def check(weft, out, names):
                     break
                 mx = float(np.abs(ref).max())
                 scale = max(scale, mx)
-                worst = max(worst, float(np.abs(got - ref).max()) / mx if mx > 0 else float("inf"))
+                worst = max(worst, float(np.abs(got - ref).max()) / (mx if mx > 0 else 1.0))  # all-zero: absolute
             print("%-22s %d output(s), max |torch| %.3g, max |weft - torch| / max |torch| = %.2g %s"
                   % (name, len(outs), scale, worst, "ok" if worst <= 1e-4 else "MISMATCH"), flush=True)
 

@@ -194,7 +194,8 @@ static LLVMValueRef float_floor(weft_llvm_cg *cg, LLVMValueRef a, LLVMValueRef b
 
 static weft_status emit_binary(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
-    const weft_expr *unclamped = cg->no_clamp ? weft_llvm_clamp_arg(e) : NULL;
+    const weft_expr *unclamped =
+        cg->no_clamp && (!cg->no_clamp_var || weft_expr_uses_var(e, cg->no_clamp_var)) ? weft_llvm_clamp_arg(e) : NULL;
     if (unclamped) return weft_llvm_expr(cg, unclamped, out);
     LLVMValueRef a, b;
     weft_status st = weft_llvm_expr(cg, e->u.bin.a, &a);

@@ -98,6 +98,7 @@ typedef struct weft_llvm_cg {
     LLVMValueRef vmask; /* <lanes x i1> lanes enabled by enclosing IFs; NULL: all */
     const weft_stmt *vbody; /* the VECTORIZED loop's body */
     bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
+    const weft_expr *no_clamp_var; /* ... only those that use this variable (NULL: all) */
     bool slow_gather;   /* t->slow_gather: stride-2 padding reads use a wide masked load */
     /* a store of a constant stride other than 1 is one scalar store per lane, not a scatter:
      * AMD Zen (slow_gather) or a CPU without AVX-512's scatter instruction. Zen 4, 1 thread,

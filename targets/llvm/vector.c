@@ -10,6 +10,9 @@
  *   stride 0 (index does not use it)  -> scalar load, broadcast by its users
  *   stride 1                          -> one contiguous <L x T> load/store at &buf[index(min)]
  *   other constant stride / unknown   -> llvm.masked.gather / llvm.masked.scatter
+ *   rest + floordiv(x, R), x stride 1 -> the contiguous elements its lanes cover, each repeated
+ *                                        by a shuffle (the same under a clamp of that term:
+ *                                        where the clamp is idle at both ends, else a gather)
  * A blocked layout's index (a weight laid out [N/c, K, c] read at [floordiv(j, c), k,
  * floormod(j, c)]) is contiguous too: when x has stride 1 and its lane-0 value is a known
  * multiple of g with gcd(g, c) >= L, every lane of x lies in one block of c, so
@@ -281,18 +284,28 @@ weft_status weft_llvm_vector_loop(weft_llvm_cg *cg, const weft_stmt *s)
     return st;
 }
 
-/* Scalar i64 value of idx with the vectorized variable bound to its lane-0 value. */
-static weft_status index_at_min(weft_llvm_cg *cg, const weft_expr *idx, LLVMValueRef *out)
+/* Scalar i64 value of idx with the vectorized variable bound to its value in lane `lane`;
+ * unclamped: the integer clamps that use the variable emitted as their argument. */
+static weft_status index_at_lane(weft_llvm_cg *cg, const weft_expr *idx, int lane, bool unclamped, LLVMValueRef *out)
 {
     LLVMValueRef v0 = cg->vmin;
+    if (lane) v0 = LLVMBuildAdd(cg->b, v0, LLVMConstInt(cg->t_i64, (unsigned long long)lane, 0), "");
     LLVMTypeRef vt = weft_llvm_type(cg, cg->vvar->dtype);
     if (vt != cg->t_i64) v0 = LLVMBuildTrunc(cg->b, v0, vt, "");
     int depth = cg->n_vars;
     const weft_expr *vvar = cg->vvar;
     weft_status st = weft_llvm_bind(cg, vvar, v0);
+    if (unclamped) cg->no_clamp = true, cg->no_clamp_var = vvar;
     if (st == WEFT_OK) st = weft_llvm_index(cg, idx, out);
+    if (unclamped) cg->no_clamp = false, cg->no_clamp_var = NULL;
     cg->n_vars = depth;
     return st;
+}
+
+/* Scalar i64 value of idx with the vectorized variable bound to its lane-0 value. */
+static weft_status index_at_min(weft_llvm_cg *cg, const weft_expr *idx, LLVMValueRef *out)
+{
+    return index_at_lane(cg, idx, 0, false, out);
 }
 
 /* <lanes x i64> value of idx (broadcast when it happens to be scalar). */
@@ -591,6 +604,88 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
     return WEFT_OK;
 }
 
+/* x's lane-0 value modulo R, when its form says (constants plus terms that are multiples of R,
+ * the variable's lane 0 counting as a multiple of vl->min_mult). */
+static bool residue_of(const weft_expr *e, const vloop *vl, int64_t R, int64_t *r)
+{
+    int64_t a, b;
+    switch ((weft_expr_kind)e->kind) {
+    case WEFT_EXPR_INT: *r = ((e->u.imm_int % R) + R) % R; return true;
+    case WEFT_EXPR_ADD:
+    case WEFT_EXPR_SUB:
+        if (!residue_of(e->u.bin.a, vl, R, &a) || !residue_of(e->u.bin.b, vl, R, &b)) return false;
+        *r = ((e->kind == WEFT_EXPR_ADD ? a + b : a - b) % R + R) % R;
+        return true;
+    default: *r = 0; return mult_of(e, vl) % R == 0;
+    }
+}
+
+/* idx = (terms without the variable) + floordiv(x, R), x of stride 1 with a lane-0 value of
+ * known residue r0 modulo R, 2 <= R <= L: lane l reads the element floordiv(r0 + l, R) after
+ * lane 0's (a nearest or linear upsampling's source column). Returns R and sets *r0; 0 for
+ * any other index. */
+static int64_t repeat_of(const weft_expr *e, const vloop *vl, int64_t *r0)
+{
+    int64_t s;
+    if (e->kind == WEFT_EXPR_ADD) {
+        if (stride_of(e->u.bin.a, vl, &s) && s == 0) return repeat_of(e->u.bin.b, vl, r0);
+        if (stride_of(e->u.bin.b, vl, &s) && s == 0) return repeat_of(e->u.bin.a, vl, r0);
+        return 0;
+    }
+    if (e->kind != WEFT_EXPR_FLOORDIV) return 0;
+    const weft_expr *x = e->u.bin.a, *c = e->u.bin.b;
+    if (c->kind != WEFT_EXPR_INT || c->u.imm_int < 2 || c->u.imm_int > vl->lanes) return 0;
+    if (!stride_of(x, vl, &s) || s != 1 || !residue_of(x, vl, c->u.imm_int, r0)) return 0;
+    return c->u.imm_int;
+}
+
+/* The same form with its variable term clamped into the input (idx = rest + clamp(u), u of
+ * repeat_of's form, the clamp one integer MIN/MAX against a constant or two): the clamp is the
+ * only one that uses the variable, so the index equals the unclamped one at a lane exactly
+ * when the clamp is idle there; u is nondecreasing over the lanes, so idle at the first and
+ * the last lane means idle at every lane. */
+static int64_t repeat_of_clamped(const weft_expr *e, const vloop *vl, int64_t *r0)
+{
+    int64_t s;
+    if (e->kind == WEFT_EXPR_ADD) {
+        if (stride_of(e->u.bin.a, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.b, vl, r0);
+        if (stride_of(e->u.bin.b, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.a, vl, r0);
+        return 0;
+    }
+    const weft_expr *u = weft_llvm_clamp_arg(e);
+    if (!u) return 0;
+    const weft_expr *inner = weft_llvm_clamp_arg(u);
+    return repeat_of(inner ? inner : u, vl, r0);
+}
+
+/* Lanes l reading p[floordiv(r0 + l, R)] (repeat_of): one load of the elements they cover, each
+ * repeated by a shuffle; under a lane mask an element is read when a lane of its group is on. */
+static LLVMValueRef repeated_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, unsigned R, unsigned r0)
+{
+    unsigned L = (unsigned)cg->lanes, n = (r0 + L - 1) / R + 1;
+    LLVMTypeRef nty = LLVMVectorType(mty, n);
+    LLVMValueRef sel[MAX_LANES], ld;
+    if (cg->vmask) {
+        /* element j: lanes max(0, j*R - r0) .. j*R - r0 + R - 1 (the last clipped to L - 1) */
+        LLVMValueRef m = NULL;
+        for (unsigned r = 0; r < R; r++) {
+            for (unsigned j = 0; j < n; j++) {
+                long lane = (long)(j * R + r) - (long)r0;
+                sel[j] = LLVMConstInt(cg->t_i32, (unsigned long long)(lane < 0 ? 0 : lane > (long)L - 1 ? (long)L - 1 : lane), 0);
+            }
+            LLVMValueRef part = LLVMBuildShuffleVector(cg->b, cg->vmask, cg->vmask, LLVMConstVector(sel, n), "");
+            m = m ? LLVMBuildOr(cg->b, m, part, "") : part;
+        }
+        LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), m, LLVMConstNull(nty)};
+        ld = masked_intrinsic(cg, "llvm.masked.load", nty, LLVMTypeOf(p), args, 4);
+    } else {
+        ld = LLVMBuildLoad2(cg->b, nty, p, "");
+        LLVMSetAlignment(ld, align);
+    }
+    for (unsigned l = 0; l < L; l++) sel[l] = LLVMConstInt(cg->t_i32, (r0 + l) / R, 0);
+    return LLVMBuildShuffleVector(cg->b, ld, LLVMGetPoison(nty), LLVMConstVector(sel, L), "");
+}
+
 enum { MAX_DEINTERLEAVE = 4 }; /* the widest stride a load reads whole and deinterleaves */
 
 /* Lanes l of stride S from p (lane l at p + S*l) as one masked load of S x L elements and a
@@ -611,6 +706,22 @@ static LLVMValueRef deinterleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMVa
     return LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(sel, L), "");
 }
 
+/* Lane l of the vector reads base[idx at lane l]: a gather (disabled lanes of a mask read
+ * nothing and are zero). */
+static weft_status gather_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef base, const weft_expr *idx, unsigned align,
+                               LLVMValueRef *out)
+{
+    LLVMValueRef i;
+    weft_status st = index_vector(cg, idx, &i);
+    if (st != WEFT_OK) return st;
+    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
+    LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg),
+                            cg->vmask ? LLVMConstNull(vty) : LLVMGetPoison(vty)};
+    *out = masked_intrinsic(cg, "llvm.masked.gather", vty, LLVMTypeOf(ptrs), args, 4);
+    return WEFT_OK;
+}
+
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
     const weft_buffer *buf = weft_expr_load_buf(e);
@@ -621,7 +732,7 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     LLVMValueRef base, i, ld;
     weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
     if (st != WEFT_OK) return st;
-    int64_t stride;
+    int64_t stride, R, r0;
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
     bool known = stride_of(idx, &vl, &stride);
     if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
@@ -653,14 +764,39 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
         if (st != WEFT_OK) return st;
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
         ld = deinterleaved_load(cg, mty, p, align, (unsigned)stride, all_true(cg)); /* vmask when set */
-    } else {
-        st = index_vector(cg, idx, &i);
+    } else if (!known && (R = repeat_of(idx, &vl, &r0)) > 0) {
+        st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
-        LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
-        LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
-        LLVMValueRef args[4] = {ptrs, LLVMConstInt(cg->t_i32, align, 0), all_true(cg),
-                                cg->vmask ? LLVMConstNull(vty) : LLVMGetPoison(vty)};
-        ld = masked_intrinsic(cg, "llvm.masked.gather", vty, LLVMTypeOf(ptrs), args, 4);
+        ld = repeated_load(cg, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), align, (unsigned)R, (unsigned)r0);
+    } else if (!known && (R = repeat_of_clamped(idx, &vl, &r0)) > 0) {
+        /* the repeated load where the clamp is idle at the first and last lanes (every vector
+         * but those at a row's ends), the gather where it is not */
+        LLVMValueRef c0, u0, c1, u1, g;
+        if ((st = index_at_lane(cg, idx, 0, false, &c0)) != WEFT_OK || (st = index_at_lane(cg, idx, 0, true, &u0)) != WEFT_OK ||
+            (st = index_at_lane(cg, idx, cg->lanes - 1, false, &c1)) != WEFT_OK ||
+            (st = index_at_lane(cg, idx, cg->lanes - 1, true, &u1)) != WEFT_OK)
+            return st;
+        LLVMValueRef idle = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, c0, u0, ""),
+                                         LLVMBuildICmp(cg->b, LLVMIntEQ, c1, u1, ""), "");
+        LLVMBasicBlockRef fast_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep");
+        LLVMBasicBlockRef slow_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep.gather");
+        LLVMBasicBlockRef join_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep.done");
+        LLVMBuildCondBr(cg->b, idle, fast_b, slow_b);
+        LLVMPositionBuilderAtEnd(cg->b, fast_b);
+        LLVMValueRef f = repeated_load(cg, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &c0, 1, ""), align, (unsigned)R,
+                                       (unsigned)r0);
+        LLVMBasicBlockRef fast_end = LLVMGetInsertBlock(cg->b);
+        LLVMBuildBr(cg->b, join_b);
+        LLVMPositionBuilderAtEnd(cg->b, slow_b);
+        if ((st = gather_load(cg, mty, base, idx, align, &g)) != WEFT_OK) return st;
+        LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(cg->b);
+        LLVMBuildBr(cg->b, join_b);
+        LLVMPositionBuilderAtEnd(cg->b, join_b);
+        ld = LLVMBuildPhi(cg->b, LLVMTypeOf(f), "");
+        LLVMAddIncoming(ld, (LLVMValueRef[]){f, g}, (LLVMBasicBlockRef[]){fast_end, slow_end}, 2);
+    } else {
+        st = gather_load(cg, mty, base, idx, align, &ld);
+        if (st != WEFT_OK) return st;
     }
     *out = weft_llvm_from_mem(cg, buf->dtype, ld);
     return WEFT_OK;

@@ -1,0 +1,169 @@
+/* A nearest upsampling's source index, as ops/nn_resize.c writes it: Y[c, h, w] =
+ * X[c, floordiv(h*num, den), floordiv(w*num, den)] with den a multiple of num. The simplifier
+ * takes the shared factor out (lower/simplify.c div_mod: floordiv(w*16, 32) is floordiv(w, 2))
+ * and the vector loop over w reads each source element once and repeats it R times in
+ * registers (targets/llvm/vector.c repeated_load) instead of a gather per vector. Cases: R = 2
+ * over 16 lanes, whole vectors; R = 3 over 12 lanes with a last partial vector (a lane mask),
+ * X placed at the end of a page so that a read past it faults. The loop IR must show the
+ * reduced division, the LLVM IR no gather; values exactly those of plain C. A linear
+ * upsampling's taps are clamped at the row's ends: the repeated load where the clamp is idle
+ * over the vector, a gather where it is not. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/print.h"
+#include "lower/lower.h"
+#include "schedule/schedule.h"
+#include "targets/target.h"
+
+enum { C = 3 };
+
+static void check_upsample(const weft_target_ops *L, weft_target *t, int H, int W, int num, int den, int lanes)
+{
+    int R = den / num, HO = H * R, WO = W * R;
+    weft_target_caps caps;
+    L->caps(t, &caps);
+    weft_arena *a = weft_arena_create();
+    weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 3, (int64_t[]){C, H, W});
+    weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, HO, WO}, (const char *const[]){"c", "h", "w"});
+    const weft_expr *c = weft_te_axis(Y, 0), *h = weft_te_axis(Y, 1), *w = weft_te_axis(Y, 2);
+#define I(v) weft_i64(a, v)
+    const weft_expr *sh = weft_floordiv(a, weft_mul(a, h, I(num)), I(den));
+    const weft_expr *sw = weft_floordiv(a, weft_mul(a, w, I(num)), I(den));
+#undef I
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_te_at(a, X, c, sh, sw));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "up", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    char steps[128];
+    snprintf(steps, sizeof steps, "split Y w %d\nvectorize Y w.1\n", lanes);
+    assert_int_equal(weft_schedule_apply_text(s, steps), WEFT_OK);
+    weft_loop_func *lf = NULL;
+    assert_int_equal(weft_lower(s, &caps, a, &lf), WEFT_OK);
+    char *ir = weft_ir_func_str(lf), want[64];
+    assert_non_null(ir);
+    snprintf(want, sizeof want, "w.1, %d)", R);
+    if (!strstr(ir, want)) fail_msg("R = %d: want floordiv(.. + w.1, %d) in\n%s", R, R, ir);
+    free(ir);
+    char *llvm_ir = NULL;
+    assert_int_equal(L->dump(t, lf, WEFT_DUMP_IR, &llvm_ir), WEFT_OK);
+    bool gathers = strstr(llvm_ir, "llvm.masked.gather") != NULL;
+    bool masked = strstr(llvm_ir, "llvm.masked.load") != NULL;
+    free(llvm_ir);
+    if (gathers || masked != (WO % lanes != 0))
+        fail_msg("R = %d, %d lanes over %d: gather %d masked load %d", R, lanes, WO, gathers, masked);
+    weft_kernel *k = NULL;
+    assert_int_equal(L->compile(t, lf, &k), WEFT_OK);
+    size_t page = 4096, bytes = sizeof(float) * (size_t)(C * H * W);
+    size_t blk_bytes = (bytes + page - 1) / page * page + page;
+    char *blk = aligned_alloc(page, blk_bytes);
+    assert_non_null(blk);
+    float *xv = (float *)(blk + blk_bytes - bytes), *yv = malloc(sizeof(float) * (size_t)(C * HO * WO));
+    assert_non_null(yv);
+    for (int i = 0; i < C * H * W; i++) xv[i] = (float)i + 0.25f;
+    for (int i = 0; i < C * HO * WO; i++) yv[i] = -1;
+    weft_exec ex = {0};
+    assert_int_equal(L->run(k, (void *[]){xv, yv}, &ex), WEFT_OK);
+    for (int ci = 0; ci < C; ci++)
+        for (int hi = 0; hi < HO; hi++)
+            for (int wi = 0; wi < WO; wi++) {
+                float got = yv[(ci * HO + hi) * WO + wi], exp = xv[(ci * H + hi * num / den) * W + wi * num / den];
+                if (got != exp) fail_msg("R = %d: Y[%d, %d, %d] = %g, want %g", R, ci, hi, wi, (double)got, (double)exp);
+            }
+    L->kernel_destroy(k);
+    free(blk), free(yv);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+}
+
+/* A 2x linear upsampling's taps along w: Y[c, h, w] = X[c, h, max(floordiv(w - 1, 2), 0)] +
+ * 3 * X[c, h, min(floordiv(w + 1, 2), W - 1)]. Each term's clamp is active only in a row's
+ * first or last vector: those gather, the others read repeated elements (both paths in the
+ * LLVM IR); values exactly those of plain C, X at the end of a page. */
+static void check_clamped_taps(const weft_target_ops *L, weft_target *t, int H, int W, int lanes)
+{
+    int WO = 2 * W;
+    weft_target_caps caps;
+    L->caps(t, &caps);
+    weft_arena *a = weft_arena_create();
+    weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 3, (int64_t[]){C, H, W});
+    weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, H, WO}, (const char *const[]){"c", "h", "w"});
+    const weft_expr *c = weft_te_axis(Y, 0), *h = weft_te_axis(Y, 1), *w = weft_te_axis(Y, 2);
+#define I(v) weft_i64(a, v)
+    const weft_expr *w0 = weft_max(a, weft_floordiv(a, weft_sub(a, w, I(1)), I(2)), I(0));
+    const weft_expr *w1 = weft_min(a, weft_floordiv(a, weft_add(a, w, I(1)), I(2)), I(W - 1));
+#undef I
+    weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                     weft_add(a, weft_te_at(a, X, c, h, w0), weft_mul(a, weft_f32(a, 3.0), weft_te_at(a, X, c, h, w1))));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "taps", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    char steps[128];
+    snprintf(steps, sizeof steps, "split Y w %d\nvectorize Y w.1\n", lanes);
+    assert_int_equal(weft_schedule_apply_text(s, steps), WEFT_OK);
+    weft_loop_func *lf = NULL;
+    assert_int_equal(weft_lower(s, &caps, a, &lf), WEFT_OK);
+    char *llvm_ir = NULL;
+    assert_int_equal(L->dump(t, lf, WEFT_DUMP_IR, &llvm_ir), WEFT_OK);
+    char rep[64]; /* floordiv(w - 1, 2) over L lanes from a multiple of L covers L / 2 + 1 elements */
+    snprintf(rep, sizeof rep, "shufflevector <%d x float>", lanes / 2 + 1);
+    if (!strstr(llvm_ir, rep) || !strstr(llvm_ir, "llvm.masked.gather"))
+        fail_msg("clamped taps, %d lanes: want repeated loads (%s) and gathers for the clamped vectors", lanes, rep);
+    free(llvm_ir);
+    weft_kernel *k = NULL;
+    assert_int_equal(L->compile(t, lf, &k), WEFT_OK);
+    size_t page = 4096, bytes = sizeof(float) * (size_t)(C * H * W);
+    size_t blk_bytes = (bytes + page - 1) / page * page + page;
+    char *blk = aligned_alloc(page, blk_bytes);
+    assert_non_null(blk);
+    float *xv = (float *)(blk + blk_bytes - bytes), *yv = malloc(sizeof(float) * (size_t)(C * H * WO));
+    assert_non_null(yv);
+    for (int i = 0; i < C * H * W; i++) xv[i] = (float)(i % 37) - 11.0f;
+    weft_exec ex = {0};
+    assert_int_equal(L->run(k, (void *[]){xv, yv}, &ex), WEFT_OK);
+    for (int ci = 0; ci < C; ci++)
+        for (int hi = 0; hi < H; hi++)
+            for (int wi = 0; wi < WO; wi++) {
+                int a0 = wi >= 1 ? (wi - 1) / 2 : 0, a1 = (wi + 1) / 2 < W - 1 ? (wi + 1) / 2 : W - 1;
+                const float *row = xv + (ci * H + hi) * W;
+                float got = yv[(ci * H + hi) * WO + wi], exp = row[a0] + 3.0f * row[a1];
+                if (got != exp) fail_msg("clamped taps: Y[%d, %d, %d] = %g, want %g", ci, hi, wi, (double)got, (double)exp);
+            }
+    L->kernel_destroy(k);
+    free(blk), free(yv);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+}
+
+static void test_nearest_upsample_reads_repeated(void **state)
+{
+    (void)state;
+    const weft_target_ops *L = weft_target_find("llvm");
+    if (!L) skip();
+    weft_target *t = NULL;
+    assert_int_equal(L->create(&t), WEFT_OK);
+    check_upsample(L, t, 4, 8, 16, 32, 16); /* 2x: 16 -> 32 columns, whole vectors */
+    check_upsample(L, t, 3, 11, 5, 15, 12); /* 3x: 33 columns, 12 lanes, a partial last vector */
+    check_clamped_taps(L, t, 3, 32, 16);    /* 64 columns: 4 vectors, the first and last clamped */
+    check_clamped_taps(L, t, 2, 13, 8);     /* 26 columns: a partial last vector */
+    L->destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nearest_upsample_reads_repeated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
