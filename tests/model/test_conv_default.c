@@ -723,6 +723,67 @@ static void test_pool_apart_from_shared_producer(void **state)
     weft_graph_destroy(g);
 }
 
+/* A window pool over a per-channel normalisation (PoolFormer's token mixer over GroupNorm):
+ * y = (x - mean_hw(x)) * 0.5, out = AveragePool3x3(y) - y. The pool is a kernel apart from the
+ * row reduction (in one kernel the pool recomputed the normalisation per tap in a scalar loop:
+ * 50x slower); values against C loops at 1 and 2 threads. */
+static void test_pool_apart_from_row_reduction(void **state)
+{
+    (void)state;
+    enum { C = 8, H = 12, W = 12 };
+    static float x[C * H * W], out[C * H * W], y[C * H * W];
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int c = 0; c < C; c++) {
+        double mean = 0;
+        for (int i = 0; i < H * W; i++) mean += x[c * H * W + i];
+        mean /= H * W;
+        for (int i = 0; i < H * W; i++) y[c * H * W + i] = (float)((x[c * H * W + i] - mean) * 0.5);
+    }
+    weft_graph *g = NULL;
+    weft_value xv, mv, dv, hv, yv, pv, ov;
+    float half = 0.5f;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, C, H, W}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_constant(g, "half", WEFT_TYPE_FLOAT32, 0, NULL, &half, &hv), WEFT_OK);
+    weft_attr ra[2] = {{.name = "axes", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){2, 3}},
+                       {.name = "keepdims", .kind = WEFT_ATTR_INT, .i = 1}};
+    assert_int_equal(weft_graph_add_op(g, "ReduceMean", "mean", 1, &xv, 2, ra, 1, &mv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Sub", "center", 2, (weft_value[]){xv, mv}, 0, NULL, 1, &dv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Mul", "scale", 2, (weft_value[]){dv, hv}, 0, NULL, 1, &yv), WEFT_OK);
+    weft_attr pa[4] = {{.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){3, 3}},
+                       {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){1, 1, 1, 1}},
+                       {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){1, 1}},
+                       {.name = "count_include_pad", .kind = WEFT_ATTR_INT, .i = 0}};
+    assert_int_equal(weft_graph_add_op(g, "AveragePool", "pool", 1, &yv, 4, pa, 1, &pv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Sub", "mix", 2, (weft_value[]){pv, yv}, 0, NULL, 1, &ov), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, ov, "out"), WEFT_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), 2);
+        assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
+        double err = 0;
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    double sum = 0;
+                    int cnt = 0;
+                    for (int dy = -1; dy <= 1; dy++)
+                        for (int dx = -1; dx <= 1; dx++)
+                            if (h + dy >= 0 && h + dy < H && w + dx >= 0 && w + dx < W)
+                                sum += y[(c * H + h + dy) * W + w + dx], cnt++;
+                    int i = (c * H + h) * W + w;
+                    err = fmax(err, fabs(out[i] - (sum / cnt - y[i])));
+                }
+        print_message("pool over a normalisation, %d thread(s): max err %.3g\n", threads, err);
+        assert_true(err <= 1e-6);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+}
+
 /* A producer evaluating a transcendental function (here Exp) is not inlined into the conv
  * reading it (it would be recomputed per filter block and tap): two kernels, with the same
  * numbers; a ReLU is (one kernel). */
@@ -918,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
         cmocka_unit_test(test_dilated_conv_in_bands),
         cmocka_unit_test(test_pool_apart_from_shared_producer),
+        cmocka_unit_test(test_pool_apart_from_row_reduction),
         cmocka_unit_test(test_costly_producer_apart),
         cmocka_unit_test(test_pointwise_over_transposed_tokens),
         cmocka_unit_test(test_prenorm_batchnorm_folds_into_unpadded_conv),
