@@ -404,3 +404,11 @@ static bool loads_buf(const weft_expr *e, const void *buf)
 bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v) { return expr_any(e, is_node, v); }
 
 bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf) { return expr_any(e, loads_buf, buf); }
+
+static bool is_load(const weft_expr *e, const void *unused)
+{
+    (void)unused;
+    return e->kind == WEFT_EXPR_LOAD || e->kind == WEFT_EXPR_TLOAD;
+}
+
+bool weft_expr_has_load(const weft_expr *e) { return expr_any(e, is_load, NULL); }

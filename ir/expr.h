@@ -162,5 +162,7 @@ const weft_expr *weft_expr_substitute(weft_arena *a, const weft_expr *e, int n,
 bool weft_expr_uses_var(const weft_expr *e, const weft_expr *v);
 /* True when e loads from buf anywhere. */
 bool weft_expr_reads_buf(const weft_expr *e, const weft_buffer *buf);
+/* True when e loads from memory anywhere (LOAD or TLOAD). */
+bool weft_expr_has_load(const weft_expr *e);
 
 #endif

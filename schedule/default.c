@@ -114,10 +114,43 @@ static void count_nodes(void *ud, const weft_expr *e)
     weft_expr_each_child(e, count_nodes, ud);
 }
 
-/* Stage p is elementwise, not an output, its expression long (COSTLY_NODES nodes or more), and
- * an output has BROADCAST_READS times its elements or more: inlined, the expression would be
- * evaluated once per output element. TopK's Indices (a select over its k rounds' positions)
- * read by a gather of 64 channels of neighbours (DGCNN): 5120 indices computed 327680 times. */
+/* The axes of reader r that occur in the indices r's body reads tensor p at (a bit per axis). */
+typedef struct axes_read {
+    const weft_tensor *p, *r;
+    unsigned used;
+    bool found; /* r reads p at all */
+} axes_read;
+
+static void mark_axes(void *ud, const weft_expr *e)
+{
+    axes_read *c = ud;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_tensor(e) == c->p && (c->found = true))
+        for (int i = 0; i < weft_expr_tload_n(e); i++)
+            for (int d = 0; d < c->r->ndim && d < 32; d++)
+                if (weft_expr_uses_var(weft_expr_tload_idx(e, i), weft_te_axis(c->r, d))) c->used |= 1u << d;
+    weft_expr_each_child(e, mark_axes, ud);
+}
+
+/* Whether some stage reads stage p broadcast: along an axis of its own that none of its
+ * indices into p uses (each element of p read again for every position of that axis). */
+static bool read_broadcast(const weft_schedule *s, int p)
+{
+    for (int q = 0; q < s->n_stages; q++) {
+        const weft_tensor *r = s->stages[q].op;
+        if (q == p || !r->body || r->ndim > 32) continue;
+        axes_read c = {s->stages[p].ref, r, 0, false};
+        mark_axes(&c, r->body);
+        if (c.found && c.used != (r->ndim == 32 ? ~0u : (1u << r->ndim) - 1)) return true;
+    }
+    return false;
+}
+
+/* Stage p is elementwise, not an output, its expression long (COSTLY_NODES nodes or more), an
+ * output has BROADCAST_READS times its elements or more, and a stage reads it broadcast:
+ * inlined, the expression would be evaluated once per output element. TopK's Indices (a
+ * select over its k rounds' positions) read by a gather of 64 channels of neighbours (DGCNN):
+ * 5120 indices computed 327680 times. A concatenation of four upsampled maps reads each
+ * element once (SegFormer's head): inlined, each is computed where the copy reads it. */
 static bool costly_broadcast(const weft_schedule *s, int p)
 {
     const weft_tensor *op = s->stages[p].op;
@@ -128,7 +161,7 @@ static bool costly_broadcast(const weft_schedule *s, int p)
     if (most < BROADCAST_READS * weft_te_numel(op)) return false;
     int nodes = 0;
     count_nodes(&nodes, op->body);
-    return nodes >= COSTLY_NODES;
+    return nodes >= COSTLY_NODES && read_broadcast(s, p);
 }
 
 /* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp).

@@ -81,6 +81,40 @@ static void unify(weft_llvm_cg *cg, LLVMValueRef *a, LLVMValueRef *b)
     if (lb && !la) *a = weft_llvm_splat(cg, *a, lb);
 }
 
+/* A select on a condition that is the same for every lane (a concatenation's source by row)
+ * whose sides read memory: one side is evaluated, in a branch, instead of both (each side
+ * of a concatenation of four upsampled maps computed inline was evaluated for every
+ * element). A scalar side beside a vector one is broadcast in its branch. */
+static weft_status branch_select(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef c, LLVMValueRef *out)
+{
+    LLVMBasicBlockRef blocks[2] = {LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "sel.t"),
+                                   LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "sel.f")};
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "sel.end"), ends[2];
+    LLVMValueRef v[2];
+    LLVMBuildCondBr(cg->b, c, blocks[0], blocks[1]);
+    LLVMValueRef br[2];
+    for (int k = 0; k < 2; k++) {
+        LLVMPositionBuilderAtEnd(cg->b, blocks[k]);
+        weft_status st = weft_llvm_expr(cg, k ? weft_expr_sel_false(e) : weft_expr_sel_true(e), &v[k]);
+        if (st != WEFT_OK) return st;
+        ends[k] = LLVMGetInsertBlock(cg->b);
+        br[k] = LLVMBuildBr(cg->b, merge);
+    }
+    /* a scalar side beside a vector one is broadcast at the end of its branch */
+    for (int k = 0; k < 2; k++) {
+        int other = weft_llvm_lanes_of(v[1 - k]);
+        if (weft_llvm_lanes_of(v[k]) || !other) continue;
+        LLVMPositionBuilderBefore(cg->b, br[k]);
+        v[k] = weft_llvm_splat(cg, v[k], other);
+    }
+    LLVMPositionBuilderAtEnd(cg->b, merge);
+    if (LLVMTypeOf(v[0]) != LLVMTypeOf(v[1]))
+        return weft_fail(WEFT_ERR_INTERNAL, "llvm codegen: the sides of a select have different types");
+    *out = LLVMBuildPhi(cg->b, LLVMTypeOf(v[0]), "");
+    LLVMAddIncoming(*out, v, ends, 2);
+    return WEFT_OK;
+}
+
 static LLVMValueRef fm(LLVMValueRef v)
 {
     if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
@@ -588,6 +622,9 @@ weft_status weft_llvm_expr(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *o
         weft_status st = cg->vvar ? weft_llvm_vector_select_load(cg, e, out, &done) : WEFT_OK;
         if (st != WEFT_OK || done) return st;
         st = weft_llvm_expr(cg, weft_expr_sel_cond(e), &c);
+        if (st == WEFT_OK && !weft_llvm_lanes_of(c) &&
+            (weft_expr_has_load(weft_expr_sel_true(e)) || weft_expr_has_load(weft_expr_sel_false(e))))
+            return branch_select(cg, e, to_bool(cg, c), out);
         if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_true(e), &t);
         if (st == WEFT_OK) st = weft_llvm_expr(cg, weft_expr_sel_false(e), &f);
         if (st != WEFT_OK) return st;

@@ -11,8 +11,8 @@
  *   stride 1                          -> one contiguous <L x T> load/store at &buf[index(min)]
  *   other constant stride / unknown   -> llvm.masked.gather / llvm.masked.scatter
  *   rest + floordiv(x, R), x stride 1 -> the contiguous elements its lanes cover, each repeated
- *                                        by a shuffle (the same under a clamp of that term:
- *                                        where the clamp is idle at both ends, else a gather)
+ *                                        by a shuffle (under a clamp of that term: the
+ *                                        elements inside it, the clamped lanes an edge's)
  * A blocked layout's index (a weight laid out [N/c, K, c] read at [floordiv(j, c), k,
  * floormod(j, c)]) is contiguous too: when x has stride 1 and its lane-0 value is a known
  * multiple of g with gcd(g, c) >= L, every lane of x lies in one block of c, so
@@ -639,23 +639,87 @@ static int64_t repeat_of(const weft_expr *e, const vloop *vl, int64_t *r0)
     return c->u.imm_int;
 }
 
-/* The same form with its variable term clamped into the input (idx = rest + clamp(u), u of
- * repeat_of's form, the clamp one integer MIN/MAX against a constant or two): the clamp is the
- * only one that uses the variable, so the index equals the unclamped one at a lane exactly
- * when the clamp is idle there; u is nondecreasing over the lanes, so idle at the first and
- * the last lane means idle at every lane. */
-static int64_t repeat_of_clamped(const weft_expr *e, const vloop *vl, int64_t *r0)
+/* The same form with its variable term clamped into the input: idx = rest + clamp(u), u of
+ * repeat_of's form, the clamp one integer MIN/MAX against a constant or two (lo / hi; the
+ * missing side INT64_MIN / INT64_MAX). u is nondecreasing over the lanes, so the lanes the
+ * clamp moves are a prefix (below lo) and a suffix (above hi). */
+typedef struct clamped_rep {
+    int64_t R, r0, lo, hi;
+    const weft_expr *u;
+} clamped_rep;
+
+static bool repeat_of_clamped(const weft_expr *e, const vloop *vl, clamped_rep *cr)
 {
     int64_t s;
     if (e->kind == WEFT_EXPR_ADD) {
-        if (stride_of(e->u.bin.a, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.b, vl, r0);
-        if (stride_of(e->u.bin.b, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.a, vl, r0);
-        return 0;
+        if (stride_of(e->u.bin.a, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.b, vl, cr);
+        if (stride_of(e->u.bin.b, vl, &s) && s == 0) return repeat_of_clamped(e->u.bin.a, vl, cr);
+        return false;
     }
-    const weft_expr *u = weft_llvm_clamp_arg(e);
-    if (!u) return 0;
-    const weft_expr *inner = weft_llvm_clamp_arg(u);
-    return repeat_of(inner ? inner : u, vl, r0);
+    cr->lo = INT64_MIN, cr->hi = INT64_MAX;
+    const weft_expr *u = e, *arg;
+    for (int k = 0; k < 2 && (arg = weft_llvm_clamp_arg(u)); k++) {
+        int64_t c = (u->u.bin.b->kind == WEFT_EXPR_INT ? u->u.bin.b : u->u.bin.a)->u.imm_int;
+        if (u->kind == WEFT_EXPR_MIN) cr->hi = c < cr->hi ? c : cr->hi;
+        else cr->lo = c > cr->lo ? c : cr->lo;
+        u = arg;
+    }
+    if (u == e || cr->lo > cr->hi) return false;
+    cr->u = u;
+    return (cr->R = repeat_of(u, vl, &cr->r0)) > 0;
+}
+
+/* <n x i64> constant vector of k*step + add (k = 0 .. n-1), or floordiv(r0 + k, R) when R > 0. */
+static LLVMValueRef lane_consts(weft_llvm_cg *cg, unsigned n, int64_t r0, int64_t R)
+{
+    LLVMValueRef c[MAX_LANES];
+    for (unsigned k = 0; k < n; k++)
+        c[k] = LLVMConstInt(cg->t_i64, (unsigned long long)(R > 0 ? (r0 + (int64_t)k) / R : (int64_t)k), 0);
+    return LLVMConstVector(c, n);
+}
+
+/* A clamped repeated load (repeat_of_clamped): the elements the lanes cover that lie inside
+ * [lo, hi] as one masked load at the unclamped index (those outside are never read), repeated
+ * by a shuffle; lanes below lo take the element at lo (the clamped index of lane 0), lanes
+ * above hi the element at hi (of the last lane). A row's first and last vectors of a linear
+ * upsampling: every vector of a 64-wide row, with 32 lanes, touches an end. */
+static weft_status clamped_repeated_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef base, const weft_expr *idx,
+                                         unsigned align, const clamped_rep *cr, LLVMValueRef *out)
+{
+    unsigned L = (unsigned)cg->lanes, R = (unsigned)cr->R, r0 = (unsigned)cr->r0, n = (r0 + L - 1) / R + 1;
+    LLVMValueRef flat0, u0, lo_i, hi_i;
+    weft_status st;
+    if ((st = index_at_lane(cg, idx, 0, true, &flat0)) != WEFT_OK || (st = index_at_lane(cg, cr->u, 0, false, &u0)) != WEFT_OK ||
+        (st = index_at_lane(cg, idx, 0, false, &lo_i)) != WEFT_OK || (st = index_at_lane(cg, idx, (int)L - 1, false, &hi_i)) != WEFT_OK)
+        return st;
+    LLVMTypeRef nty = LLVMVectorType(mty, n);
+    LLVMValueRef uj = LLVMBuildAdd(cg->b, weft_llvm_splat(cg, u0, (int)n), lane_consts(cg, n, 0, 0), "");
+    LLVMValueRef m = NULL;
+    if (cr->lo != INT64_MIN)
+        m = LLVMBuildICmp(cg->b, LLVMIntSGE, uj, weft_llvm_splat(cg, LLVMConstInt(cg->t_i64, (unsigned long long)cr->lo, 1), (int)n), "");
+    if (cr->hi != INT64_MAX) {
+        LLVMValueRef mh =
+            LLVMBuildICmp(cg->b, LLVMIntSLE, uj, weft_llvm_splat(cg, LLVMConstInt(cg->t_i64, (unsigned long long)cr->hi, 1), (int)n), "");
+        m = m ? LLVMBuildAnd(cg->b, m, mh, "") : mh;
+    }
+    LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, base, &flat0, 1, ""); /* may point outside the row: only read where m holds */
+    LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), m, LLVMConstNull(nty)};
+    LLVMValueRef ld = masked_intrinsic(cg, "llvm.masked.load", nty, LLVMTypeOf(p), args, 4), sel[MAX_LANES];
+    for (unsigned l = 0; l < L; l++) sel[l] = LLVMConstInt(cg->t_i32, (r0 + l) / R, 0);
+    LLVMValueRef v = LLVMBuildShuffleVector(cg->b, ld, LLVMGetPoison(nty), LLVMConstVector(sel, L), "");
+    LLVMValueRef ul = LLVMBuildAdd(cg->b, weft_llvm_splat(cg, u0, (int)L), lane_consts(cg, L, cr->r0, cr->R), "");
+    for (int side = 0; side < 2; side++) {
+        int64_t bound = side ? cr->hi : cr->lo;
+        if (bound == (side ? INT64_MAX : INT64_MIN)) continue;
+        LLVMValueRef at = side ? hi_i : lo_i;
+        LLVMValueRef edge = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &at, 1, ""), "");
+        LLVMSetAlignment(edge, align);
+        LLVMValueRef out_side = LLVMBuildICmp(cg->b, side ? LLVMIntSGT : LLVMIntSLT, ul,
+                                              weft_llvm_splat(cg, LLVMConstInt(cg->t_i64, (unsigned long long)bound, 1), (int)L), "");
+        v = LLVMBuildSelect(cg->b, out_side, weft_llvm_splat(cg, edge, (int)L), v, "");
+    }
+    *out = v;
+    return WEFT_OK;
 }
 
 /* Lanes l reading p[floordiv(r0 + l, R)] (repeat_of): one load of the elements they cover, each
@@ -733,6 +797,7 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     weft_status st = weft_llvm_buffer_ptr(cg, buf, &base);
     if (st != WEFT_OK) return st;
     int64_t stride, R, r0;
+    clamped_rep cr;
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
     bool known = stride_of(idx, &vl, &stride);
     if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
@@ -768,32 +833,8 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
         st = index_at_min(cg, idx, &i);
         if (st != WEFT_OK) return st;
         ld = repeated_load(cg, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), align, (unsigned)R, (unsigned)r0);
-    } else if (!known && (R = repeat_of_clamped(idx, &vl, &r0)) > 0) {
-        /* the repeated load where the clamp is idle at the first and last lanes (every vector
-         * but those at a row's ends), the gather where it is not */
-        LLVMValueRef c0, u0, c1, u1, g;
-        if ((st = index_at_lane(cg, idx, 0, false, &c0)) != WEFT_OK || (st = index_at_lane(cg, idx, 0, true, &u0)) != WEFT_OK ||
-            (st = index_at_lane(cg, idx, cg->lanes - 1, false, &c1)) != WEFT_OK ||
-            (st = index_at_lane(cg, idx, cg->lanes - 1, true, &u1)) != WEFT_OK)
-            return st;
-        LLVMValueRef idle = LLVMBuildAnd(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, c0, u0, ""),
-                                         LLVMBuildICmp(cg->b, LLVMIntEQ, c1, u1, ""), "");
-        LLVMBasicBlockRef fast_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep");
-        LLVMBasicBlockRef slow_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep.gather");
-        LLVMBasicBlockRef join_b = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "rep.done");
-        LLVMBuildCondBr(cg->b, idle, fast_b, slow_b);
-        LLVMPositionBuilderAtEnd(cg->b, fast_b);
-        LLVMValueRef f = repeated_load(cg, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &c0, 1, ""), align, (unsigned)R,
-                                       (unsigned)r0);
-        LLVMBasicBlockRef fast_end = LLVMGetInsertBlock(cg->b);
-        LLVMBuildBr(cg->b, join_b);
-        LLVMPositionBuilderAtEnd(cg->b, slow_b);
-        if ((st = gather_load(cg, mty, base, idx, align, &g)) != WEFT_OK) return st;
-        LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(cg->b);
-        LLVMBuildBr(cg->b, join_b);
-        LLVMPositionBuilderAtEnd(cg->b, join_b);
-        ld = LLVMBuildPhi(cg->b, LLVMTypeOf(f), "");
-        LLVMAddIncoming(ld, (LLVMValueRef[]){f, g}, (LLVMBasicBlockRef[]){fast_end, slow_end}, 2);
+    } else if (!known && repeat_of_clamped(idx, &vl, &cr)) {
+        if ((st = clamped_repeated_load(cg, mty, base, idx, align, &cr, &ld)) != WEFT_OK) return st;
     } else {
         st = gather_load(cg, mty, base, idx, align, &ld);
         if (st != WEFT_OK) return st;

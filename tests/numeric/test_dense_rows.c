@@ -791,6 +791,46 @@ static void test_costly_broadcast_computed_once(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The same costly expression read once per element through a concatenation (a select over the
+ * channel axis; SegFormer's four upsampled maps): not a broadcast, so it is inlined into the
+ * copy, and the select, whose condition is the same for every lane of a vector, evaluates one
+ * side in a branch. Values against C at 64 channels, a quarter of them from the expression. */
+static void test_concat_of_costly_stage_inlined(void **state)
+{
+    fixture *fx = *state;
+    enum { M = 40, R = 10, C = 64, CI = 16 };
+    weft_arena *a = weft_arena_create();
+    weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){M, R});
+    weft_tensor *I = weft_te_compute(a, "I", 3, (int64_t[]){CI, M, R}, (const char *const[]){"c", "i", "r"});
+    const weft_expr *ci = weft_te_axis(I, 0), *i = weft_te_axis(I, 1), *r = weft_te_axis(I, 2), *v = weft_f32(a, 0);
+    for (int q = R - 1; q >= 0; q--)
+        v = weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, r, weft_i64(a, q)),
+                        weft_mul(a, weft_te_at(a, A, i, weft_i64(a, (q * 3) % R)), weft_f32(a, (float)(q + 1))), v);
+    weft_te_set_body(I, WEFT_REDUCE_NONE, weft_add(a, v, weft_cast(a, WEFT_F32, ci)));
+    weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, M, R}, (const char *const[]){"c", "i", "r"});
+    const weft_expr *c = weft_te_axis(Y, 0);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                     weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, weft_i64(a, CI)),
+                                 weft_te_at(a, I, weft_min(a, c, weft_i64(a, CI - 1)), weft_te_axis(Y, 1), weft_te_axis(Y, 2)),
+                                 weft_mul(a, weft_cast(a, WEFT_F32, c), weft_f32(a, -1))));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "cat", 1, (const weft_tensor *const[]){A}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    int failures = schedule_failure(fx, f, "compute_inline I", "parallel I", "concatenation of a costly stage");
+    float *in[1];
+    reference_inputs(f, in);
+    double *ref = malloc(sizeof(double) * (size_t)(C * M * R));
+    for (int64_t cc = 0; cc < C; cc++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t q = 0; q < R; q++)
+                ref[(cc * M + m) * R + q] = cc < CI ? (double)(in[0][m * R + (q * 3) % R] * (float)(q + 1)) + (double)cc : -(double)cc;
+    failures += check(fx, f, false, ref, true, "concatenation of a costly stage");
+    free(ref);
+    free(in[0]);
+    weft_arena_destroy(a);
+    assert_int_equal(failures, 0);
+}
+
 static void test_erf_matches_libm(void **state)
 {
     fixture *fx = *state;
@@ -841,6 +881,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_softmax_and_layer_norm_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax_read_transposed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_row_reduction_in_vectors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concat_of_costly_stage_inlined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_costly_broadcast_computed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
     };
