@@ -132,15 +132,24 @@ static void mark_axes(void *ud, const weft_expr *e)
 }
 
 /* Whether some stage reads stage p broadcast: along an axis of its own that none of its
- * indices into p uses (each element of p read again for every position of that axis). */
-static bool read_broadcast(const weft_schedule *s, int p)
+ * indices into p uses (each element of p read again for every position of that axis), or
+ * reads it whole but is itself inlined into a broadcast reader (an elementwise or injective
+ * stage that is not an output: TopK's indices plus a row offset, then gathered for every
+ * channel). */
+static bool read_broadcast(const weft_schedule *s, int p, int depth)
 {
+    if (depth > 8) return true;
     for (int q = 0; q < s->n_stages; q++) {
         const weft_tensor *r = s->stages[q].op;
         if (q == p || !r->body || r->ndim > 32) continue;
         axes_read c = {s->stages[p].ref, r, 0, false};
         mark_axes(&c, r->body);
-        if (c.found && c.used != (r->ndim == 32 ? ~0u : (1u << r->ndim) - 1)) return true;
+        if (!c.found) continue;
+        if (c.used != (r->ndim == 32 ? ~0u : (1u << r->ndim) - 1)) return true;
+        weft_op_pattern pat = weft_tensor_pattern(r);
+        if (!s->stages[q].is_output && (pat == WEFT_PATTERN_ELEMWISE || pat == WEFT_PATTERN_INJECTIVE) &&
+            read_broadcast(s, q, depth + 1))
+            return true;
     }
     return false;
 }
@@ -161,7 +170,7 @@ static bool costly_broadcast(const weft_schedule *s, int p)
     if (most < BROADCAST_READS * weft_te_numel(op)) return false;
     int nodes = 0;
     count_nodes(&nodes, op->body);
-    return nodes >= COSTLY_NODES && read_broadcast(s, p);
+    return nodes >= COSTLY_NODES && read_broadcast(s, p, 0);
 }
 
 /* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp).
