@@ -755,10 +755,11 @@ static void test_costly_broadcast_computed_once(void **state)
 {
     fixture *fx = *state;
     enum { M = 40, R = 10 };
-    static const int64_t cs[] = {64, 2};
+    static const int64_t cs[] = {64, 2, 64}; /* the last read through J = I + 1 (inlined) */
     int failures = 0;
     for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
         int64_t C = cs[t];
+        bool through = t == 2;
         weft_arena *a = weft_arena_create();
         weft_tensor *A = weft_te_placeholder(a, "A", WEFT_F32, 2, (int64_t[]){M, R});
         weft_tensor *I = weft_te_compute(a, "I", 2, (int64_t[]){M, R}, (const char *const[]){"i", "r"});
@@ -767,9 +768,15 @@ static void test_costly_broadcast_computed_once(void **state)
             v = weft_select(a, weft_cmp(a, WEFT_EXPR_EQ, r, weft_i64(a, q)),
                             weft_mul(a, weft_te_at(a, A, i, weft_i64(a, (q * 3) % R)), weft_f32(a, (float)(q + 1))), v);
         weft_te_set_body(I, WEFT_REDUCE_NONE, v);
+        weft_tensor *J = I;
+        if (through) {
+            J = weft_te_compute(a, "J", 2, (int64_t[]){M, R}, (const char *const[]){"i", "r"});
+            weft_te_set_body(J, WEFT_REDUCE_NONE,
+                             weft_add(a, weft_te_at(a, I, weft_te_axis(J, 0), weft_te_axis(J, 1)), weft_f32(a, 1)));
+        }
         weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, M, R}, (const char *const[]){"c", "i", "r"});
         weft_te_set_body(Y, WEFT_REDUCE_NONE,
-                         weft_add(a, weft_te_at(a, I, weft_te_axis(Y, 1), weft_te_axis(Y, 2)),
+                         weft_add(a, weft_te_at(a, J, weft_te_axis(Y, 1), weft_te_axis(Y, 2)),
                                   weft_cast(a, WEFT_F32, weft_te_axis(Y, 0))));
         weft_te_func *f = NULL;
         assert_int_equal(weft_te_func_create(a, "bc", 1, (const weft_tensor *const[]){A}, 1, (const weft_tensor *const[]){Y}, &f),
@@ -782,7 +789,7 @@ static void test_costly_broadcast_computed_once(void **state)
         for (int64_t c = 0; c < C; c++)
             for (int64_t m = 0; m < M; m++)
                 for (int64_t q = 0; q < R; q++)
-                    ref[(c * M + m) * R + q] = (double)(in[0][m * R + (q * 3) % R] * (float)(q + 1)) + (double)c;
+                    ref[(c * M + m) * R + q] = (double)(in[0][m * R + (q * 3) % R] * (float)(q + 1)) + (double)c + (through ? 1 : 0);
         failures += check(fx, f, false, ref, true, "costly broadcast");
         free(ref);
         free(in[0]);
