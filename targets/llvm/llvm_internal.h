@@ -69,6 +69,8 @@ typedef struct weft_llvm_local {
     int vars_at;   /* cg->n_vars when it was allocated: the loops inside it are bound after */
 } weft_llvm_local;
 
+enum { WEFT_LLVM_MAX_FACTS = 32 };
+
 typedef struct weft_llvm_cg {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
@@ -99,6 +101,12 @@ typedef struct weft_llvm_cg {
     const weft_stmt *vbody; /* the VECTORIZED loop's body */
     bool no_clamp;      /* emit integer MIN/MAX against a constant as its other operand (vector.c) */
     const weft_expr *no_clamp_var; /* ... only those that use this variable (NULL: all) */
+    int lane_branch_depth;         /* selects on per-lane conditions branched around (expr.c) */
+    /* what the enclosing select branches know: each term (or its negation) holds for every
+     * lane, so a clamp it proves idle is read past (vector.c) */
+    const weft_expr *facts[WEFT_LLVM_MAX_FACTS];
+    bool fact_neg[WEFT_LLVM_MAX_FACTS];
+    int n_facts;
     bool slow_gather;   /* t->slow_gather: stride-2 padding reads use a wide masked load */
     /* a store of a constant stride other than 1 is one scalar store per lane, not a scatter:
      * AMD Zen (slow_gather) or a CPU without AVX-512's scatter instruction. Zen 4, 1 thread,

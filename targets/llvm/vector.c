@@ -786,6 +786,8 @@ static weft_status gather_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef b
     return WEFT_OK;
 }
 
+static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, const bool *neg, int n_terms);
+
 weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValueRef *out)
 {
     const weft_buffer *buf = weft_expr_load_buf(e);
@@ -799,14 +801,20 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     int64_t stride, R, r0;
     clamped_rep cr;
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
-    bool known = stride_of(idx, &vl, &stride);
+    bool known = stride_of(idx, &vl, &stride), unclamped = false;
+    if (!known && cg->n_facts) { /* under a select's branch: clamps its condition proves idle */
+        vloop vn = vl;
+        vn.no_clamp = true;
+        if (stride_of(idx, &vn, &stride) && (stride == 0 || stride == 1) && clamps_idle(idx, cg->facts, cg->fact_neg, cg->n_facts))
+            known = unclamped = true;
+    }
     if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
-        st = weft_expr_uses_var(idx, cg->vvar) ? index_at_min(cg, idx, &i) : weft_llvm_index(cg, idx, &i);
+        st = weft_expr_uses_var(idx, cg->vvar) ? index_at_lane(cg, idx, 0, unclamped, &i) : weft_llvm_index(cg, idx, &i);
         if (st != WEFT_OK) return st;
         ld = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
         LLVMSetAlignment(ld, align);
     } else if (known && stride == 1) {
-        st = index_at_min(cg, idx, &i);
+        st = index_at_lane(cg, idx, 0, unclamped, &i);
         if (st != WEFT_OK) return st;
         LLVMTypeRef vty = LLVMVectorType(mty, (unsigned)cg->lanes);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, "");
@@ -946,9 +954,12 @@ static void lin_add(lin *l, const weft_expr *e, int64_t m, bool strip)
 
 /* True when the comparison term (an integer >=, >, <=, <) implies d >= 0, where d is
  * sum(sign_i * e_i) + k: d minus the term's slack (lhs - rhs >= 0 for >=, ...) is a constant >= 0. */
-static bool term_implies(const weft_expr *term, const weft_expr *const *e, const int64_t *sign, int n, int64_t k)
+static bool term_implies(const weft_expr *term, bool neg, const weft_expr *const *e, const int64_t *sign, int n, int64_t k)
 {
     weft_expr_kind kd = (weft_expr_kind)term->kind;
+    if (neg) /* not (a < b) is a >= b, and so on */
+        kd = kd == WEFT_EXPR_LT ? WEFT_EXPR_GE : kd == WEFT_EXPR_LE ? WEFT_EXPR_GT : kd == WEFT_EXPR_GE ? WEFT_EXPR_LT
+           : kd == WEFT_EXPR_GT ? WEFT_EXPR_LE : WEFT_EXPR_AND /* not a comparison: implies nothing */;
     if ((kd != WEFT_EXPR_GE && kd != WEFT_EXPR_GT && kd != WEFT_EXPR_LE && kd != WEFT_EXPR_LT) ||
         !weft_dtype_is_int(term->u.bin.a->dtype))
         return false;
@@ -967,7 +978,7 @@ static bool term_implies(const weft_expr *term, const weft_expr *const *e, const
 
 /* True when every integer clamp in idx (MIN/MAX against a constant) is the identity wherever
  * every term of `terms` holds (a clamp inside a clamp with its own clamps removed). */
-static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, int n_terms)
+static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, const bool *neg, int n_terms)
 {
     const weft_expr *arg = weft_llvm_clamp_arg(idx);
     if (arg) {
@@ -977,11 +988,13 @@ static bool clamps_idle(const weft_expr *idx, const weft_expr *const *terms, int
         int64_t sign[1] = {mx ? 1 : -1};
         bool ok = false;
         if (k->u.imm_int == INT64_MIN) return false;
-        for (int i = 0; i < n_terms && !ok; i++) ok = term_implies(terms[i], e, sign, 1, mx ? -k->u.imm_int : k->u.imm_int);
-        return ok && clamps_idle(arg, terms, n_terms);
+        for (int i = 0; i < n_terms && !ok; i++)
+            ok = term_implies(terms[i], neg && neg[i], e, sign, 1, mx ? -k->u.imm_int : k->u.imm_int);
+        return ok && clamps_idle(arg, terms, neg, n_terms);
     }
-    if (weft_expr_is_binary(idx)) return clamps_idle(idx->u.bin.a, terms, n_terms) && clamps_idle(idx->u.bin.b, terms, n_terms);
-    if (idx->kind == WEFT_EXPR_CAST) return clamps_idle(weft_expr_operand(idx), terms, n_terms);
+    if (weft_expr_is_binary(idx))
+        return clamps_idle(idx->u.bin.a, terms, neg, n_terms) && clamps_idle(idx->u.bin.b, terms, neg, n_terms);
+    if (idx->kind == WEFT_EXPR_CAST) return clamps_idle(weft_expr_operand(idx), terms, neg, n_terms);
     return idx->kind == WEFT_EXPR_INT || idx->kind == WEFT_EXPR_VAR;
 }
 
@@ -1013,7 +1026,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     const weft_expr *terms[64];
     int n_terms = 0;
     flatten_and(weft_expr_sel_cond(e), terms, &n_terms, 64);
-    if (!clamps_idle(idx, terms, n_terms)) return WEFT_OK;
+    if (!clamps_idle(idx, terms, NULL, n_terms)) return WEFT_OK;
     LLVMTypeRef mty = weft_llvm_mem_type(cg, buf->dtype);
     if (!mty || weft_llvm_type(cg, t->dtype) != mty) return WEFT_OK;
     unsigned L = (unsigned)cg->lanes, align = (unsigned)weft_dtype_bytes(buf->dtype);

@@ -873,6 +873,94 @@ static void test_erf_matches_libm(void **state)
     weft_arena_destroy(a);
 }
 
+/* sin and cos in vectors (targets/llvm/expr.c fast_sincos_f32: Cody-Waite reduction by pi/2,
+ * Cephes' polynomials; libm for |x| > 8192 and infinities) against libm's sinf and cosf on
+ * [-100, 100], arguments up to 8192, the large ones that take libm's path mixed into the same
+ * vectors, and NaN. Absolute error <= 4e-7 (|sin|, |cos| <= 1). */
+static void test_sin_cos_match_libm(void **state)
+{
+    fixture *fx = *state;
+    for (int cosine = 0; cosine < 2; cosine++) {
+        weft_arena *a = weft_arena_create();
+        const int64_t n = 24001;
+        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 1, (int64_t[]){n});
+        weft_tensor *Y = weft_te_compute(a, "Y", 1, (int64_t[]){n}, (const char *const[]){"i"});
+        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_call1(a, cosine ? WEFT_INTRIN_COS : WEFT_INTRIN_SIN, weft_te_at(a, X, weft_te_axis(Y, 0))));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "sincos", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        weft_schedule *s = NULL;
+        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK); /* vectorized */
+        buffers b;
+        buffers_init(&b, f);
+        for (int64_t i = 0; i < n; i++) {
+            double t = (double)i / (double)(n - 1);
+            b.p[0][i] = i < n / 2 ? (float)(-100.0 + 400.0 * t) : (float)(-8192.0 + 16384.0 * t);
+        }
+        static const float odd[] = {1e4f, -3.0e5f, 1.5e7f, 8193.0f, 8191.5f, -8192.0f, 1e-30f, -0.0f};
+        for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) b.p[0][100 + 37 * (int64_t)k] = odd[k];
+        b.p[0][n / 3] = INFINITY;
+        b.p[0][n / 3 + 1] = NAN;
+        assert_true(run(fx, s, fx->llvm, fx->tl, &b));
+        double worst = 0;
+        for (int64_t i = 0; i < n; i++) {
+            float x = b.p[0][i], want = cosine ? cosf(x) : sinf(x);
+            if (isnan(want)) {
+                assert_true(isnan(b.p[1][i]));
+                continue;
+            }
+            double d = fabs((double)b.p[1][i] - (double)want);
+            if (!(d <= worst)) worst = d;
+        }
+        print_message("%s: max |weft - libm| = %.3g\n", cosine ? "cos" : "sin", worst);
+        assert_true(worst <= 4e-7);
+        buffers_free(&b);
+        weft_schedule_destroy(s);
+        weft_arena_destroy(a);
+    }
+}
+
+/* A concatenation along the vector axis of a costly and a plain source (a NeRF layer's input:
+ * 256 features, then sin and cos of an encoding): Y[i, j] = select(j < 40, X[i, min(j, 39)],
+ * sin(E[i, max(j - 40, 0)])) over j < 53. Vectors wholly inside one source take one branch
+ * (the clamp the branch proves idle is read past: a contiguous load), the one
+ * across the boundary both, the last (partial, under a lane mask) the second source only;
+ * values against C. */
+static void test_concat_along_vector_axis(void **state)
+{
+    fixture *fx = *state;
+    enum { M = 7, A = 40, B = 13 };
+    weft_arena *a = weft_arena_create();
+    weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 2, (int64_t[]){M, A});
+    weft_tensor *E = weft_te_placeholder(a, "E", WEFT_F32, 2, (int64_t[]){M, B});
+    weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){M, A + B}, (const char *const[]){"i", "j"});
+    const weft_expr *i = weft_te_axis(Y, 0), *j = weft_te_axis(Y, 1);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE,
+                     weft_select(a, weft_cmp(a, WEFT_EXPR_LT, j, weft_i64(a, A)), weft_te_at(a, X, i, weft_min(a, j, weft_i64(a, A - 1))),
+                                 weft_call1(a, WEFT_INTRIN_SIN, weft_te_at(a, E, i, weft_max(a, weft_sub(a, j, weft_i64(a, A)), weft_i64(a, 0))))));
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "cat", 2, (const weft_tensor *const[]){X, E}, 1, (const weft_tensor *const[]){Y}, &f),
+                     WEFT_OK);
+    weft_schedule *s = NULL;
+    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
+    assert_int_equal(weft_schedule_apply_text(s, "split Y j 8\nvectorize Y j.1\n"), WEFT_OK);
+    buffers b;
+    buffers_init(&b, f);
+    for (int k = 0; k < M * A; k++) b.p[0][k] = (float)k * 0.25f - 3.0f;
+    for (int k = 0; k < M * B; k++) b.p[1][k] = (float)k * 0.125f - 5.0f;
+    assert_true(run(fx, s, fx->llvm, fx->tl, &b));
+    for (int r = 0; r < M; r++)
+        for (int c = 0; c < A + B; c++) {
+            float want = c < A ? b.p[0][r * A + c] : sinf(b.p[1][r * B + c - A]);
+            if (fabsf(b.p[2][r * (A + B) + c] - want) > 4e-7f)
+                fail_msg("Y[%d, %d] = %g, want %g", r, c, (double)b.p[2][r * (A + B) + c], (double)want);
+        }
+    buffers_free(&b);
+    weft_schedule_destroy(s);
+    weft_arena_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -889,6 +977,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_softmax_read_transposed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_row_reduction_in_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concat_of_costly_stage_inlined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sin_cos_match_libm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concat_along_vector_axis, setup, teardown),
         cmocka_unit_test_setup_teardown(test_costly_broadcast_computed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
     };
