@@ -302,6 +302,65 @@ weft_status weft_nn_arg_compute(weft_arena *a, const weft_graph *g, const weft_g
 
 /* ---- CumSum ------------------------------------------------------------------------------ */
 
+/* From this length on, a CumSum is computed in blocks of CUMSUM_BLOCK along its axis: block
+ * totals "<name>.blk" (a sum over each block), the totals of the blocks before an element's
+ * own "<name>.pre" and the elements of its own block up to it "<name>.in", added in `name`:
+ * about len / B + B adds per element instead of len (a linear transformer's running sums over
+ * 96 steps: 5x fewer). Positions run backwards for `reverse`. */
+enum { CUMSUM_BLOCKED = 32, CUMSUM_BLOCK = 8 };
+
+/* X read at position q along axis ax (reversed: element len - 1 - q), other axes at idx. */
+static const weft_expr *at_pos(weft_arena *a, const weft_tensor *X, int ax, bool rev, const weft_expr *const *idx,
+                               const weft_expr *q)
+{
+    const weft_expr *xi[WEFT_NN_MAX_DIMS];
+    memcpy(xi, idx, sizeof xi[0] * (size_t)X->ndim);
+    xi[ax] = rev ? weft_sub(a, weft_i64(a, X->shape[ax] - 1), q) : q;
+    return weft_tload(a, X, X->ndim, xi);
+}
+
+static weft_tensor *cumsum_blocked(weft_arena *a, const char *name, const weft_tensor *X, int ax, bool excl, bool rev)
+{
+    int r = X->ndim;
+    int64_t len = X->shape[ax], B = CUMSUM_BLOCK, nb = (len + B - 1) / B, bshape[WEFT_NN_MAX_DIMS];
+    memcpy(bshape, X->shape, sizeof bshape[0] * (size_t)r);
+    bshape[ax] = nb;
+    const weft_expr *zero = weft_dtype_eq(X->dtype, WEFT_F32) ? weft_f32(a, 0.0) : weft_i64(a, 0);
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    /* blk[.., b, ..] = sum over j < B of x at position b*B + j (inside the axis) */
+    weft_tensor *blk = weft_nn_compute(a, weft_nn_stage(a, name, ".blk"), r, bshape);
+    if (!blk) return NULL;
+    weft_nn_axes(blk, idx);
+    const weft_expr *j = weft_te_reduce_axis(a, blk, "rj", B); /* names apart from the axes' (n, c, h, w, d0, ...) */
+    const weft_expr *q = weft_add(a, weft_mul(a, idx[ax], weft_i64(a, B)), j);
+    const weft_expr *qc = weft_min(a, q, weft_i64(a, len - 1));
+    weft_te_set_body(blk, WEFT_REDUCE_SUM, weft_select(a, weft_cmp(a, WEFT_EXPR_LT, q, weft_i64(a, len)), at_pos(a, X, ax, rev, idx, qc), zero));
+    /* the element's position p and its block's first position */
+    weft_tensor *pre = weft_nn_compute(a, weft_nn_stage(a, name, ".pre"), r, X->shape);
+    weft_tensor *in = weft_nn_compute(a, weft_nn_stage(a, name, ".in"), r, X->shape);
+    weft_tensor *Y = weft_nn_compute(a, name, r, X->shape);
+    if (!pre || !in || !Y) return NULL;
+    /* pre[.., i, ..] = sum over blocks c before p's block of blk[c] */
+    weft_nn_axes(pre, idx);
+    const weft_expr *p = rev ? weft_sub(a, weft_i64(a, len - 1), idx[ax]) : idx[ax];
+    const weft_expr *c = weft_te_reduce_axis(a, pre, "rb", nb), *bi[WEFT_NN_MAX_DIMS];
+    memcpy(bi, idx, sizeof bi[0] * (size_t)r);
+    bi[ax] = c;
+    weft_te_set_body(pre, WEFT_REDUCE_SUM,
+                     weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, weft_floordiv(a, p, weft_i64(a, B))), weft_tload(a, blk, r, bi), zero));
+    /* in[.., i, ..] = sum over j < B of x at position (p's block start) + j up to p (before p) */
+    weft_nn_axes(in, idx);
+    p = rev ? weft_sub(a, weft_i64(a, len - 1), idx[ax]) : idx[ax];
+    j = weft_te_reduce_axis(a, in, "rj", B);
+    q = weft_add(a, weft_mul(a, weft_floordiv(a, p, weft_i64(a, B)), weft_i64(a, B)), j);
+    qc = weft_min(a, q, weft_i64(a, len - 1));
+    weft_te_set_body(in, WEFT_REDUCE_SUM,
+                     weft_select(a, weft_cmp(a, excl ? WEFT_EXPR_LT : WEFT_EXPR_LE, q, p), at_pos(a, X, ax, rev, idx, qc), zero));
+    weft_nn_axes(Y, idx);
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_add(a, weft_tload(a, pre, r, idx), weft_tload(a, in, r, idx)));
+    return Y;
+}
+
 /* CumSum's axis (input 1: a constant integer scalar or one-element tensor) and flags. */
 static weft_status cumsum_attrs(const weft_graph *g, const weft_gnode *n, int rank, int *ax, bool *excl, bool *rev)
 {
@@ -337,6 +396,11 @@ weft_status weft_nn_cumsum_compute(weft_arena *a, const weft_graph *g, const wef
     int ax, r = X->ndim;
     bool excl, rev;
     if ((st = cumsum_attrs(g, n, r, &ax, &excl, &rev)) != WEFT_OK) return st;
+    int64_t len = X->shape[ax];
+    if (len >= CUMSUM_BLOCKED) {
+        outs[0] = cumsum_blocked(a, name, X, ax, excl, rev);
+        return weft_nn_done(a, n);
+    }
     weft_tensor *Y = weft_nn_compute(a, name, r, X->shape);
     if (Y) {
         const weft_expr *idx[WEFT_NN_MAX_DIMS], *xi[WEFT_NN_MAX_DIMS];

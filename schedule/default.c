@@ -67,13 +67,69 @@ static weft_status rows_in_vectors(weft_schedule *s, int x, int64_t lanes)
     return weft_sched_tile(s, x, tiles, attach, par);
 }
 
-static weft_status parallel_rows(weft_schedule *s, int x)
+/* Whether every read in op's body that uses op's last axis walks it at unit stride as the
+ * read's last index, and none walks a reduction axis there: a reduction over a leading axis
+ * (a column sum, a CumSum's block totals over a sequence of rows) whose loads are contiguous
+ * along the output's last axis. */
+typedef struct last_walk {
+    const weft_tensor *op;
+    bool ok, seen;
+} last_walk;
+
+static void scan_last_walk(void *ud, const weft_expr *e)
+{
+    last_walk *w = ud;
+    if (!w->ok) return;
+    if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_n(e) > 0) {
+        int n = weft_expr_tload_n(e);
+        const weft_expr *last = weft_expr_tload_idx(e, n - 1), *v = w->op->axis[w->op->ndim - 1].var;
+        for (int r = 0; r < w->op->n_reduce; r++)
+            if (weft_expr_uses_var(last, w->op->reduce_axis[r].var)) w->ok = false;
+        for (int i = 0; i < n - 1; i++)
+            if (weft_expr_uses_var(weft_expr_tload_idx(e, i), v)) w->ok = false;
+        if (last == v) w->seen = true;
+        else if (weft_expr_uses_var(last, v)) w->ok = false;
+        return;
+    }
+    weft_expr_each_child(e, scan_last_walk, ud);
+}
+
+/* Stage x at root: its axes fused and parallel. A reduction over leading axes whose reads walk
+ * its last axis contiguously (scan_last_walk) and whose last axis is at least 4 long keeps that
+ * axis out of the fusion, moves the reduction loops outside it and vectorizes it (split by the
+ * vector when longer than two): a linear transformer's CumSum blocks over [2, 96, 4, 16, 16]
+ * ran as scalar loops over all 196608 elements. */
+static weft_status parallel_rows(weft_schedule *s, int x, int64_t lanes)
 {
     const weft_stage *st = &s->stages[x];
-    int n = st->op->ndim;
-    char loops[WEFT_MAX_DIMS][WEFT_SCHED_NAME + 8], par[WEFT_SCHED_NAME];
+    const weft_tensor *op = st->op;
+    int n = op->ndim;
+    char loops[WEFT_MAX_DIMS][WEFT_SCHED_NAME + 8], par[WEFT_SCHED_NAME], sname[WEFT_SCHED_NAME];
     for (int d = 0; d < n; d++) snprintf(loops[d], sizeof loops[d], "%s", st->iters[d].name);
-    return weft_sched_fuse_parallel(s, x, loops, n, true, par);
+    last_walk w = {op, true, false};
+    if (op->n_reduce >= 1 && op->n_reduce <= 2 && n >= 2 && op->body && op->shape[n - 1] >= 4) scan_last_walk(&w, op->body);
+    if (!(w.ok && w.seen && op->n_reduce >= 1 && op->n_reduce <= 2 && n >= 2 && op->shape[n - 1] >= 4))
+        return weft_sched_fuse_parallel(s, x, loops, n, true, par);
+    snprintf(sname, sizeof sname, "%s", st->name);
+    char last[WEFT_SCHED_NAME + 8], red[2][WEFT_SCHED_NAME];
+    snprintf(last, sizeof last, "%s", loops[n - 1]);
+    for (int r = 0; r < op->n_reduce; r++) snprintf(red[r], sizeof red[r], "%s", st->iters[n + r].name);
+    weft_status rc = weft_sched_fuse_parallel(s, x, loops, n - 1, true, par);
+    bool split = op->shape[n - 1] > 2 * lanes;
+    if (rc == WEFT_OK && split) rc = weft_sched_stepf(s, "split %s %s %lld", sname, last, (long long)lanes);
+    char vec[WEFT_SCHED_NAME + 12], outer[WEFT_SCHED_NAME + 12];
+    snprintf(vec, sizeof vec, split ? "%s.1" : "%s", last);
+    snprintf(outer, sizeof outer, "%s.0", last);
+    if (rc == WEFT_OK) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "reorder %s", sname);
+        if (split) len += snprintf(line + len, sizeof line - (size_t)len, " %s", outer);
+        for (int r = 0; r < op->n_reduce; r++) len += snprintf(line + len, sizeof line - (size_t)len, " %s", red[r]);
+        snprintf(line + len, sizeof line - (size_t)len, " %s", vec);
+        rc = weft_schedule_apply(s, line);
+    }
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s", sname, vec);
+    return rc;
 }
 
 static void find_float_div(void *ud, const weft_expr *e)
@@ -328,7 +384,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             y = weft_sched_find_stage(s, outputs[o]);
             r = y - 1;
         } else if (p == WEFT_PATTERN_REDUCTION) {
-            rc = parallel_rows(s, y);
+            rc = parallel_rows(s, y, lanes);
             continue;
         } else {
             for (int q = 0; q < s->n_stages; q++)
@@ -461,7 +517,7 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             char xname[WEFT_SCHED_NAME];
             snprintf(xname, sizeof xname, "%s", st->name);
             rc = weft_sched_rfactor_rows(s, xname, lanes, caps);
-        } else rc = parallel_rows(s, x);
+        } else rc = parallel_rows(s, x, lanes);
     }
     return rc;
 }

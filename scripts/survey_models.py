@@ -1477,6 +1477,141 @@ class SegformerHead(nn.Module):
         return self.cls(self.fuse(torch.cat(ys[::-1], 1)))
 
 
+class RetinaHead(nn.Module):
+    """RetinaNet's heads over three FPN levels: four 3x3 conv + ReLU towers shared across
+    levels, class logits through a sigmoid and box deltas, each permuted to (N, H*W*A, K) and
+    concatenated across levels."""
+
+    def __init__(self, c=64, anchors=9, classes=20):
+        super().__init__()
+        tower = lambda: nn.Sequential(*[m for _ in range(4) for m in (nn.Conv2d(c, c, 3, padding=1), nn.ReLU())])
+        self.cls_t, self.box_t = tower(), tower()
+        self.cls = nn.Conv2d(c, anchors * classes, 3, padding=1)
+        self.box = nn.Conv2d(c, anchors * 4, 3, padding=1)
+        self.k = classes
+
+    def forward(self, *ps):
+        cl, bx = [], []
+        for p in ps:
+            n = p.shape[0]
+            cl.append(self.cls(self.cls_t(p)).permute(0, 2, 3, 1).reshape(n, -1, self.k))
+            bx.append(self.box(self.box_t(p)).permute(0, 2, 3, 1).reshape(n, -1, 4))
+        return torch.sigmoid(torch.cat(cl, 1)), torch.cat(bx, 1)
+
+
+class LinearAttn(nn.Module):
+    """Causal linear attention (a linear transformer layer): elu(x) + 1 feature maps, running
+    sums of k v^T and of k by CumSum over the sequence, then a GLU feed-forward."""
+
+    def __init__(self, d=64, heads=4, n=96):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff1, self.ff2 = nn.Linear(d, 4 * d), nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.h, self.dh).unbind(2)
+        q, k = nn.functional.elu(q) + 1, nn.functional.elu(k) + 1
+        kv = torch.cumsum(k[..., :, None] * v[..., None, :], 1)  # b, s, h, dh, dh
+        z = 1 / ((q * torch.cumsum(k, 1)).sum(-1, keepdim=True) + 1e-6)
+        y = (q[..., None, :] @ kv).squeeze(-2) * z
+        x = x + self.o(y.reshape(b, s, d))
+        a, g = self.ff1(self.ln2(x)).chunk(2, -1)
+        return x + self.ff2(a * torch.sigmoid(g))
+
+
+class VqVae(nn.Module):
+    """A VQ-VAE bottleneck: a strided conv encoder, nearest codebook entry by squared distance
+    (argmin), the codes looked up again (Gather), a ConvTranspose decoder; the indices out as
+    float."""
+
+    def __init__(self, c=64, codes=128):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(3, c, 4, 2, 1), nn.ReLU(), nn.Conv2d(c, c, 4, 2, 1))
+        self.book = nn.Parameter(torch.randn(codes, c))
+        self.dec = nn.Sequential(nn.ConvTranspose2d(c, c, 4, 2, 1), nn.ReLU(), nn.ConvTranspose2d(c, 3, 4, 2, 1))
+
+    def forward(self, x):
+        z = self.enc(x)
+        n, c, h, w = z.shape
+        f = z.permute(0, 2, 3, 1).reshape(-1, c)
+        d = (f * f).sum(1, keepdim=True) - 2 * f @ self.book.t() + (self.book * self.book).sum(1)
+        idx = d.argmin(1)
+        q = self.book[idx].view(n, h, w, c).permute(0, 3, 1, 2)
+        return self.dec(q), idx.float()
+
+
+class WaveNet(nn.Module):
+    """A WaveNet stack: causal dilated 1-D convs (left padding by slicing), tanh x sigmoid gates,
+    residual and skip 1x1 convs, dilations 1..64 twice, 8000 samples."""
+
+    def __init__(self, c=32, skip=64):
+        super().__init__()
+        self.dil = [2 ** i for i in range(7)] * 2
+        self.inp = nn.Conv1d(1, c, 1)
+        self.f = nn.ModuleList(nn.Conv1d(c, 2 * c, 2, dilation=d) for d in self.dil)
+        self.r = nn.ModuleList(nn.Conv1d(c, c, 1) for _ in self.dil)
+        self.s = nn.ModuleList(nn.Conv1d(c, skip, 1) for _ in self.dil)
+        self.out = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, 256, 1))
+
+    def forward(self, x):
+        x = self.inp(x)
+        skip = 0
+        for d, f, r, s in zip(self.dil, self.f, self.r, self.s):
+            a, g = f(nn.functional.pad(x, (d, 0))).chunk(2, 1)
+            y = torch.tanh(a) * torch.sigmoid(g)
+            x = x + r(y)
+            skip = skip + s(y)
+        return self.out(skip)
+
+
+class Spectrogram(nn.Module):
+    """A log-mel front end in the graph: an STFT as a strided Conv1d with fixed windowed cosine
+    and sine kernels (512 points, hop 160), power, an 80-band mel MatMul, log, then a small
+    2-D conv classifier."""
+
+    def __init__(self, nfft=512, hop=160, mels=80):
+        super().__init__()
+        t = torch.arange(nfft, dtype=torch.float32)
+        k = torch.arange(nfft // 2 + 1, dtype=torch.float32)[:, None]
+        win = torch.hann_window(nfft)
+        self.register_buffer("cosk", (torch.cos(2 * math.pi * k * t / nfft) * win)[:, None, :])
+        self.register_buffer("sink", (-torch.sin(2 * math.pi * k * t / nfft) * win)[:, None, :])
+        self.register_buffer("mel", torch.rand(mels, nfft // 2 + 1) / 50)
+        self.hop = hop
+        self.cnn = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                 nn.Linear(32, 12))
+
+    def forward(self, wav):
+        re = nn.functional.conv1d(wav, self.cosk, stride=self.hop)
+        im = nn.functional.conv1d(wav, self.sink, stride=self.hop)
+        mel = torch.log(self.mel @ (re * re + im * im) + 1e-6)  # b, mels, frames
+        return self.cnn(mel[:, None])
+
+
+class UnfoldAttn(nn.Module):
+    """Local (neighbourhood) attention written with F.unfold: each pixel attends to its 7x7
+    window of keys and values (im2col by unfold), softmax over the window, a 1x1 projection."""
+
+    def __init__(self, c=32, k=7):
+        super().__init__()
+        self.k, self.c = k, c
+        self.qkv = nn.Conv2d(c, 3 * c, 1)
+        self.proj = nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        q, k, v = self.qkv(x).chunk(3, 1)
+        ku = nn.functional.unfold(k, self.k, padding=self.k // 2).view(n, c, self.k * self.k, h * w)
+        vu = nn.functional.unfold(v, self.k, padding=self.k // 2).view(n, c, self.k * self.k, h * w)
+        att = (q.view(n, c, 1, h * w) * ku).sum(1, keepdim=True) / math.sqrt(c)
+        y = (att.softmax(2) * vu).sum(2).view(n, c, h, w)
+        return x + self.proj(y)
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -1603,6 +1738,13 @@ MODELS = {
     "ecapa": (Ecapa, lambda: (torch.randn(1, 80, 200),)),
     "bifpn": (BiFpn, lambda: (torch.randn(1, 64, 32, 32), torch.randn(1, 64, 16, 16), torch.randn(1, 64, 8, 8))),
     "segformer_head": (SegformerHead, lambda: tuple(torch.randn(1, c, s, s) for c, s in ((32, 64), (64, 32), (160, 16), (256, 8)))),
+    # eighth batch: detection heads, linear attention, vector quantisation, WaveNet, STFT, unfold
+    "retina_head": (RetinaHead, lambda: tuple(torch.randn(1, 64, s, s) for s in (32, 16, 8))),
+    "linear_attn": (LinearAttn, lambda: (torch.randn(2, 96, 64),)),
+    "vq_vae": (VqVae, img),
+    "wavenet": (WaveNet, lambda: (torch.randn(1, 1, 8000),)),
+    "spectrogram": (Spectrogram, lambda: (torch.randn(1, 1, 16000),)),
+    "unfold_attn": (UnfoldAttn, lambda: (torch.randn(1, 32, 32, 32),)),
 }
 
 

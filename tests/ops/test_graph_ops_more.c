@@ -1,6 +1,6 @@
 /* Graph operator registry, part 3: ops that exported models use beyond the core set — PRelu,
  * Elu, Selu, Celu, Sign, Floor, Ceil, Round, Sin, Cos; ReduceProd, ReduceL1, ReduceL2,
- * ReduceSumSquare, ReduceLogSumExp; Tile; ArgMax, ArgMin; CumSum; Tan, Asin, Acos, Atan, Sinh,
+ * ReduceSumSquare, ReduceLogSumExp; Tile; ArgMax, ArgMin; CumSum (short axes and, from 32, in blocks); Tan, Asin, Acos, Atan, Sinh,
  * Cosh, Asinh, Acosh, Atanh, Softsign, Softplus, Mish, Shrink, ThresholdedRelu; Mod (fmod 0/1), Xor,
  * IsNaN, IsInf, Sum, Mean, Clip with run-time bounds, Trilu, OneHot, GatherElements — and their
  * errors.
@@ -344,6 +344,18 @@ static const tcase cases[] = {
      .build = build_cumsum, .ref = ref_cumsum, .axes = {0}, .n_attrs = 1, .attrs = {AI("exclusive", 1)}},
     {.label = "CumSum axis=2 reverse", .op = "CumSum", X234, .xt = F32, .build = build_cumsum, .ref = ref_cumsum,
      .axes = {2}, .n_attrs = 1, .attrs = {AI("reverse", 1)}},
+    /* 32 or more along the axis: in blocks of 8 (block totals, the blocks before, the block's
+     * own elements); 45 and 70 leave a partial last block */
+    {.label = "CumSum [2,45,5] axis=1", .op = "CumSum", .ndim = 3, .shape = {2, 45, 5}, .xt = F32, .build = build_cumsum,
+     .ref = ref_cumsum, .axes = {1}},
+    {.label = "CumSum [2,45,5] axis=1 exclusive", .op = "CumSum", .ndim = 3, .shape = {2, 45, 5}, .xt = F32,
+     .build = build_cumsum, .ref = ref_cumsum, .axes = {1}, .n_attrs = 1, .attrs = {AI("exclusive", 1)}},
+    {.label = "CumSum [2,45,5] axis=1 reverse", .op = "CumSum", .ndim = 3, .shape = {2, 45, 5}, .xt = F32,
+     .build = build_cumsum, .ref = ref_cumsum, .axes = {1}, .n_attrs = 1, .attrs = {AI("reverse", 1)}},
+    {.label = "CumSum [3,70] axis=-1 exclusive reverse", .op = "CumSum", .ndim = 2, .shape = {3, 70}, .xt = F32,
+     .build = build_cumsum, .ref = ref_cumsum, .axes = {-1}, .n_attrs = 2, .attrs = {AI("exclusive", 1), AI("reverse", 1)}},
+    {.label = "CumSum int64 [64,3] axis=0", .op = "CumSum", .ndim = 2, .shape = {64, 3}, .xt = I64, .data = D_TIES,
+     .build = build_cumsum, .ref = ref_cumsum, .axes = {0}},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
