@@ -838,6 +838,46 @@ static void test_concat_of_costly_stage_inlined(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A reduction over a leading axis whose reads are contiguous along its last axis (a column sum
+ * per batch, CumSum's block totals): Y[b, j] = sum over i of X[b, i, j]. The default schedule
+ * vectorizes j with the reduction loop outside it (it ran as a scalar loop over every output);
+ * J = 40 and 100 (split by the vector, a partial last vector). Values against float64,
+ * LLVM and interpreter. */
+static void test_leading_axis_reduction_vectorized(void **state)
+{
+    fixture *fx = *state;
+    static const int64_t js[] = {40, 100};
+    enum { NB = 3, I = 50 };
+    int failures = 0;
+    for (size_t t = 0; t < sizeof js / sizeof js[0]; t++) {
+        int64_t J = js[t];
+        weft_arena *a = weft_arena_create();
+        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 3, (int64_t[]){NB, I, J});
+        weft_tensor *Y = weft_te_compute(a, "Y", 2, (int64_t[]){NB, J}, (const char *const[]){"b", "j"});
+        const weft_expr *i = weft_te_reduce_axis(a, Y, "i", I);
+        weft_te_set_body(Y, WEFT_REDUCE_SUM, weft_te_at(a, X, weft_te_axis(Y, 0), i, weft_te_axis(Y, 1)));
+        weft_te_func *f = NULL;
+        assert_int_equal(weft_te_func_create(a, "colsum", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+                         WEFT_OK);
+        failures += schedule_failure(fx, f, J > 2 * fx->caps.vector_lanes_f32 ? "vectorize Y j.1" : "vectorize Y j", "fuse Y b j",
+                                     "leading-axis reduction");
+        float *in[1];
+        reference_inputs(f, in);
+        double *ref = malloc(sizeof(double) * (size_t)(NB * J));
+        for (int64_t b = 0; b < NB; b++)
+            for (int64_t j = 0; j < J; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < I; k++) acc += in[0][(b * I + k) * J + j];
+                ref[b * J + j] = acc;
+            }
+        failures += check(fx, f, false, ref, true, "leading-axis reduction");
+        free(ref);
+        free(in[0]);
+        weft_arena_destroy(a);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_erf_matches_libm(void **state)
 {
     fixture *fx = *state;
@@ -978,6 +1018,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_row_reduction_in_vectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concat_of_costly_stage_inlined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sin_cos_match_libm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leading_axis_reduction_vectorized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concat_along_vector_axis, setup, teardown),
         cmocka_unit_test_setup_teardown(test_costly_broadcast_computed_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erf_matches_libm, setup, teardown),
