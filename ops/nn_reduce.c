@@ -10,10 +10,11 @@
  * nothing follows; ArgMax/ArgMin "<name>.ext", "<name>.idx" (or `name`), then `name`; Softmax "<name>.max",
  * "<name>.exp", "<name>.sum", then `name` = exp / sum (like ops/softmax.c); LayerNormalization
  * "<name>.sum", "<name>.mean", "<name>.sqsum", "<name>.rstd", then `name` (like
- * ops/layer_norm.c). CumSum is one reduction stage `name` over the input's shape: y[.., i, ..] =
- * sum over k of select(k <= i, x[.., k, ..], 0) (k < i exclusive; k >= i, k > i reversed), which
- * does n^2/2 adds per row of n where a scan does n: fine for the position ids and short axes
- * exported models use it on, and any schedule of a reduction applies.
+ * ops/layer_norm.c). CumSum below CUMSUM_BLOCKED along its axis is one reduction stage `name`
+ * over the input's shape: y[.., i, ..] = sum over k of select(k <= i, x[.., k, ..], 0) (k < i
+ * exclusive; k >= i, k > i reversed), n adds per element where a scan does 1: fine for the
+ * position ids and short axes exported models use it on, and any schedule of a reduction
+ * applies; longer axes go in blocks (cumsum_blocked).
  */
 #include <inttypes.h>
 #include <string.h>
