@@ -669,7 +669,7 @@ static bool repeat_of_clamped(const weft_expr *e, const vloop *vl, clamped_rep *
     return (cr->R = repeat_of(u, vl, &cr->r0)) > 0;
 }
 
-/* <n x i64> constant vector of k*step + add (k = 0 .. n-1), or floordiv(r0 + k, R) when R > 0. */
+/* <n x i64> constant vector of k (k = 0 .. n-1), or of floordiv(r0 + k, R) when R > 0. */
 static LLVMValueRef lane_consts(weft_llvm_cg *cg, unsigned n, int64_t r0, int64_t R)
 {
     LLVMValueRef c[MAX_LANES];
