@@ -91,11 +91,6 @@ static bool ints_attr(int n, const weft_attr *attrs, const char *name, int nd, i
     return true;
 }
 
-static bool pair(int n, const weft_attr *attrs, const char *name, int64_t dflt, int64_t lo, int64_t *out)
-{
-    return ints_attr(n, attrs, name, 2, dflt, lo, out);
-}
-
 typedef struct subpixel {
     int nd; /* spatial axes: 2 or 3 */
     int64_t N, C, H[3], F, Fg, K[3], s[3], pb[3], pe[3], op[3], group, J[3], out[3], extra[3];
@@ -173,7 +168,7 @@ static bool ceil_pool_plan(weft_graph *g, int n_in, const weft_value *ins, int n
     const weft_attr *ks = weft_onnx_find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
     if (!ks || ks->n != 2 || ks->ints[0] < 1 || ks->ints[1] < 1) return false;
     k[0] = ks->ints[0], k[1] = ks->ints[1];
-    if (!pair(n_attrs, attrs, "strides", 1, 1, s) || !pair(n_attrs, attrs, "dilations", 1, 1, d)) return false;
+    if (!ints_attr(n_attrs, attrs, "strides", 2, 1, 1, s) || !ints_attr(n_attrs, attrs, "dilations", 2, 1, 1, d)) return false;
     const weft_attr *ap = weft_onnx_find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
     if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
     const weft_attr *so = weft_onnx_find_attr(n_attrs, attrs, "storage_order", WEFT_ATTR_INT);

@@ -84,3 +84,13 @@ bool weft_binop_fcmp(weft_expr_kind k, double p, double q, int64_t *r)
     default: return false;
     }
 }
+
+int64_t weft_gcd64(int64_t a, int64_t b)
+{
+    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}

@@ -33,5 +33,7 @@ bool weft_binop_f64(weft_expr_kind k, double p, double q, double *r);
 /* Comparison k (EQ NE LT LE GT GE) on floats: 0 or 1 into *r; false for other k. float32
  * operands compare exactly as doubles. */
 bool weft_binop_fcmp(weft_expr_kind k, double p, double q, int64_t *r);
+/* Greatest common divisor of |a| and |b| (0 when both are 0). */
+int64_t weft_gcd64(int64_t a, int64_t b);
 
 #endif

@@ -9,6 +9,7 @@
  * (fused axes indexed as the original ones). Floats are left alone except inside their
  * integer sub-expressions (indices of loads).
  */
+#include "ir/binop.h"
 #include "lower/lower_internal.h"
 
 #define MAX_TERMS 64
@@ -124,16 +125,6 @@ static const weft_expr *simplify_int_sum(weft_arena *a, const weft_expr *e, cons
     return rebuild(a, &L, e->dtype);
 }
 
-static int64_t gcd_abs(int64_t a, int64_t b)
-{
-    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
-    while (b) {
-        int64_t t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
-
 /* floordiv/floormod(x, c): x = c*q + r with r provably in [0, c) -> q / r. A factor g that c
  * and every term of x share comes out first: floordiv(g*y, g*d) = floordiv(y, d) and
  * floormod(g*y, g*d) = g*floormod(y, d) (a nearest 2x upsampling's source column
@@ -143,8 +134,8 @@ static const weft_expr *div_mod(weft_arena *a, weft_expr_kind k, const weft_expr
     lin L = {0};
     collect(a, x, 1, &L, env);
     if (L.overflow) return NULL;
-    int64_t g = gcd_abs(c, L.c);
-    for (int i = 0; i < L.n && g > 1; i++) g = gcd_abs(g, L.coeff[i]);
+    int64_t g = weft_gcd64(c, L.c);
+    for (int i = 0; i < L.n && g > 1; i++) g = weft_gcd64(g, L.coeff[i]);
     if (g > 1) {
         for (int i = 0; i < L.n; i++) L.coeff[i] /= g;
         L.c /= g;

@@ -233,27 +233,28 @@ static bool moves_last_axis_into_b(const weft_graph *g, const weft_gnode *mm, co
     return !strcmp(mm->op_type, "MatMul") && weft_model_transpose_moves_last(g, p);
 }
 
-/* True when some node of group a is a Transpose that moves its input's last axis (its reads
- * are gathers, or transposes in registers when it is a kernel's output). */
-static bool moves_last_in(fctx *c, int a)
+static bool is_window_pool(const weft_graph *g, const weft_gnode *nd)
 {
-    const weft_graph *g = c->g;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (needs_kernel(&g->nodes[i]) && find(c, i) == a && weft_model_transpose_moves_last(g, &g->nodes[i])) return true;
-    return false;
+    (void)g;
+    return !strcmp(nd->op_type, "MaxPool") || !strcmp(nd->op_type, "AveragePool");
 }
 
-/* Window pools (MaxPool, AveragePool) in group r. */
-static int pools_in(fctx *c, int r)
+/* Kernel nodes of group r for which pred holds. */
+static int count_in(fctx *c, int r, bool (*pred)(const weft_graph *, const weft_gnode *))
 {
     const weft_graph *g = c->g;
     int count = 0;
     for (int i = 0; i < g->n_nodes; i++)
-        if (needs_kernel(&g->nodes[i]) && find(c, i) == r &&
-            (!strcmp(g->nodes[i].op_type, "MaxPool") || !strcmp(g->nodes[i].op_type, "AveragePool")))
-            count++;
+        if (needs_kernel(&g->nodes[i]) && find(c, i) == r && pred(g, &g->nodes[i])) count++;
     return count;
 }
+
+/* Window pools (MaxPool, AveragePool) in group r. */
+static int pools_in(fctx *c, int r) { return count_in(c, r, is_window_pool); }
+
+/* True when some node of group a is a Transpose that moves its input's last axis (its reads
+ * are gathers, or transposes in registers when it is a kernel's output). */
+static bool moves_last_in(fctx *c, int a) { return count_in(c, a, weft_model_transpose_moves_last) > 0; }
 
 /* May producer group a and consumer group b become one kernel? */
 static bool can_merge(fctx *c, int a, int b)

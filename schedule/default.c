@@ -106,10 +106,9 @@ static weft_status parallel_rows(weft_schedule *s, int x, int64_t lanes)
     int n = op->ndim;
     char loops[WEFT_MAX_DIMS][WEFT_SCHED_NAME + 8], par[WEFT_SCHED_NAME], sname[WEFT_SCHED_NAME];
     for (int d = 0; d < n; d++) snprintf(loops[d], sizeof loops[d], "%s", st->iters[d].name);
-    last_walk w = {op, true, false};
-    if (op->n_reduce >= 1 && op->n_reduce <= 2 && n >= 2 && op->body && op->shape[n - 1] >= 4) scan_last_walk(&w, op->body);
-    if (!(w.ok && w.seen && op->n_reduce >= 1 && op->n_reduce <= 2 && n >= 2 && op->shape[n - 1] >= 4))
-        return weft_sched_fuse_parallel(s, x, loops, n, true, par);
+    last_walk w = {op, op->n_reduce >= 1 && op->n_reduce <= 2 && n >= 2 && op->body && op->shape[n - 1] >= 4, false};
+    if (w.ok) scan_last_walk(&w, op->body);
+    if (!w.ok || !w.seen) return weft_sched_fuse_parallel(s, x, loops, n, true, par);
     snprintf(sname, sizeof sname, "%s", st->name);
     char last[WEFT_SCHED_NAME + 8], red[2][WEFT_SCHED_NAME];
     snprintf(last, sizeof last, "%s", loops[n - 1]);

@@ -54,15 +54,6 @@ typedef struct vloop {
     bool no_clamp; /* analyse an integer MIN/MAX against a constant as its other operand */
 } vloop;
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    a = a < 0 ? -a : a, b = b < 0 ? -b : b;
-    while (b) {
-        int64_t t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
 
 /* A known divisor of e's value with vl->v at its lane-0 value: 0 when e is 0, 1 when nothing
  * is known. Other variables count as arbitrary integers. */
@@ -72,7 +63,7 @@ static int64_t mult_of(const weft_expr *e, const vloop *vl)
     case WEFT_EXPR_INT: return e->u.imm_int < 0 ? -e->u.imm_int : e->u.imm_int;
     case WEFT_EXPR_VAR: return e == vl->v ? vl->min_mult : 1;
     case WEFT_EXPR_ADD:
-    case WEFT_EXPR_SUB: return gcd64(mult_of(e->u.bin.a, vl), mult_of(e->u.bin.b, vl));
+    case WEFT_EXPR_SUB: return weft_gcd64(mult_of(e->u.bin.a, vl), mult_of(e->u.bin.b, vl));
     case WEFT_EXPR_MUL: {
         int64_t a = mult_of(e->u.bin.a, vl), b = mult_of(e->u.bin.b, vl);
         if (a == 0 || b == 0) return 0;
@@ -118,7 +109,7 @@ static bool stride_of(const weft_expr *e, const vloop *vl, int64_t *out)
         if (c->kind != WEFT_EXPR_INT || c->u.imm_int < 2 || !stride_of(x, vl, &a) || a != 1) return false;
         /* floormod(lane 0, c) is a multiple of gcd(g, c) (c itself when lane 0 is 0), so the
          * last lane stays in the block when that is at least L */
-        if (gcd64(mult_of(x, vl), c->u.imm_int) < vl->lanes) return false;
+        if (weft_gcd64(mult_of(x, vl), c->u.imm_int) < vl->lanes) return false;
         *out = e->kind == WEFT_EXPR_FLOORDIV ? 0 : 1;
         return true;
     }

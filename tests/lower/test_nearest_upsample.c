@@ -25,11 +25,64 @@
 
 enum { C = 3 };
 
+/* A vectorized kernel of f (X in, Y out) and its buffers. */
+typedef struct vec_kernel {
+    weft_schedule *s;
+    weft_loop_func *lf;
+    char *blk; /* X at its end */
+    float *x, *y;
+} vec_kernel;
+
+/* Y's w split by `lanes` and vectorized, lowered for the LLVM target; the loop IR's and the
+ * LLVM IR's text into *ir and *llvm_ir (freed by the caller). */
+static void lower_vectorized(const weft_target_ops *L, weft_target *t, weft_arena *a, weft_tensor *X, weft_tensor *Y, int lanes,
+                             vec_kernel *k, char **ir, char **llvm_ir)
+{
+    weft_target_caps caps;
+    L->caps(t, &caps);
+    weft_te_func *f = NULL;
+    assert_int_equal(weft_te_func_create(a, "up", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f), WEFT_OK);
+    assert_int_equal(weft_schedule_create(f, &k->s), WEFT_OK);
+    char steps[128];
+    snprintf(steps, sizeof steps, "split Y w %d\nvectorize Y w.1\n", lanes);
+    assert_int_equal(weft_schedule_apply_text(k->s, steps), WEFT_OK);
+    assert_int_equal(weft_lower(k->s, &caps, a, &k->lf), WEFT_OK);
+    *ir = weft_ir_func_str(k->lf);
+    assert_non_null(*ir);
+    assert_int_equal(L->dump(t, k->lf, WEFT_DUMP_IR, llvm_ir), WEFT_OK);
+}
+
+/* Compiles and runs k with X's nx elements (x[i] = fill(i)) at the very end of a page-aligned
+ * block, so that a read past X faults; Y has ny elements. */
+static void run_at_page_end(const weft_target_ops *L, weft_target *t, vec_kernel *k, int nx, int ny, float (*fill)(int))
+{
+    weft_kernel *kern = NULL;
+    assert_int_equal(L->compile(t, k->lf, &kern), WEFT_OK);
+    size_t page = 4096, bytes = sizeof(float) * (size_t)nx, blk_bytes = (bytes + page - 1) / page * page + page;
+    k->blk = aligned_alloc(page, blk_bytes);
+    assert_non_null(k->blk);
+    k->x = (float *)(k->blk + blk_bytes - bytes);
+    k->y = malloc(sizeof(float) * (size_t)ny);
+    assert_non_null(k->y);
+    for (int i = 0; i < nx; i++) k->x[i] = fill(i);
+    for (int i = 0; i < ny; i++) k->y[i] = -1;
+    weft_exec ex = {0};
+    assert_int_equal(L->run(kern, (void *[]){k->x, k->y}, &ex), WEFT_OK);
+    L->kernel_destroy(kern);
+}
+
+static void vec_kernel_free(vec_kernel *k)
+{
+    free(k->blk), free(k->y);
+    weft_schedule_destroy(k->s);
+}
+
+static float fill_ramp(int i) { return (float)i + 0.25f; }
+static float fill_mod37(int i) { return (float)(i % 37) - 11.0f; }
+
 static void check_upsample(const weft_target_ops *L, weft_target *t, int H, int W, int num, int den, int lanes)
 {
     int R = den / num, HO = H * R, WO = W * R;
-    weft_target_caps caps;
-    L->caps(t, &caps);
     weft_arena *a = weft_arena_create();
     weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 3, (int64_t[]){C, H, W});
     weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, HO, WO}, (const char *const[]){"c", "h", "w"});
@@ -39,49 +92,24 @@ static void check_upsample(const weft_target_ops *L, weft_target *t, int H, int 
     const weft_expr *sw = weft_floordiv(a, weft_mul(a, w, I(num)), I(den));
 #undef I
     weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_te_at(a, X, c, sh, sw));
-    weft_te_func *f = NULL;
-    assert_int_equal(weft_te_func_create(a, "up", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
-                     WEFT_OK);
-    weft_schedule *s = NULL;
-    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-    char steps[128];
-    snprintf(steps, sizeof steps, "split Y w %d\nvectorize Y w.1\n", lanes);
-    assert_int_equal(weft_schedule_apply_text(s, steps), WEFT_OK);
-    weft_loop_func *lf = NULL;
-    assert_int_equal(weft_lower(s, &caps, a, &lf), WEFT_OK);
-    char *ir = weft_ir_func_str(lf), want[64];
-    assert_non_null(ir);
+    vec_kernel k = {0};
+    char *ir = NULL, *llvm_ir = NULL, want[64];
+    lower_vectorized(L, t, a, X, Y, lanes, &k, &ir, &llvm_ir);
     snprintf(want, sizeof want, "w.1, %d)", R);
     if (!strstr(ir, want)) fail_msg("R = %d: want floordiv(.. + w.1, %d) in\n%s", R, R, ir);
-    free(ir);
-    char *llvm_ir = NULL;
-    assert_int_equal(L->dump(t, lf, WEFT_DUMP_IR, &llvm_ir), WEFT_OK);
     bool gathers = strstr(llvm_ir, "llvm.masked.gather") != NULL;
     bool masked = strstr(llvm_ir, "llvm.masked.load") != NULL;
-    free(llvm_ir);
+    free(ir), free(llvm_ir);
     if (gathers || masked != (WO % lanes != 0))
         fail_msg("R = %d, %d lanes over %d: gather %d masked load %d", R, lanes, WO, gathers, masked);
-    weft_kernel *k = NULL;
-    assert_int_equal(L->compile(t, lf, &k), WEFT_OK);
-    size_t page = 4096, bytes = sizeof(float) * (size_t)(C * H * W);
-    size_t blk_bytes = (bytes + page - 1) / page * page + page;
-    char *blk = aligned_alloc(page, blk_bytes);
-    assert_non_null(blk);
-    float *xv = (float *)(blk + blk_bytes - bytes), *yv = malloc(sizeof(float) * (size_t)(C * HO * WO));
-    assert_non_null(yv);
-    for (int i = 0; i < C * H * W; i++) xv[i] = (float)i + 0.25f;
-    for (int i = 0; i < C * HO * WO; i++) yv[i] = -1;
-    weft_exec ex = {0};
-    assert_int_equal(L->run(k, (void *[]){xv, yv}, &ex), WEFT_OK);
+    run_at_page_end(L, t, &k, C * H * W, C * HO * WO, fill_ramp);
     for (int ci = 0; ci < C; ci++)
         for (int hi = 0; hi < HO; hi++)
             for (int wi = 0; wi < WO; wi++) {
-                float got = yv[(ci * HO + hi) * WO + wi], exp = xv[(ci * H + hi * num / den) * W + wi * num / den];
+                float got = k.y[(ci * HO + hi) * WO + wi], exp = k.x[(ci * H + hi * num / den) * W + wi * num / den];
                 if (got != exp) fail_msg("R = %d: Y[%d, %d, %d] = %g, want %g", R, ci, hi, wi, (double)got, (double)exp);
             }
-    L->kernel_destroy(k);
-    free(blk), free(yv);
-    weft_schedule_destroy(s);
+    vec_kernel_free(&k);
     weft_arena_destroy(a);
 }
 
@@ -93,8 +121,6 @@ static void check_upsample(const weft_target_ops *L, weft_target *t, int H, int 
 static void check_clamped_taps(const weft_target_ops *L, weft_target *t, int H, int W, int lanes)
 {
     int WO = 2 * W;
-    weft_target_caps caps;
-    L->caps(t, &caps);
     weft_arena *a = weft_arena_create();
     weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 3, (int64_t[]){C, H, W});
     weft_tensor *Y = weft_te_compute(a, "Y", 3, (int64_t[]){C, H, WO}, (const char *const[]){"c", "h", "w"});
@@ -105,45 +131,24 @@ static void check_clamped_taps(const weft_target_ops *L, weft_target *t, int H, 
 #undef I
     weft_te_set_body(Y, WEFT_REDUCE_NONE,
                      weft_add(a, weft_te_at(a, X, c, h, w0), weft_mul(a, weft_f32(a, 3.0), weft_te_at(a, X, c, h, w1))));
-    weft_te_func *f = NULL;
-    assert_int_equal(weft_te_func_create(a, "taps", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
-                     WEFT_OK);
-    weft_schedule *s = NULL;
-    assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-    char steps[128];
-    snprintf(steps, sizeof steps, "split Y w %d\nvectorize Y w.1\n", lanes);
-    assert_int_equal(weft_schedule_apply_text(s, steps), WEFT_OK);
-    weft_loop_func *lf = NULL;
-    assert_int_equal(weft_lower(s, &caps, a, &lf), WEFT_OK);
-    char *llvm_ir = NULL;
-    assert_int_equal(L->dump(t, lf, WEFT_DUMP_IR, &llvm_ir), WEFT_OK);
+    vec_kernel k = {0};
+    char *ir = NULL, *llvm_ir = NULL;
+    lower_vectorized(L, t, a, X, Y, lanes, &k, &ir, &llvm_ir);
     char rep[64]; /* floordiv(w - 1, 2) over L lanes from a multiple of L covers L / 2 + 1 elements */
     snprintf(rep, sizeof rep, "shufflevector <%d x float>", lanes / 2 + 1);
-    if (!strstr(llvm_ir, rep) || strstr(llvm_ir, "llvm.masked.gather"))
-        fail_msg("clamped taps, %d lanes: want repeated loads (%s) and no gather", lanes, rep);
-    free(llvm_ir);
-    weft_kernel *k = NULL;
-    assert_int_equal(L->compile(t, lf, &k), WEFT_OK);
-    size_t page = 4096, bytes = sizeof(float) * (size_t)(C * H * W);
-    size_t blk_bytes = (bytes + page - 1) / page * page + page;
-    char *blk = aligned_alloc(page, blk_bytes);
-    assert_non_null(blk);
-    float *xv = (float *)(blk + blk_bytes - bytes), *yv = malloc(sizeof(float) * (size_t)(C * H * WO));
-    assert_non_null(yv);
-    for (int i = 0; i < C * H * W; i++) xv[i] = (float)(i % 37) - 11.0f;
-    weft_exec ex = {0};
-    assert_int_equal(L->run(k, (void *[]){xv, yv}, &ex), WEFT_OK);
+    bool repeated = strstr(llvm_ir, rep) != NULL, gathers = strstr(llvm_ir, "llvm.masked.gather") != NULL;
+    free(ir), free(llvm_ir);
+    if (!repeated || gathers) fail_msg("clamped taps, %d lanes: want repeated loads (%s) and no gather", lanes, rep);
+    run_at_page_end(L, t, &k, C * H * W, C * H * WO, fill_mod37);
     for (int ci = 0; ci < C; ci++)
         for (int hi = 0; hi < H; hi++)
             for (int wi = 0; wi < WO; wi++) {
                 int a0 = wi >= 1 ? (wi - 1) / 2 : 0, a1 = (wi + 1) / 2 < W - 1 ? (wi + 1) / 2 : W - 1;
-                const float *row = xv + (ci * H + hi) * W;
-                float got = yv[(ci * H + hi) * WO + wi], exp = row[a0] + 3.0f * row[a1];
+                const float *row = k.x + (ci * H + hi) * W;
+                float got = k.y[(ci * H + hi) * WO + wi], exp = row[a0] + 3.0f * row[a1];
                 if (got != exp) fail_msg("clamped taps: Y[%d, %d, %d] = %g, want %g", ci, hi, wi, (double)got, (double)exp);
             }
-    L->kernel_destroy(k);
-    free(blk), free(yv);
-    weft_schedule_destroy(s);
+    vec_kernel_free(&k);
     weft_arena_destroy(a);
 }
 

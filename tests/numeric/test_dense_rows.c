@@ -878,39 +878,64 @@ static void test_leading_axis_reduction_vectorized(void **state)
     assert_int_equal(failures, 0);
 }
 
-static void test_erf_matches_libm(void **state)
+/* Y = fn(X) over n inputs under the default schedule (vectorized) on the LLVM target, X set by
+ * fill; the largest |Y - ref(X)|, a NaN reference wanting a NaN. */
+static double unary_error(fixture *fx, weft_intrin fn, int64_t n, void (*fill)(float *, int64_t), float (*ref)(float))
 {
-    fixture *fx = *state;
     weft_arena *a = weft_arena_create();
-    const int64_t n = 12001;
     weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 1, (int64_t[]){n});
     weft_tensor *Y = weft_te_compute(a, "Y", 1, (int64_t[]){n}, (const char *const[]){"i"});
-    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_call1(a, WEFT_INTRIN_ERF, weft_te_at(a, X, weft_te_axis(Y, 0))));
+    weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_call1(a, fn, weft_te_at(a, X, weft_te_axis(Y, 0))));
     weft_te_func *f = NULL;
-    assert_int_equal(weft_te_func_create(a, "erf", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
+    assert_int_equal(weft_te_func_create(a, "unary", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
                      WEFT_OK);
     weft_schedule *s = NULL;
     assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
     assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK); /* vectorized */
     buffers b;
     buffers_init(&b, f);
-    for (int64_t i = 0; i < n; i++) b.p[0][i] = (float)(-6.0 + 12.0 * (double)i / (double)(n - 1));
-    b.p[0][n / 2 + 1] = NAN;
+    fill(b.p[0], n);
     assert_true(run(fx, s, fx->llvm, fx->tl, &b));
     double worst = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (i == n / 2 + 1) {
+        float want = ref(b.p[0][i]);
+        if (isnan(want)) {
             assert_true(isnan(b.p[1][i]));
             continue;
         }
-        double d = fabs((double)b.p[1][i] - (double)erff(b.p[0][i]));
+        double d = fabs((double)b.p[1][i] - (double)want);
         if (!(d <= worst)) worst = d;
     }
-    print_message("erf: max |weft - erff| = %.3g over [-6, 6]\n", worst);
-    assert_true(worst <= 2e-6);
     buffers_free(&b);
     weft_schedule_destroy(s);
     weft_arena_destroy(a);
+    return worst;
+}
+
+static void fill_erf(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(-6.0 + 12.0 * (double)i / (double)(n - 1));
+    x[n / 2 + 1] = NAN;
+}
+
+/* erf in vectors (targets/llvm/expr.c fast_erf_f32) against libm's erff on [-6, 6] and NaN. */
+static void test_erf_matches_libm(void **state)
+{
+    double worst = unary_error(*state, WEFT_INTRIN_ERF, 12001, fill_erf, erff);
+    print_message("erf: max |weft - erff| = %.3g over [-6, 6]\n", worst);
+    assert_true(worst <= 2e-6);
+}
+
+static void fill_sincos(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double t = (double)i / (double)(n - 1);
+        x[i] = i < n / 2 ? (float)(-100.0 + 400.0 * t) : (float)(-8192.0 + 16384.0 * t);
+    }
+    static const float odd[] = {1e4f, -3.0e5f, 1.5e7f, 8193.0f, 8191.5f, -8192.0f, 1e-30f, -0.0f};
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) x[100 + 37 * (int64_t)k] = odd[k];
+    x[n / 3] = INFINITY;
+    x[n / 3 + 1] = NAN;
 }
 
 /* sin and cos in vectors (targets/llvm/expr.c fast_sincos_f32: Cody-Waite reduction by pi/2,
@@ -919,45 +944,10 @@ static void test_erf_matches_libm(void **state)
  * vectors, and NaN. Absolute error <= 4e-7 (|sin|, |cos| <= 1). */
 static void test_sin_cos_match_libm(void **state)
 {
-    fixture *fx = *state;
     for (int cosine = 0; cosine < 2; cosine++) {
-        weft_arena *a = weft_arena_create();
-        const int64_t n = 24001;
-        weft_tensor *X = weft_te_placeholder(a, "X", WEFT_F32, 1, (int64_t[]){n});
-        weft_tensor *Y = weft_te_compute(a, "Y", 1, (int64_t[]){n}, (const char *const[]){"i"});
-        weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_call1(a, cosine ? WEFT_INTRIN_COS : WEFT_INTRIN_SIN, weft_te_at(a, X, weft_te_axis(Y, 0))));
-        weft_te_func *f = NULL;
-        assert_int_equal(weft_te_func_create(a, "sincos", 1, (const weft_tensor *const[]){X}, 1, (const weft_tensor *const[]){Y}, &f),
-                         WEFT_OK);
-        weft_schedule *s = NULL;
-        assert_int_equal(weft_schedule_create(f, &s), WEFT_OK);
-        assert_int_equal(weft_schedule_default(s, &fx->caps), WEFT_OK); /* vectorized */
-        buffers b;
-        buffers_init(&b, f);
-        for (int64_t i = 0; i < n; i++) {
-            double t = (double)i / (double)(n - 1);
-            b.p[0][i] = i < n / 2 ? (float)(-100.0 + 400.0 * t) : (float)(-8192.0 + 16384.0 * t);
-        }
-        static const float odd[] = {1e4f, -3.0e5f, 1.5e7f, 8193.0f, 8191.5f, -8192.0f, 1e-30f, -0.0f};
-        for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) b.p[0][100 + 37 * (int64_t)k] = odd[k];
-        b.p[0][n / 3] = INFINITY;
-        b.p[0][n / 3 + 1] = NAN;
-        assert_true(run(fx, s, fx->llvm, fx->tl, &b));
-        double worst = 0;
-        for (int64_t i = 0; i < n; i++) {
-            float x = b.p[0][i], want = cosine ? cosf(x) : sinf(x);
-            if (isnan(want)) {
-                assert_true(isnan(b.p[1][i]));
-                continue;
-            }
-            double d = fabs((double)b.p[1][i] - (double)want);
-            if (!(d <= worst)) worst = d;
-        }
+        double worst = unary_error(*state, cosine ? WEFT_INTRIN_COS : WEFT_INTRIN_SIN, 24001, fill_sincos, cosine ? cosf : sinf);
         print_message("%s: max |weft - libm| = %.3g\n", cosine ? "cos" : "sin", worst);
         assert_true(worst <= 4e-7);
-        buffers_free(&b);
-        weft_schedule_destroy(s);
-        weft_arena_destroy(a);
     }
 }
 
