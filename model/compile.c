@@ -157,6 +157,11 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
         }
+        /* A node written as loops (a scatter with run-time indices) is compiled as such on a
+         * host target: no schedule, nothing for a provider to choose; its tensor expressions give
+         * the parameters only (their FLOP count is another algorithm's: none is counted). */
+        const weft_gnode *lone = groups[gi].n_nodes == 1 ? &m->g->nodes[groups[gi].nodes[0]] : NULL;
+        weft_op_loop_fn loop = lone && weft_target_is_host(m->ops) ? weft_op_loop(m->g, lone) : NULL;
         char base[64];
         weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base,
                                                  mk->step, &mk->n_steps);
@@ -168,7 +173,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             }
             mk->ops = weft_strbuf_take(&sb);
             if (!mk->ops) rc = weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
-            mk->flops = weft_te_func_flops(f);
+            mk->flops = loop ? 0 : weft_te_func_flops(f);
             mk->est_us = estimate_us(m, mk);
             if (mk->n_steps > 0) { /* a step kernel: one step's estimate, all steps' flops */
                 double bytes = 0;
@@ -180,9 +185,17 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             mk->serial = mk->est_us < serial_us;
             snprintf(mk->name, sizeof mk->name, "%s_%d", base, gi);
         }
+        if (rc == WEFT_OK && loop) {
+            weft_loop_func *lf = NULL;
+            snprintf(mk->schedule_src, sizeof mk->schedule_src, "loops");
+            mk->steps = strdup("# a loop kernel (no schedule)\n");
+            rc = mk->steps ? loop(a, m->g, lone, mk->params, mk->n_params, mk->name, &lf)
+                           : weft_fail(WEFT_ERR_NOMEM, "out of memory");
+            if (rc == WEFT_OK) rc = m->ops->compile(m->target, lf, &mk->k);
+        }
         /* A provided schedule that does not build is replaced by the provider's next choice;
          * the default schedule ends the retries. */
-        for (int attempt = 0; rc == WEFT_OK; attempt++) {
+        for (int attempt = 0; rc == WEFT_OK && !loop; attempt++) {
             weft_schedule_destroy(s);
             s = NULL;
             rc = weft_schedule_create(f, &s);
@@ -271,6 +284,9 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     /* a recurrence's step kernel is given once per step (n_steps), so tasks weigh it by the
      * times it runs */
     for (int gi = 0, rep = 0; rc == WEFT_OK && gi < n_groups; rep = 0, gi++) {
+        /* a loop kernel (a host target's scatter) has no schedule to tune */
+        if (groups[gi].n_nodes == 1 && !caps->has_thread_binding && weft_op_loop(g, &g->nodes[groups[gi].nodes[0]]))
+            continue;
         for (int64_t n_steps = 1; rc == WEFT_OK && rep < n_steps; rep++) {
             weft_arena *a = weft_arena_create();
             int *params = weft_malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));
@@ -361,7 +377,8 @@ weft_status weft_model_compile_ex(const weft_graph *graph, const weft_model_opti
     if (rc == WEFT_OK) rc = compile_kernels(m, groups, n_groups, &caps, provider ? provider : default_provider, ud);
     if (rc == WEFT_OK && n_provided) {
         *n_provided = 0;
-        for (int k = 0; k < m->n_kernels; k++) *n_provided += strcmp(m->kernels[k].schedule_src, "default") != 0;
+        for (int k = 0; k < m->n_kernels; k++)
+            *n_provided += strcmp(m->kernels[k].schedule_src, "default") && strcmp(m->kernels[k].schedule_src, "loops");
     }
     int nv = m->g ? m->g->n_values : 0;
     if (rc == WEFT_OK) {

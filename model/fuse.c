@@ -35,9 +35,16 @@ typedef struct fctx {
     int *n_out;  /* per root: out ops in group */
     int *n_red;  /* per root: reductions in group */
     int *n_inj;  /* per root: injective ops in group */
+    int *n_ops;  /* per root: nodes in group (absorbed alias nodes included) */
     char *absorbed; /* per node: an alias node that joined a group (computed in its kernel) */
     bool oom;    /* an allocation failed: fusion fails (not a smaller fusion) */
 } fctx;
+
+/* Nodes one kernel takes at most. A kernel's tensor expression holds up to 256 tensors and its
+ * schedule 128 stages (a node is one to a few of each, plus the constants it reads); an unrolled
+ * scan (a Mamba block's 24 elementwise steps written as a Python loop) merged into one group
+ * of ~300 nodes and failed to compile. 48 leaves room for the widest ops. */
+#define WEFT_FUSE_MAX_OPS 48
 
 static int find(fctx *c, int x)
 {
@@ -261,6 +268,7 @@ static bool can_merge(fctx *c, int a, int b)
 {
     int out = c->n_out[a] + c->n_out[b], red = c->n_red[a] + c->n_red[b];
     if (out > 1 || (out == 1 && red > 0)) return false;
+    if (c->n_ops[a] + c->n_ops[b] > WEFT_FUSE_MAX_OPS) return false;
     /* two window pools in one kernel (a 3-D pool's separable (H, W) and D passes) have no rule
      * (the pool rule takes one): they ran as scalar loops at 1.3 GFLOP/s */
     if (red > 1 && c->n_red[a] && c->n_red[b] && pools_in(c, a) + pools_in(c, b) > 1) return false;
@@ -298,6 +306,7 @@ static void merge(fctx *c, int a, int b)
     c->n_out[a] += c->n_out[b];
     c->n_red[a] += c->n_red[b];
     c->n_inj[a] += c->n_inj[b];
+    c->n_ops[a] += c->n_ops[b];
 }
 
 static bool in_list(const int *v, int n, int x)
@@ -416,14 +425,16 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
               .n_out = weft_calloc((size_t)n + 1, sizeof(int)),
               .n_red = weft_calloc((size_t)n + 1, sizeof(int)),
               .n_inj = weft_calloc((size_t)n + 1, sizeof(int)),
+              .n_ops = weft_calloc((size_t)n + 1, sizeof(int)),
               .absorbed = weft_calloc((size_t)n + 1, 1)};
     weft_group *groups = weft_calloc((size_t)n + 1, sizeof *groups);
     int *order = weft_malloc(sizeof(int) * (size_t)(n + 1));
-    if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !c.absorbed || !groups || !order) {
+    if (!c.parent || !c.n_out || !c.n_red || !c.n_inj || !c.n_ops || !c.absorbed || !groups || !order) {
         free(c.parent);
         free(c.n_out);
         free(c.n_red);
         free(c.n_inj);
+        free(c.n_ops);
         free(c.absorbed);
         free(groups);
         free(order);
@@ -436,16 +447,18 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
         c.n_out[i] = p == WEFT_PATTERN_OUT_REDUCTION_REUSE;
         c.n_red[i] = p == WEFT_PATTERN_REDUCTION;
         c.n_inj[i] = p == WEFT_PATTERN_INJECTIVE;
+        c.n_ops[i] = 1;
     }
     /* Merge along data edges, consumers in topological order. */
     for (int i = 0; i < n; i++) {
         const weft_gnode *nd = &g->nodes[i];
-        if (!needs_kernel(nd) || weft_op_step(nd->def)) continue; /* a recurrence's step kernel stands alone */
+        /* a recurrence's step kernel and a loop kernel stand alone */
+        if (!needs_kernel(nd) || weft_op_step(nd->def) || weft_op_loop(g, nd)) continue;
         for (int k = 0; k < nd->n_inputs; k++) {
             int chain[MAX_ALIAS_CHAIN], n_chain = 0;
             int p = kernel_producer(g, nd->inputs[k]);
             if (p < 0) p = alias_chain(&c, nd->inputs[k], chain, &n_chain);
-            if (p < 0 || weft_op_step(g->nodes[p].def)) continue;
+            if (p < 0 || weft_op_step(g->nodes[p].def) || weft_op_loop(g, &g->nodes[p])) continue;
             if (k == 1 && moves_last_axis_into_b(g, nd, &g->nodes[p])) continue;
             if (n_chain && nd->def->pattern == WEFT_PATTERN_OUT_REDUCTION_REUSE &&
                 g->nodes[p].def->pattern == WEFT_PATTERN_INJECTIVE && merges_last_axis(g, chain, n_chain))
@@ -455,9 +468,11 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
             /* the chain joins the consumer's group while the merge is judged */
             for (int q = 0; q < n_chain; q++) c.absorbed[chain[q]] = 1, c.parent[chain[q]] = b;
             c.n_inj[b] += n_chain; /* alias ops are injective (no epilogue through a reshape) */
+            c.n_ops[b] += n_chain;
             if (can_merge(&c, a, b)) merge(&c, a, b);
             else {
                 c.n_inj[b] -= n_chain;
+                c.n_ops[b] -= n_chain;
                 for (int q = 0; q < n_chain; q++) c.absorbed[chain[q]] = 0, c.parent[chain[q]] = chain[q];
             }
         }
@@ -546,6 +561,7 @@ weft_status weft_model_fuse(const weft_graph *g, weft_group **out, int *n_out)
     free(c.n_out);
     free(c.n_red);
     free(c.n_inj);
+    free(c.n_ops);
     free(c.absorbed);
     return rc;
 }

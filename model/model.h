@@ -21,7 +21,8 @@ typedef weft_status (*weft_model_schedule_fn)(void *ud, const weft_te_func *f, w
 weft_status weft_model_compile_ex(const weft_graph *g, const weft_model_options *opt, weft_model_schedule_fn provider,
                                   void *ud, int *n_provided, weft_model **out);
 /* Calls fn with the TE kernel of every fused group of g, as compiling would build them (for
- * extracting tuning tasks). fn owns `a`, the arena holding f, and must destroy it. */
+ * extracting tuning tasks), except loop kernels on targets without thread binding (they have
+ * no schedule: weft_op_loop). fn owns `a`, the arena holding f, and must destroy it. */
 typedef weft_status (*weft_model_kernel_fn)(void *ud, weft_arena *a, weft_te_func *f, const char *name);
 weft_status weft_model_each_kernel(const weft_graph *g, const weft_target_caps *caps, weft_model_kernel_fn fn, void *ud);
 

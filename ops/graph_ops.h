@@ -13,6 +13,7 @@
 #define WEFT_OPS_GRAPH_OPS_H
 #include "ir/graph.h"
 #include "ir/pattern.h"
+#include "ir/stmt.h"
 #include "ir/tensor.h"
 
 /* One parameter of a per-step kernel (see weft_op_def.step): the kernel's parameter points into
@@ -64,6 +65,16 @@ const weft_op_def *weft_nn_rnn_step_def(const weft_gnode *n);
  * or names_size is too small. */
 int weft_nn_rnn_direction_acts(const weft_gnode *n, int d, char *names, size_t names_size, float alpha[3], int *n_alpha,
                                float beta[3], int *n_beta);
+
+/* A kernel written directly as loops (ir/stmt.h) for a node that is a kernel of its own: its
+ * parameters are the graph values params[0..n_params) (inputs, then outputs), as
+ * weft_model_group_kernel gives them for the node's tensor expressions. */
+typedef weft_status (*weft_op_loop_fn)(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
+                                       int n_params, const char *name, weft_loop_func **out);
+/* The loop kernel node n takes on targets without thread binding (CPUs, the interpreter), or
+ * NULL when it takes its tensor expressions: ScatterElements and ScatterND with run-time
+ * indices over enough rows (ops/nn_scatter.c). Such a node is never fused. */
+weft_op_loop_fn weft_op_loop(const weft_graph *g, const weft_gnode *n);
 
 /* The definition for op_type, or NULL (with weft_last_error naming the op). */
 const weft_op_def *weft_op_find(const char *op_type);

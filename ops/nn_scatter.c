@@ -19,7 +19,8 @@
  *            of row numbers), then its update.
  *
  * and the output data[p] ⊕ R[p] ("<name>.r" is R), or for "none" the chosen update where one
- * lands, data[p] elsewhere. Negative indices count from the end; a constant index out of range
+ * lands, data[p] elsewhere. On CPUs run-time indices over many rows take a loop kernel instead
+ * (weft_op_loop, at the end of this file). Negative indices count from the end; a constant index out of range
  * is refused when the node is added, one computed at run time lands nowhere.
  */
 #include <inttypes.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "ir/stmt.h"
 #include "ops/nn_internal.h"
 #include "runtime/mem.h"
 
@@ -546,4 +548,176 @@ weft_status weft_nn_scatter_plan(weft_graph *g, int ni)
     m->inputs[3] = pv;
     m->n_inputs = 4;
     return WEFT_OK;
+}
+
+/* ---- scatters with run-time indices as loops ---------------------------------------------- */
+/* With indices known only at run time, the formulations above search every row per output
+ * element: O(elements x rows), quadratic for an unpooling (a SegNet decoder's scatter through
+ * 1024 pooling indices per 64x64 channel: 9.8 ms where its data is 256 KB). From
+ * SCATTER_LOOP_MIN_ROWS rows a CPU target runs the scatter as it is defined instead, a loop
+ * kernel (ir/stmt.h) in two parts: the output = data, then one pass over the updates, each
+ * stored at (or combined into) its computed position; an index outside the axis after wrapping
+ * lands nowhere, as in the formulations above. Rows are visited in ascending order, so for
+ * "none" the last of several rows landing on one element wins, as there. ScatterElements runs
+ * its pass in parallel over its first dim other than the axis (positions that differ there never
+ * meet); ScatterND's rows may land anywhere, so its pass is serial. GPU targets keep the tensor
+ * expressions (weft_op_loop's callers decide). */
+#define SCATTER_LOOP_MIN_ROWS 32
+
+typedef struct loop_params {
+    const weft_buffer *D, *I, *U, *Y;
+    int n;
+    const weft_buffer **all;
+} loop_params;
+
+/* Buffers for the kernel's parameters (graph values params[0..n), inputs then outputs), and
+ * which of them are n's data, indices, updates and output. */
+static weft_status loop_buffers(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
+                                int n_params, loop_params *lp)
+{
+    lp->n = n_params;
+    lp->all = weft_arena_alloc(a, sizeof *lp->all * (size_t)(n_params + 1));
+    lp->D = lp->I = lp->U = lp->Y = NULL;
+    if (!lp->all) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
+    for (int i = 0; i < n_params; i++) {
+        const weft_gvalue *v = &g->values[params[i]];
+        const weft_buffer *b =
+            weft_buffer_new(a, weft_arena_printf(a, "p%d", i), v->dtype, v->ndim, v->shape, WEFT_SCOPE_GLOBAL, i);
+        if (!b) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
+        lp->all[i] = b;
+        if (params[i] == n->outputs[0]) lp->Y = b;
+        else {
+            if (params[i] == n->inputs[0]) lp->D = b;
+            if (params[i] == n->inputs[1]) lp->I = b;
+            if (params[i] == n->inputs[2]) lp->U = b;
+        }
+    }
+    if (!lp->D || !lp->I || !lp->U || !lp->Y)
+        return weft_nn_fail(WEFT_ERR_INTERNAL, n, "the kernel's parameters do not hold the node's inputs and output");
+    return WEFT_OK;
+}
+
+/* Y = D, one parallel loop over rows of the last dim. */
+static const weft_stmt *copy_data(weft_arena *a, const weft_buffer *Y, const weft_buffer *D)
+{
+    int64_t inner = D->ndim ? D->shape[D->ndim - 1] : 1, rows = D->size / (inner ? inner : 1);
+    const weft_expr *r = weft_var(a, "r", WEFT_I64), *c = weft_var(a, "c", WEFT_I64);
+    const weft_expr *at = weft_add(a, weft_mul(a, r, weft_i64(a, inner)), c);
+    const weft_stmt *row = weft_for(a, c, weft_i64(a, 0), weft_i64(a, inner), WEFT_FOR_SERIAL,
+                                    weft_store(a, Y, at, weft_load(a, D, at)));
+    return weft_for(a, r, weft_i64(a, 0), weft_i64(a, rows), rows > 1 ? WEFT_FOR_PARALLEL : WEFT_FOR_SERIAL, row);
+}
+
+/* Row-major flat index of x[0..nd) in a tensor of the given shape. */
+static const weft_expr *flat_index(weft_arena *a, int nd, const int64_t *shape, const weft_expr *const *x)
+{
+    const weft_expr *f = nd ? x[0] : weft_i64(a, 0);
+    for (int d = 1; d < nd; d++) f = weft_add(a, weft_mul(a, f, weft_i64(a, shape[d])), x[d]);
+    return f;
+}
+
+/* Y[dst] = upd, or Y[dst] ⊕= upd with a reduction, where `ok`. */
+static const weft_stmt *land(weft_arena *a, scatter_red red, const weft_buffer *Y, const weft_expr *dst,
+                             const weft_expr *upd, const weft_expr *ok)
+{
+    const weft_expr *v = red == SC_NONE ? upd : scatter_combine(a, red, weft_load(a, Y, dst), upd);
+    return weft_if(a, ok, weft_store(a, Y, dst, v), NULL);
+}
+
+/* A wrapped index v (negative: from the end of an axis of extent dim) and whether it lands. */
+static const weft_expr *wrap_in(weft_arena *a, const weft_expr *v, int64_t dim, const weft_expr **ok)
+{
+    v = weft_nn_wrap_index(a, v, dim);
+    *ok = weft_and(a, weft_cmp(a, WEFT_EXPR_GE, v, weft_i64(a, 0)), weft_cmp(a, WEFT_EXPR_LT, v, weft_i64(a, dim)));
+    return v;
+}
+
+static weft_loop_func *loop_func(weft_arena *a, const char *name, const loop_params *lp, const weft_stmt *copy,
+                                 const weft_stmt *pass)
+{
+    weft_loop_func *lf = weft_arena_alloc(a, sizeof *lf);
+    if (!lf) return NULL;
+    lf->name = name;
+    lf->n_params = lp->n;
+    lf->params = lp->all;
+    lf->body = weft_seq(a, 2, (const weft_stmt *const[]){copy, pass});
+    return lf;
+}
+
+static weft_status scatter_elements_loop(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
+                                         int n_params, const char *name, weft_loop_func **out)
+{
+    loop_params lp;
+    scatter_red red = SC_NONE;
+    weft_status st = loop_buffers(a, g, n, params, n_params, &lp);
+    if (st == WEFT_OK) st = scatter_reduction(n, &red);
+    int r = lp.D ? lp.D->ndim : 0, ax = 0;
+    if (st == WEFT_OK) st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax);
+    if (st != WEFT_OK) return st;
+    /* loops over the updates: the dims other than the axis in order, the axis innermost */
+    const weft_expr *u[WEFT_NN_MAX_DIMS] = {0}, *q[WEFT_NN_MAX_DIMS] = {0};
+    for (int d = 0; d < r; d++) u[d] = weft_var(a, weft_arena_printf(a, "u%d", d), WEFT_I64);
+    const weft_expr *src = flat_index(a, r, lp.U->shape, u), *ok;
+    const weft_expr *j = wrap_in(a, weft_load(a, lp.I, src), lp.D->shape[ax], &ok);
+    for (int d = 0; d < r; d++) q[d] = d == ax ? j : u[d];
+    const weft_stmt *body = land(a, red, lp.Y, flat_index(a, r, lp.D->shape, q), weft_load(a, lp.U, src), ok);
+    body = weft_for(a, u[ax], weft_i64(a, 0), weft_i64(a, lp.U->shape[ax]), WEFT_FOR_SERIAL, body);
+    int outer = ax == 0 ? 1 : 0; /* the outermost loop, in parallel */
+    for (int d = r - 1; d >= 0; d--)
+        if (d != ax)
+            body = weft_for(a, u[d], weft_i64(a, 0), weft_i64(a, lp.U->shape[d]),
+                            d == outer && lp.U->shape[d] > 1 ? WEFT_FOR_PARALLEL : WEFT_FOR_SERIAL, body);
+    *out = loop_func(a, name, &lp, copy_data(a, lp.Y, lp.D), body);
+    return *out && !weft_arena_failed(a) ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
+}
+
+static weft_status scatter_nd_loop(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
+                                   int n_params, const char *name, weft_loop_func **out)
+{
+    loop_params lp;
+    scatter_red red = SC_NONE;
+    weft_status st = loop_buffers(a, g, n, params, n_params, &lp);
+    if (st == WEFT_OK) st = scatter_reduction(n, &red);
+    if (st != WEFT_OK) return st;
+    int r = lp.D->ndim, k = (int)lp.I->shape[lp.I->ndim - 1];
+    int64_t rows = lp.I->size / k, slice = 1;
+    for (int d = k; d < r; d++) slice *= lp.D->shape[d];
+    /* for each row t: the slice's position from its k indices, then its elements e */
+    const weft_expr *t = weft_var(a, "t", WEFT_I64), *e = weft_var(a, "e", WEFT_I64), *ok = NULL, *lead = NULL;
+    for (int d = 0; d < k; d++) {
+        const weft_expr *okd;
+        const weft_expr *v = wrap_in(a, weft_load(a, lp.I, weft_add(a, weft_mul(a, t, weft_i64(a, k)), weft_i64(a, d))),
+                                     lp.D->shape[d], &okd);
+        ok = ok ? weft_and(a, ok, okd) : okd;
+        lead = lead ? weft_add(a, weft_mul(a, lead, weft_i64(a, lp.D->shape[d])), v) : v;
+    }
+    const weft_expr *dst = weft_add(a, weft_mul(a, lead, weft_i64(a, slice)), e);
+    const weft_expr *upd = weft_load(a, lp.U, weft_add(a, weft_mul(a, t, weft_i64(a, slice)), e));
+    const weft_stmt *body = weft_for(a, e, weft_i64(a, 0), weft_i64(a, slice), WEFT_FOR_SERIAL, land(a, red, lp.Y, dst, upd, ok));
+    body = weft_for(a, t, weft_i64(a, 0), weft_i64(a, rows), WEFT_FOR_SERIAL, body);
+    *out = loop_func(a, name, &lp, copy_data(a, lp.Y, lp.D), body);
+    return *out && !weft_arena_failed(a) ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
+}
+
+weft_op_loop_fn weft_op_loop(const weft_graph *g, const weft_gnode *n)
+{
+    if (!n->def || n->n_inputs < 3 || n->n_inputs > 3 || n->n_outputs != 1) return NULL;
+    bool elements = n->def->compute == weft_nn_scatter_elements_compute, nd = n->def->compute == weft_nn_scatter_nd_compute;
+    if ((!elements && !nd) || weft_nn_is_const(g, n, 1)) return NULL;
+    const weft_gvalue *D = weft_nn_in(g, n, 0), *I = weft_nn_in(g, n, 1);
+    if (!D || !I || I->ndim < 1) return NULL;
+    int64_t rows;
+    if (elements) {
+        int ax;
+        if (weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), D->ndim, false, &ax) != WEFT_OK) {
+            weft_error_clear();
+            return NULL;
+        }
+        rows = I->shape[ax];
+    } else {
+        int64_t k = I->shape[I->ndim - 1];
+        rows = k > 0 ? weft_gvalue_numel(I) / k : 0;
+    }
+    if (rows < SCATTER_LOOP_MIN_ROWS) return NULL;
+    return elements ? scatter_elements_loop : scatter_nd_loop;
 }

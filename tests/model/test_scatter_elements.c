@@ -1,6 +1,7 @@
 /* ScatterElements and ScatterND (ops/nn_scatter.c): every reduction (none, add, mul, max, min) on both
  * formulations, the planned one (constant indices: model compile gives the node its plan) and
- * the run-time one (indices a graph input), against a direct scatter loop in C written from
+ * the run-time one (indices a graph input; from 32 rows a loop kernel), against a direct
+ * scatter loop in C written from
  * the ONNX definition (updates applied in row-major order, "none" keeps the last write), at 1 and
  * 2 threads (LLVM) and in the loop-IR interpreter. Tolerance: 1e-5 * max(1, max |ref|) (sums
  * and products of at most 7 terms near 1, in another order than the loop's). Then the plan
@@ -93,6 +94,14 @@ static weft_model *compile_run(const weft_graph *g, int t)
     return m;
 }
 
+/* Kernels of m written as loops (a scatter with run-time indices over 32 rows or more). */
+static int loop_kernels(const weft_model *m)
+{
+    int n = 0;
+    for (int k = 0; k < m->n_kernels; k++) n += !strcmp(m->kernels[k].schedule_src, "loops");
+    return n;
+}
+
 static void run_case(const scase *c, const int64_t *idx)
 {
     int64_t nd = numel(c->rank, c->dshape), ni = numel(c->rank, c->ishape);
@@ -117,6 +126,7 @@ static void run_case(const scase *c, const int64_t *idx)
                 weft_status rc = weft_model_run(m, planned ? ins_c : ins, (void *[]){out});
                 if (rc != WEFT_OK) print_error("%s\n", weft_last_error());
                 assert_int_equal(rc, WEFT_OK);
+                assert_int_equal(loop_kernels(m), !planned && c->ishape[c->axis] >= 32);
                 double err = 0;
                 for (int64_t e = 0; e < nd; e++) {
                     double d = fabs(out[e] - ref[e]);
@@ -156,6 +166,24 @@ static void test_scatter_axis1_expanded(void **state)
         for (int j = 0; j < 10; j++)
             for (int k = 0; k < 5; k++) idx[(a * 10 + j) * 5 + k] = (j * 5) % 7 + (j == 9 ? -8 : 0);
     run_case(&c, idx);
+}
+
+/* From 32 rows, run-time indices make a loop kernel (the output = data, then one pass over the
+ * updates): along the last axis of a 3-D tensor, 40 rows onto 64 with repeats and negative
+ * indices, updates narrower in dim 0; along axis 0 (its pass parallel over dim 1), 45 rows onto
+ * 33. Constant indices keep their plan. */
+static void test_scatter_loop_kernel(void **state)
+{
+    (void)state;
+    scase c = {3, {3, 4, 64}, {2, 4, 40}, 2};
+    int64_t idx[2 * 4 * 40];
+    for (int q = 0; q < 2 * 4 * 40; q++) idx[q] = (q * 37 + q / 40) % 64 - (q % 5 == 0 ? 64 : 0);
+    idx[3] = idx[7] = idx[11] = 9; /* the last of three rows landing on one element wins */
+    run_case(&c, idx);
+    scase c0 = {2, {33, 6}, {45, 5}, 0};
+    int64_t idx0[45 * 5];
+    for (int q = 0; q < 45 * 5; q++) idx0[q] = (q * 13 + q / 7) % 33 - (q % 4 == 0 ? 33 : 0);
+    run_case(&c0, idx0);
 }
 
 /* The plan of a [4, 3] scatter along axis 0 with indices {2, 0, 2, -1, 2} expanded over the
@@ -236,18 +264,19 @@ static void test_scatter_bad(void **state)
 /* ScatterND with k = 2 of data [5, 4, 3]: 7 index rows (repeats, negatives; not a box) and
  * updates [7, 3], every reduction, planned (constant indices) and at run time (indices a graph
  * input), against the loop out[i0, i1, :] op= upd[row, :] in row order. */
-static void test_scatter_nd_rows(void **state)
+/* ScatterND of `rows` rows of 2 indices into [5, 4, 3] (slices of 3), every reduction, planned
+ * and at run time; rows is 7 (the plan's contents checked too) or 40 (a loop kernel at run time). */
+static void scatter_nd_case(int rows, const int64_t *idx)
 {
-    (void)state;
-    enum { A = 5, B = 4, C = 3, ROWS = 7 };
-    static const int64_t idx[ROWS * 2] = {1, 2, 4, 0, 1, 2, -1, -4, 0, 3, 1, -2, 2, 1};
-    static float data[A * B * C], upd[ROWS * C], out[A * B * C];
+    enum { A = 5, B = 4, C = 3 };
+    static float data[A * B * C], upd[64 * C], out[A * B * C];
     static double ref[A * B * C];
+    assert_true(rows <= 64);
     for (int e = 0; e < A * B * C; e++) data[e] = 0.75f + 0.01f * (float)((e * 7) % 23);
-    for (int q = 0; q < ROWS * C; q++) upd[q] = 0.8f + 0.02f * (float)((q * 5) % 19);
+    for (int q = 0; q < rows * C; q++) upd[q] = 0.8f + 0.02f * (float)((q * 5) % 19);
     for (int red = 0; red < 5; red++) {
         for (int e = 0; e < A * B * C; e++) ref[e] = data[e];
-        for (int q = 0; q < ROWS; q++) {
+        for (int q = 0; q < rows; q++) {
             int64_t i0 = idx[2 * q] < 0 ? idx[2 * q] + A : idx[2 * q], i1 = idx[2 * q + 1] < 0 ? idx[2 * q + 1] + B : idx[2 * q + 1];
             for (int c = 0; c < C; c++) {
                 double *o = &ref[(i0 * B + i1) * C + c], v = upd[q * C + c];
@@ -260,10 +289,10 @@ static void test_scatter_nd_rows(void **state)
             assert_int_equal(weft_graph_create(&g), WEFT_OK);
             assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_FLOAT32, 3, (int64_t[]){A, B, C}, &dv), WEFT_OK);
             if (planned)
-                assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){ROWS, 2}, idx, &iv), WEFT_OK);
+                assert_int_equal(weft_graph_add_constant(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){rows, 2}, idx, &iv), WEFT_OK);
             else
-                assert_int_equal(weft_graph_add_input(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){ROWS, 2}, &iv), WEFT_OK);
-            assert_int_equal(weft_graph_add_input(g, "upd", WEFT_TYPE_FLOAT32, 2, (int64_t[]){ROWS, C}, &uv), WEFT_OK);
+                assert_int_equal(weft_graph_add_input(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){rows, 2}, &iv), WEFT_OK);
+            assert_int_equal(weft_graph_add_input(g, "upd", WEFT_TYPE_FLOAT32, 2, (int64_t[]){rows, C}, &uv), WEFT_OK);
             weft_attr at[1] = {{.name = "reduction", .kind = WEFT_ATTR_STRING, .s = REDS[red]}};
             assert_int_equal(weft_graph_add_op(g, "ScatterND", "sc", 3, (weft_value[]){dv, iv, uv}, 1, at, 1, &y), WEFT_OK);
             assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
@@ -272,6 +301,7 @@ static void test_scatter_nd_rows(void **state)
                 memset(out, 0xff, sizeof out);
                 const void *ins[3] = {data, idx, upd}, *ins_c[2] = {data, upd};
                 assert_int_equal(weft_model_run(m, planned ? ins_c : ins, (void *[]){out}), WEFT_OK);
+                assert_int_equal(loop_kernels(m), !planned && rows >= 32);
                 double err = 0, mx = 0;
                 for (int e = 0; e < A * B * C; e++) {
                     double d = fabs(out[e] - ref[e]);
@@ -283,7 +313,7 @@ static void test_scatter_nd_rows(void **state)
                 assert_true(err <= 1e-5 * fmax(1, mx));
                 weft_model_destroy(m);
             }
-            if (planned) { /* the plan: [5, 4, T], (1, 2) receives three rows, (4, 0) two */
+            if (planned && rows == 7) { /* the plan: [5, 4, T], (1, 2) receives three rows, (4, 0) two */
                 int ni = g->n_nodes - 1;
                 assert_int_equal(weft_nn_scatter_plan(g, ni), WEFT_OK);
                 assert_int_equal(g->nodes[ni].n_inputs, 4);
@@ -297,6 +327,16 @@ static void test_scatter_nd_rows(void **state)
             weft_graph_destroy(g);
         }
     }
+}
+
+static void test_scatter_nd_rows(void **state)
+{
+    (void)state;
+    static const int64_t idx[7 * 2] = {1, 2, 4, 0, 1, 2, -1, -4, 0, 3, 1, -2, 2, 1};
+    scatter_nd_case(7, idx);
+    int64_t many[40 * 2];
+    for (int q = 0; q < 40; q++) many[2 * q] = (q * 3) % 5 - (q % 3 == 0 ? 5 : 0), many[2 * q + 1] = (q * 7) % 4 - (q % 4 == 1 ? 4 : 0);
+    scatter_nd_case(40, many);
 }
 
 /* Bool data (a mask assigned at positions): ScatterND and ScatterElements with reduction none
@@ -350,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scatter_axis0_repeats), cmocka_unit_test(test_scatter_axis1_expanded),
         cmocka_unit_test(test_scatter_plan_contents), cmocka_unit_test(test_scatter_bad),
+        cmocka_unit_test(test_scatter_loop_kernel),
         cmocka_unit_test(test_scatter_nd_rows), cmocka_unit_test(test_scatter_bool_data),
     };
     return cmocka_run_group_tests_name("model_scatter_elements", tests, NULL, NULL);
