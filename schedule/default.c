@@ -70,7 +70,9 @@ static weft_status rows_in_vectors(weft_schedule *s, int x, int64_t lanes)
 /* Whether every read in op's body that uses op's last axis walks it at unit stride as the
  * read's last index, and none walks a reduction axis there: a reduction over a leading axis
  * (a column sum, a CumSum's block totals over a sequence of rows) whose loads are contiguous
- * along the output's last axis. */
+ * along the output's last axis. Reads that do not use the last axis are the same in every
+ * lane; `seen`: the body uses the last axis at all (a scatter's short search over its rows,
+ * select(I[.., k] == w, k, -1), compares it with the rows' indices). */
 typedef struct last_walk {
     const weft_tensor *op;
     bool ok, seen;
@@ -80,15 +82,18 @@ static void scan_last_walk(void *ud, const weft_expr *e)
 {
     last_walk *w = ud;
     if (!w->ok) return;
+    const weft_expr *v = w->op->axis[w->op->ndim - 1].var;
+    if (e == v) w->seen = true;
     if (e->kind == WEFT_EXPR_TLOAD && weft_expr_tload_n(e) > 0) {
+        if (!weft_expr_uses_var(e, v)) return; /* the same element in every lane */
         int n = weft_expr_tload_n(e);
-        const weft_expr *last = weft_expr_tload_idx(e, n - 1), *v = w->op->axis[w->op->ndim - 1].var;
+        const weft_expr *last = weft_expr_tload_idx(e, n - 1);
         for (int r = 0; r < w->op->n_reduce; r++)
             if (weft_expr_uses_var(last, w->op->reduce_axis[r].var)) w->ok = false;
         for (int i = 0; i < n - 1; i++)
             if (weft_expr_uses_var(weft_expr_tload_idx(e, i), v)) w->ok = false;
         if (last == v) w->seen = true;
-        else if (weft_expr_uses_var(last, v)) w->ok = false;
+        else w->ok = false;
         return;
     }
     weft_expr_each_child(e, scan_last_walk, ud);
