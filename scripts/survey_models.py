@@ -1612,6 +1612,293 @@ class UnfoldAttn(nn.Module):
         return x + self.proj(y)
 
 
+class SegNet(nn.Module):
+    """SegNet: max pools that keep their argmax indices, a decoder that unpools through them
+    (a scatter into zeros, as exportable code writes max_unpool2d)."""
+
+    def __init__(self, c=(16, 32, 64)):
+        super().__init__()
+        cs = (3,) + c
+        self.enc = nn.ModuleList(nn.Sequential(nn.Conv2d(cs[i], cs[i + 1], 3, padding=1), nn.BatchNorm2d(cs[i + 1]),
+                                               nn.ReLU()) for i in range(3))
+        self.dec = nn.ModuleList(nn.Sequential(nn.Conv2d(cs[i + 1], max(cs[i], 8), 3, padding=1),
+                                               nn.BatchNorm2d(max(cs[i], 8)), nn.ReLU()) for i in reversed(range(3)))
+
+    def forward(self, x):
+        idx, sizes = [], []
+        for e in self.enc:
+            x = e(x)
+            sizes.append(x.shape)
+            x, i = nn.functional.max_pool2d(x, 2, return_indices=True)
+            idx.append(i)
+        for d in self.dec:
+            n, c, h, w = sizes.pop()  # max_unpool2d does not export: a scatter through the indices
+            x = torch.zeros(n, c, h * w).scatter(2, idx.pop().flatten(2), x.flatten(2)).view(n, c, h, w)
+            x = d(x)
+        return x
+
+
+class RoiHead(nn.Module):
+    """A two-stage detector's box head: RoIAlign over a conv feature map, two FC layers, class
+    scores and box deltas."""
+
+    def __init__(self, c=64, classes=21):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 32, 3, 2, 1), nn.ReLU(), nn.Conv2d(32, c, 3, 2, 1), nn.ReLU())
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(c * 7 * 7, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU())
+        self.cls, self.box = nn.Linear(256, classes), nn.Linear(256, classes * 4)
+
+    def forward(self, x, boxes):
+        f = torchvision.ops.roi_align(self.body(x), boxes, 7, spatial_scale=0.25, sampling_ratio=2, aligned=True)
+        h = self.fc(f)
+        return self.cls(h).softmax(-1), self.box(h)
+
+
+def roi_inputs():
+    xy = torch.rand(24, 2) * 100
+    wh = torch.rand(24, 2) * 60 + 4
+    return torch.randn(1, 3, 128, 128), torch.cat([torch.zeros(24, 1), xy, xy + wh], 1)
+
+
+class QdqCnn(nn.Module):
+    """A quantisation-aware-trained CNN as exported for INT8 runtimes: per-channel fake-quantised
+    weights and per-tensor fake-quantised activations (QuantizeLinear/DequantizeLinear pairs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 32, 3, 2, 1), nn.Conv2d(32, 64, 3, 1, 1), nn.Conv2d(64, 64, 3, 2, 1)])
+        self.fc = nn.Linear(64, 10)
+
+    @staticmethod
+    def fq(x, s=0.05, zp=0):
+        return torch.fake_quantize_per_tensor_affine(x, s, zp, -128, 127)
+
+    @staticmethod
+    def fqw(w):
+        s = (w.detach().abs().amax(dim=tuple(range(1, w.dim()))) / 127).clamp(min=1e-8)
+        return torch.fake_quantize_per_channel_affine(w, s, torch.zeros(w.shape[0], dtype=torch.int32), 0, -128, 127)
+
+    def forward(self, x):
+        x = self.fq(x)
+        for c in self.convs:
+            x = self.fq(torch.relu(nn.functional.conv2d(x, self.fqw(c.weight), c.bias, c.stride, c.padding)), 0.02, -128)
+        x = x.mean((2, 3))
+        return nn.functional.linear(self.fq(x, 0.02), self.fqw(self.fc.weight), self.fc.bias)
+
+
+class CondConv(nn.Module):
+    """Conditionally parameterised convolutions: per-sample routing weights mix 4 expert kernels,
+    the conv then runs with the mixed kernel (a weight computed at run time)."""
+
+    def __init__(self, c=32, e=4):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, 1, 1)
+        self.route = nn.Linear(c, e)
+        self.experts = nn.Parameter(torch.randn(e, c * 2, c, 3, 3) * 0.05)
+        self.dw_experts = nn.Parameter(torch.randn(e, c * 2, 1, 3, 3) * 0.2)
+        self.out = nn.Conv2d(c * 2, c, 1)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        r = torch.sigmoid(self.route(x.mean((2, 3))))[0]  # batch 1
+        w = (r.view(-1, 1, 1, 1, 1) * self.experts).sum(0)
+        y = torch.relu(nn.functional.conv2d(x, w, padding=1))
+        dw = (r.view(-1, 1, 1, 1, 1) * self.dw_experts).sum(0)
+        y = torch.relu(nn.functional.conv2d(y, dw, padding=1, groups=y.shape[1]))
+        return x + self.out(y)
+
+
+class TransformerXL(nn.Module):
+    """Transformer-XL attention with relative positions: a memory of earlier tokens, sinusoidal
+    relative embeddings, the u/v biases and the pad-reshape-slice relative shift."""
+
+    def __init__(self, d=64, heads=4, ff=256):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.qkv, self.r, self.o = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False), nn.Linear(d, d)
+        self.u, self.v = nn.Parameter(torch.randn(heads, self.dh) * 0.1), nn.Parameter(torch.randn(heads, self.dh) * 0.1)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, ff), nn.ReLU(), nn.Linear(ff, d))
+
+    @staticmethod
+    def rel_shift(x):
+        b, h, q, k = x.shape
+        x = nn.functional.pad(x, (1, 0)).view(b, h, k + 1, q)
+        return x[:, :, 1:].view(b, h, q, k)
+
+    def forward(self, x, mem):
+        b, q, d = x.shape
+        cat = torch.cat([mem, x], 1)
+        k_len = cat.shape[1]
+        pos = torch.arange(k_len - 1, -1, -1.0)
+        inv = 1 / (10000 ** (torch.arange(0, d, 2.0) / d))
+        pe = torch.cat([torch.sin(pos[:, None] * inv), torch.cos(pos[:, None] * inv)], 1)
+        qkv = self.qkv(cat)
+        qh, kh, vh = qkv.split(d, -1)
+        qh = qh[:, -q:].view(b, q, self.h, self.dh)
+        kh, vh = kh.view(b, k_len, self.h, self.dh), vh.view(b, k_len, self.h, self.dh)
+        rh = self.r(pe).view(k_len, self.h, self.dh)
+        ac = torch.einsum("bqhd,bkhd->bhqk", qh + self.u, kh)
+        bd = self.rel_shift(torch.einsum("bqhd,khd->bhqk", qh + self.v, rh))
+        mask = torch.ones(q, k_len).triu(1 + k_len - q).bool()
+        att = ((ac + bd) / math.sqrt(self.dh)).masked_fill(mask, -1e9).softmax(-1)
+        y = torch.einsum("bhqk,bkhd->bqhd", att, vh).reshape(b, q, d)
+        x = self.ln1(x + self.o(y))
+        return self.ln2(x + self.ff(x))
+
+
+class Tsm(nn.Module):
+    """Temporal shift module in residual blocks: a clip's frames share a batch axis; an eighth of the
+    channels shifts one frame back, an eighth one frame forward (zero padded)."""
+
+    def __init__(self, t=8, c=64):
+        super().__init__()
+        self.t = t
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, 2, 1), nn.BatchNorm2d(c), nn.ReLU())
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(),
+                                                  nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c)) for _ in range(2))
+        self.fc = nn.Linear(c, 10)
+
+    def shift(self, x):
+        nt, c, h, w = x.shape
+        x = x.view(nt // self.t, self.t, c, h, w)
+        f = c // 8
+        z = torch.zeros_like(x[:, :1, :f])
+        back = torch.cat([x[:, 1:, :f], z], 1)
+        fwd = torch.cat([z, x[:, :-1, f:2 * f]], 1)
+        return torch.cat([back, fwd, x[:, :, 2 * f:]], 2).view(nt, c, h, w)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = torch.relu(x + b(self.shift(x)))
+        return self.fc(x.mean((2, 3)).view(-1, self.t, x.shape[1]).mean(1))
+
+
+class CoordConv(nn.Module):
+    """CoordConv layers: x/y coordinate channels built from the input's size are concatenated
+    to the features before each conv; an ECA channel attention (1-D conv across channels)."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(5, c, 3, 1, 1), nn.Conv2d(c + 2, c, 3, 2, 1)
+        self.eca = nn.Conv1d(1, 1, 5, padding=2, bias=False)
+
+    @staticmethod
+    def coords(x):
+        n, _, h, w = x.shape
+        ys = torch.linspace(-1, 1, h).view(1, 1, h, 1).expand(n, 1, h, w)
+        xs = torch.linspace(-1, 1, w).view(1, 1, 1, w).expand(n, 1, h, w)
+        return torch.cat([x, ys, xs], 1)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(self.coords(x)))
+        x = torch.relu(self.c2(self.coords(x)))
+        a = torch.sigmoid(self.eca(x.mean((2, 3)).unsqueeze(1))).transpose(1, 2).unsqueeze(-1)
+        return x * a
+
+
+class NeuralOde(nn.Module):
+    """A neural ODE integrated by 6 fixed RK4 steps: 24 evaluations of a small tanh MLP whose
+    input includes the time."""
+
+    def __init__(self, d=32, hid=64, steps=6):
+        super().__init__()
+        self.steps = steps
+        self.f = nn.Sequential(nn.Linear(d + 1, hid), nn.Tanh(), nn.Linear(hid, hid), nn.Tanh(), nn.Linear(hid, d))
+
+    def dyn(self, t, y):
+        return self.f(torch.cat([y, torch.full_like(y[:, :1], t)], 1))
+
+    def forward(self, y):
+        h = 1.0 / self.steps
+        for i in range(self.steps):
+            t = i * h
+            k1 = self.dyn(t, y)
+            k2 = self.dyn(t + h / 2, y + h / 2 * k1)
+            k3 = self.dyn(t + h / 2, y + h / 2 * k2)
+            k4 = self.dyn(t + h, y + h * k3)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return y
+
+
+class Performer(nn.Module):
+    """Performer (FAVOR+) attention: positive random features exp(w.x - |x|^2/2) for queries and
+    keys, attention as phi(Q) (phi(K)^T V) with its normaliser; a GELU feed-forward."""
+
+    def __init__(self, d=64, heads=4, m=32, ff=128):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.register_buffer("w", torch.randn(m, self.dh))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
+
+    def phi(self, x):
+        x = x * self.dh ** -0.25
+        return torch.exp(x @ self.w.t() - (x * x).sum(-1, keepdim=True) / 2) / math.sqrt(self.w.shape[0])
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = (t.view(b, n, self.h, self.dh).transpose(1, 2) for t in self.qkv(self.ln1(x)).chunk(3, -1))
+        q, k = self.phi(q), self.phi(k)
+        kv = k.transpose(-1, -2) @ v
+        z = 1 / (q @ k.sum(2, keepdim=True).transpose(-1, -2) + 1e-6)
+        y = ((q @ kv) * z).transpose(1, 2).reshape(b, n, d)
+        x = x + self.o(y)
+        return x + self.ff(self.ln2(x))
+
+
+class TopkAttn(nn.Module):
+    """Sparse attention keeping each query's top 8 scores: the rest masked through a scatter of
+    the TopK indices, then softmax."""
+
+    def __init__(self, d=64, heads=4, k=8):
+        super().__init__()
+        self.h, self.dh, self.k = heads, d // heads, k
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = (t.view(b, n, self.h, self.dh).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        s = q @ k.transpose(-1, -2) / math.sqrt(self.dh)
+        idx = s.topk(self.k, -1).indices
+        mask = torch.full_like(s, -1e9).scatter(-1, idx, 0.0)
+        y = ((s + mask).softmax(-1) @ v).transpose(1, 2).reshape(b, n, d)
+        return x + self.o(y)
+
+
+class SelectiveScan(nn.Module):
+    """A Mamba-style block: input-dependent step sizes, B and C, a causal depthwise conv, and
+    the selective scan h_t = exp(dt_t A) h_{t-1} + dt_t B_t x_t written as a loop over 24 steps."""
+
+    def __init__(self, d=32, e=64, s=8, seq=24):
+        super().__init__()
+        self.seq = seq
+        self.inp = nn.Linear(d, 2 * e)
+        self.conv = nn.Conv1d(e, e, 4, padding=3, groups=e)
+        self.xp = nn.Linear(e, 2 * s + e)
+        self.a = nn.Parameter(-torch.rand(e, s) - 0.5)
+        self.dskip = nn.Parameter(torch.ones(e))
+        self.out = nn.Linear(e, d)
+        self.s = s
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        u, g = self.inp(x).chunk(2, -1)
+        u = nn.functional.silu(self.conv(u.transpose(1, 2))[..., :n].transpose(1, 2))
+        dt, bm, cm = self.xp(u).split([u.shape[-1], self.s, self.s], -1)
+        dt = nn.functional.softplus(dt)
+        h = torch.zeros(b, u.shape[-1], self.s)
+        ys = []
+        for t in range(self.seq):
+            da = torch.exp(dt[:, t, :, None] * self.a)
+            h = da * h + (dt[:, t, :, None] * bm[:, t, None, :]) * u[:, t, :, None]
+            ys.append((h * cm[:, t, None, :]).sum(-1))
+        y = torch.stack(ys, 1) + u * self.dskip
+        return x + self.out(y * nn.functional.silu(g))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -1745,6 +2032,19 @@ MODELS = {
     "wavenet": (WaveNet, lambda: (torch.randn(1, 1, 8000),)),
     "spectrogram": (Spectrogram, lambda: (torch.randn(1, 1, 16000),)),
     "unfold_attn": (UnfoldAttn, lambda: (torch.randn(1, 32, 32, 32),)),
+    # ninth batch: unpooling, RoIAlign, fake-quantised INT8, run-time conv weights, relative
+    # positions, temporal shift, coordinate channels, neural ODE, Performer, top-k attention, a scan
+    "segnet": (SegNet, img),
+    "roi_head": (RoiHead, roi_inputs, 16),
+    "qdq_cnn": (QdqCnn, img),
+    "condconv": (CondConv, img),
+    "transformer_xl": (TransformerXL, lambda: (torch.randn(2, 24, 64), torch.randn(2, 40, 64)), 14),
+    "tsm": (Tsm, lambda: (torch.randn(8, 3, 64, 64),)),
+    "coordconv": (CoordConv, lambda: (torch.randn(1, 3, 96, 96),)),
+    "neural_ode": (NeuralOde, lambda: (torch.randn(64, 32),)),
+    "performer": (Performer, lambda: (torch.randn(2, 256, 64),)),
+    "topk_attn": (TopkAttn, lambda: (torch.randn(2, 64, 64),)),
+    "selective_scan": (SelectiveScan, lambda: (torch.randn(2, 24, 32),)),
 }
 
 
