@@ -83,6 +83,7 @@ static const weft_op_def op_table[] = {
     {"Resize", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
     {"Upsample", INJECTIVE, false, weft_nn_resize_infer, weft_nn_resize_compute, NULL},
     {"GridSample", INJECTIVE, false, weft_nn_grid_sample_infer, weft_nn_grid_sample_compute, NULL},
+    {"RoiAlign", REDUCTION, false, weft_nn_roi_align_infer, weft_nn_roi_align_compute, NULL},
     {"Pad", INJECTIVE, false, weft_nn_pad_infer, weft_nn_pad_compute, NULL},
     {"ConvTranspose", REUSE, false, weft_nn_conv_transpose_infer, weft_nn_conv_transpose_compute, NULL},
     {"Range", INJECTIVE, false, weft_nn_range_infer, weft_nn_range_compute, weft_nn_range_eval},

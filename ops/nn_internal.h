@@ -207,6 +207,9 @@ WEFT_NN_COMPUTE(weft_nn_resize_compute);
 /* nn_grid_sample.c */
 WEFT_NN_INFER(weft_nn_grid_sample_infer);
 WEFT_NN_COMPUTE(weft_nn_grid_sample_compute);
+/* nn_roi_align.c */
+WEFT_NN_INFER(weft_nn_roi_align_infer);
+WEFT_NN_COMPUTE(weft_nn_roi_align_compute);
 WEFT_NN_INFER(weft_nn_pad_infer);
 WEFT_NN_COMPUTE(weft_nn_pad_compute);
 WEFT_NN_INFER(weft_nn_conv_transpose_infer);
