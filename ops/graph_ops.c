@@ -98,6 +98,12 @@ static const weft_op_def op_table[] = {
 
 #define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))
 
+weft_op_loop_fn weft_op_loop(const weft_graph *g, const weft_gnode *n)
+{
+    weft_op_loop_fn fn = weft_nn_scatter_loop(g, n);
+    return fn ? fn : weft_nn_topk_loop(g, n);
+}
+
 const weft_op_def *weft_op_find(const char *op_type)
 {
     if (!op_type) {

@@ -366,3 +366,33 @@ weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_te
     weft_te_set_body(Y, WEFT_REDUCE_NONE, weft_tload(a, in, in->ndim, x));
     return Y;
 }
+
+const weft_buffer **weft_nn_loop_buffers(weft_arena *a, const weft_graph *g, const int *params, int n)
+{
+    const weft_buffer **all = weft_arena_alloc(a, sizeof *all * (size_t)(n + 1));
+    for (int i = 0; all && i < n; i++) {
+        const weft_gvalue *v = &g->values[params[i]];
+        all[i] = weft_buffer_new(a, weft_arena_printf(a, "p%d", i), v->dtype, v->ndim, v->shape, WEFT_SCOPE_GLOBAL, i);
+        if (!all[i]) return NULL;
+    }
+    return all;
+}
+
+const weft_buffer *weft_nn_loop_find(const weft_buffer *const *bufs, const int *params, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        if (params[i] == v) return bufs[i];
+    return NULL;
+}
+
+weft_loop_func *weft_nn_loop_func(weft_arena *a, const char *name, const weft_buffer **bufs, int n,
+                                  const weft_stmt *body)
+{
+    weft_loop_func *lf = body ? weft_arena_alloc(a, sizeof *lf) : NULL;
+    if (!lf) return NULL;
+    lf->name = name;
+    lf->n_params = n;
+    lf->params = bufs;
+    lf->body = body;
+    return lf;
+}

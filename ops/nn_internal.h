@@ -110,6 +110,21 @@ void weft_nn_axes(const weft_tensor *t, const weft_expr **idx);
 weft_tensor *weft_nn_reshape_copy(weft_arena *a, const char *name, const weft_tensor *in, int ndim,
                                   const int64_t *shape);
 
+/* ---- loop kernels (weft_op_loop) ----------------------------------------------------------- */
+/* Global buffers p0, p1, ... for a loop kernel's parameters, the graph values params[0..n)
+ * (inputs, then outputs); NULL when the arena fails. */
+const weft_buffer **weft_nn_loop_buffers(weft_arena *a, const weft_graph *g, const int *params, int n);
+/* The buffer of graph value v among them, or NULL (v is not a parameter: an unused output, an
+ * input read as a constant). */
+const weft_buffer *weft_nn_loop_find(const weft_buffer *const *bufs, const int *params, int n, int v);
+/* A loop kernel named `name` over those buffers whose body is `body`; NULL when the arena fails. */
+weft_loop_func *weft_nn_loop_func(weft_arena *a, const char *name, const weft_buffer **bufs, int n,
+                                  const weft_stmt *body);
+/* The loop kernels of ScatterElements / ScatterND (nn_scatter.c) and TopK (nn_topk.c) when node
+ * n takes one (see weft_op_loop), else NULL. */
+weft_op_loop_fn weft_nn_scatter_loop(const weft_graph *g, const weft_gnode *n);
+weft_op_loop_fn weft_nn_topk_loop(const weft_graph *g, const weft_gnode *n);
+
 /* ---- op functions (one per file group) --------------------------------------------------- */
 
 #define WEFT_NN_INFER(fn) weft_status fn(weft_graph *g, const weft_gnode *n)

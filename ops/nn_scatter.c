@@ -570,28 +570,18 @@ typedef struct loop_params {
     const weft_buffer **all;
 } loop_params;
 
-/* Buffers for the kernel's parameters (graph values params[0..n), inputs then outputs), and
- * which of them are n's data, indices, updates and output. */
+/* Buffers for the kernel's parameters, and which of them are n's data, indices, updates and
+ * output. */
 static weft_status loop_buffers(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
                                 int n_params, loop_params *lp)
 {
     lp->n = n_params;
-    lp->all = weft_arena_alloc(a, sizeof *lp->all * (size_t)(n_params + 1));
-    lp->D = lp->I = lp->U = lp->Y = NULL;
+    lp->all = weft_nn_loop_buffers(a, g, params, n_params);
     if (!lp->all) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
-    for (int i = 0; i < n_params; i++) {
-        const weft_gvalue *v = &g->values[params[i]];
-        const weft_buffer *b =
-            weft_buffer_new(a, weft_arena_printf(a, "p%d", i), v->dtype, v->ndim, v->shape, WEFT_SCOPE_GLOBAL, i);
-        if (!b) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
-        lp->all[i] = b;
-        if (params[i] == n->outputs[0]) lp->Y = b;
-        else {
-            if (params[i] == n->inputs[0]) lp->D = b;
-            if (params[i] == n->inputs[1]) lp->I = b;
-            if (params[i] == n->inputs[2]) lp->U = b;
-        }
-    }
+    lp->Y = weft_nn_loop_find(lp->all, params, n_params, n->outputs[0]);
+    lp->D = weft_nn_loop_find(lp->all, params, n_params, n->inputs[0]);
+    lp->I = weft_nn_loop_find(lp->all, params, n_params, n->inputs[1]);
+    lp->U = weft_nn_loop_find(lp->all, params, n_params, n->inputs[2]);
     if (!lp->D || !lp->I || !lp->U || !lp->Y)
         return weft_nn_fail(WEFT_ERR_INTERNAL, n, "the kernel's parameters do not hold the node's inputs and output");
     return WEFT_OK;
@@ -635,13 +625,7 @@ static const weft_expr *wrap_in(weft_arena *a, const weft_expr *v, int64_t dim, 
 static weft_loop_func *loop_func(weft_arena *a, const char *name, const loop_params *lp, const weft_stmt *copy,
                                  const weft_stmt *pass)
 {
-    weft_loop_func *lf = weft_arena_alloc(a, sizeof *lf);
-    if (!lf) return NULL;
-    lf->name = name;
-    lf->n_params = lp->n;
-    lf->params = lp->all;
-    lf->body = weft_seq(a, 2, (const weft_stmt *const[]){copy, pass});
-    return lf;
+    return weft_nn_loop_func(a, name, lp->all, lp->n, weft_seq(a, 2, (const weft_stmt *const[]){copy, pass}));
 }
 
 static weft_status scatter_elements_loop(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
@@ -699,7 +683,7 @@ static weft_status scatter_nd_loop(weft_arena *a, const weft_graph *g, const wef
     return *out && !weft_arena_failed(a) ? WEFT_OK : weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
 }
 
-weft_op_loop_fn weft_op_loop(const weft_graph *g, const weft_gnode *n)
+weft_op_loop_fn weft_nn_scatter_loop(const weft_graph *g, const weft_gnode *n)
 {
     if (!n->def || n->n_inputs < 3 || n->n_inputs > 3 || n->n_outputs != 1) return NULL;
     bool elements = n->def->compute == weft_nn_scatter_elements_compute, nd = n->def->compute == weft_nn_scatter_nd_compute;

@@ -5,7 +5,8 @@
  * each row, NaN ordered as +inf as the op documents): the node alone in the interpreter (the
  * harness), then as a one-node model through the public API (the LLVM target at 1 and 2
  * threads), with both outputs, Values only or Indices only as graph outputs. The table covers
- * both formulations (k <= 24: selection rounds; k > 24: ranks), ties, largest 0/1, an axis that
+ * both formulations (k <= 24: selection rounds; k > 24: ranks) and, in the models, the loop
+ * kernel of k > 24 that is at most a quarter of the row (the interpreter runs the model too), ties, largest 0/1, an axis that
  * is not the last, k = n (a sort), k = 1, int64 input, K as an attribute (opset 1) and NaN and
  * infinities. Outputs are copies of input elements and indices, so they must match exactly.
  * Bad K, axes and arities must fail naming the op, the node and what is wrong. */
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "graph_ops_harness.h"
+#include "model/model_internal.h"
 
 #define F32  WEFT_TYPE_FLOAT32
 #define I64  WEFT_TYPE_INT64
@@ -233,6 +235,40 @@ static const tcase cases[] = {
      .outs = O_INDICES},
     {.label = "Values only [1,100] k=5", .xt = F32, .ndim = 2, .shape = {1, 100}, .axis = -1, .k = 5, .outs = O_VALUES},
     {.label = "Values only [2,30] k=20", .xt = F32, .ndim = 2, .shape = {2, 30}, .axis = -1, .k = 20, .outs = O_VALUES},
+    /* k > 24 and at most a quarter of a row of 32 or more: a loop kernel in a model on CPUs */
+    {.label = "ties [3,120] k=30 (loop)", .xt = F32, .ndim = 2, .shape = {3, 120}, .axis = -1, .k = 30, .data = D_TIES},
+    {.label = "[2,130,3] axis=1 k=32 smallest (loop)",
+     .xt = F32,
+     .ndim = 3,
+     .shape = {2, 130, 3},
+     .axis = 1,
+     .k = 32,
+     .smallest = true},
+    {.label = "NaN/inf [2,200] k=25 (loop)", .xt = F32, .ndim = 2, .shape = {2, 200}, .axis = -1, .k = 25, .data = D_NAN},
+    {.label = "NaN/inf [2,200] k=40 smallest (loop)",
+     .xt = F32,
+     .ndim = 2,
+     .shape = {2, 200},
+     .axis = -1,
+     .k = 40,
+     .smallest = true,
+     .data = D_NAN},
+    {.label = "int64 [4,100] k=25 (loop)", .xt = I64, .ndim = 2, .shape = {4, 100}, .axis = -1, .k = 25},
+    {.label = "Indices only [2,128] k=30 (loop)",
+     .xt = F32,
+     .ndim = 2,
+     .shape = {2, 128},
+     .axis = -1,
+     .k = 30,
+     .data = D_TIES,
+     .outs = O_INDICES},
+    {.label = "Values only [2,400] k=100 (loop)",
+     .xt = F32,
+     .ndim = 2,
+     .shape = {2, 400},
+     .axis = -1,
+     .k = 100,
+     .outs = O_VALUES},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -293,6 +329,15 @@ static void test_shapes(void **state)
 
 /* ---- the same cases through the public API (LLVM) ------------------------------------------ */
 
+/* The case takes the loop kernel in a model (ops/nn_topk.c, weft_nn_topk_loop). */
+static bool loop_case(const tcase *c)
+{
+    int ax = (int)(c->axis < 0 ? c->axis + c->ndim : c->axis);
+    int64_t n = c->shape[ax];
+    return n >= 32 && c->k > 24 && 4 * c->k <= n;
+}
+
+/* One-node model of case c: LLVM at 1 or 2 threads, or (threads 3) the interpreter. */
 static void run_model(const tcase *c, int threads)
 {
     weft_graph *g = NULL;
@@ -304,10 +349,14 @@ static void run_model(const tcase *c, int threads)
     if (c->outs != O_INDICES) assert_int_equal(weft_graph_set_output(g, y[0], "values"), WEFT_OK);
     if (c->outs != O_VALUES) assert_int_equal(weft_graph_set_output(g, y[1], "indices"), WEFT_OK);
     weft_model_options o = weft_model_options_default();
-    o.threads = threads;
+    o.threads = threads == 3 ? 1 : threads;
+    if (threads == 3) o.target = "interp";
     weft_status st = weft_model_compile(g, &o, &m);
     weft_graph_destroy(g);
     if (st != WEFT_OK) fail_msg("%s: compile: %s", c->label, weft_last_error());
+    int loops = 0;
+    for (int q = 0; q < m->n_kernels; q++) loops += !strcmp(m->kernels[q].schedule_src, "loops");
+    if (loops != loop_case(c)) fail_msg("%s: %d loop kernel(s), expected %d", c->label, loops, loop_case(c));
     static double xd[MAXN], rv[MAXN];
     static int64_t xbuf[MAXN], vbuf[MAXN], ibuf[MAXN], ri[MAXN];
     make_x(c, xd, xbuf);
@@ -319,7 +368,7 @@ static void run_model(const tcase *c, int threads)
     st = weft_model_run(m, (const void *[]){xbuf}, outs);
     weft_model_destroy(m);
     if (st != WEFT_OK) fail_msg("%s: run: %s", c->label, weft_last_error());
-    const char *where = threads == 1 ? "llvm, 1 thread" : "llvm, 2 threads";
+    const char *where = threads == 1 ? "llvm, 1 thread" : threads == 2 ? "llvm, 2 threads" : "interp model";
     if (c->outs != O_INDICES) check_values(c, vbuf, rv, out_numel(c), where);
     if (c->outs != O_VALUES) check_indices(c, ibuf, ri, out_numel(c), where);
 }
@@ -330,6 +379,7 @@ static void test_cases_llvm(void **state)
     for (int k = 0; k < N_CASES; k++) {
         run_model(&cases[k], 1);
         run_model(&cases[k], 2);
+        run_model(&cases[k], 3);
     }
 }
 
