@@ -5,10 +5,14 @@
  *      import for the default domain ("" or "ai.onnx") between 7 and 18;
  *   2. initializers -> weft_graph_add_constant (onnx_tensor.c decodes them);
  *   3. graph inputs that are not initializers -> weft_graph_add_input (float32, static shape);
- *   4. nodes in file order (ONNX requires topological order): Constant -> a constant, any
- *      other op -> weft_graph_add_op with its op_type, name and attributes; the op registry
- *      decides whether it knows the op and infers the output shapes;
- *   5. graph outputs -> weft_graph_set_output in order.
+ *   4. nodes in file order (ONNX requires topological order): Constant -> a constant,
+ *      QuantizeLinear / DequantizeLinear -> float ops (onnx_qdq.c), any other op ->
+ *      weft_graph_add_op with its op_type, name and attributes (after the rewrites of
+ *      onnx_decompose.c); the op registry decides whether it knows the op and infers the output
+ *      shapes;
+ *   5. graph outputs -> weft_graph_set_output in order (a QuantizeLinear result is refused:
+ *      it would be float, not int8).
+ * Int8 and uint8 constants become INT32 ones; the loader's qtable remembers which they were.
  * A name table maps tensor names to weft values; a node reading a name that is not yet defined
  * is a parse error, which is also what a file truncated at a field boundary turns into.
  *
@@ -99,6 +103,8 @@ typedef struct loader {
     name_map names;
     int depth; /* If branches being inlined (nested) */
     const Onnx__GraphProto *graph; /* the graph (or inlined branch) whose nodes are being added */
+    int64_t opset;                 /* the default domain's opset version */
+    weft_onnx_qtable qt;           /* int8 / uint8 constants and QuantizeLinear results */
 } loader;
 
 /* Nested If branches inlined at most this deep (a crafted file could nest without end). */
@@ -142,6 +148,7 @@ static weft_status check_opsets(loader *ld, const Onnx__ModelProto *m)
         if (o->version < ONNX_OPSET_MIN || o->version > ONNX_OPSET_MAX)
             return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: opset version %lld is not supported (supported: %d to %d)",
                              ld->cx.src, (long long)o->version, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+        if (!found || o->version > ld->opset) ld->opset = o->version;
         found = true;
     }
     if (!found)
@@ -150,16 +157,28 @@ static weft_status check_opsets(loader *ld, const Onnx__ModelProto *m)
     return WEFT_OK;
 }
 
-/* Adds a decoded tensor as a constant named `name` and defines it. */
-static weft_status add_tensor_constant(loader *ld, const Onnx__TensorProto *t, const char *name, const char *what)
+/* Adds a decoded tensor as a constant named `name` and defines it; an int8 / uint8 one is
+ * recorded in the qtable. gp: the graph whose nodes read it (for a type error that names the
+ * QuantizeLinear / DequantizeLinear node reading it). */
+static weft_status add_tensor_constant(loader *ld, const Onnx__GraphProto *gp, const Onnx__TensorProto *t,
+                                       const char *name, const char *what)
 {
     weft_onnx_tensor dt;
     weft_status st = weft_onnx_tensor_decode(&ld->cx, t, what, &dt);
+    if (st == WEFT_ERR_UNSUPPORTED && t->has_data_type) {
+        weft_status qst = weft_onnx_qdq_type_error(&ld->cx, gp, name, t->data_type);
+        if (qst != WEFT_OK) return qst;
+    }
     if (st != WEFT_OK) return st;
     weft_value v;
     st = weft_graph_add_constant(ld->g, name, dt.type, dt.ndim, dt.shape, dt.data, &v);
     weft_onnx_tensor_release(&dt);
     if (st != WEFT_OK) return graph_error(ld, st, what, NULL);
+    weft_onnx_qkind k = dt.onnx_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8    ? WEFT_ONNX_Q_INT8
+                        : dt.onnx_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? WEFT_ONNX_Q_UINT8
+                                                                               : WEFT_ONNX_Q_NONE;
+    if (k != WEFT_ONNX_Q_NONE && !weft_onnx_qkind_set(&ld->qt, v, k))
+        return weft_fail(WEFT_ERR_NOMEM, "%s: out of memory", ld->cx.src);
     return define(ld, name, v, what);
 }
 
@@ -173,7 +192,7 @@ static weft_status add_initializers(loader *ld, const Onnx__GraphProto *gp)
         if (t == NULL || empty_str(t->name))
             return weft_fail(WEFT_ERR_PARSE, "%s: initializer %zu has no name", ld->cx.src, i);
         snprintf(what, sizeof what, "initializer '%s'", t->name);
-        weft_status st = add_tensor_constant(ld, t, t->name, what);
+        weft_status st = add_tensor_constant(ld, gp, t, t->name, what);
         if (st != WEFT_OK) return st;
     }
     return WEFT_OK;
@@ -254,7 +273,7 @@ static weft_status add_constant_node(loader *ld, const Onnx__NodeProto *n, const
     weft_status st;
     if (strcmp(a->name, "value") == 0) {
         if (a->t == NULL) return weft_fail(WEFT_ERR_PARSE, "%s: %s: attribute 'value' has no tensor", src, what);
-        return add_tensor_constant(ld, a->t, out, what);
+        return add_tensor_constant(ld, ld->graph, a->t, out, what);
     } else if (strcmp(a->name, "value_float") == 0) {
         float f = a->f;
         st = weft_graph_add_constant(ld->g, out, WEFT_TYPE_FLOAT32, 0, (int64_t[]){1}, &f, &v);
@@ -562,17 +581,26 @@ static weft_status add_node(loader *ld, const Onnx__NodeProto *n, size_t index)
     for (size_t i = 0; i < n_out; i++) outs[i] = -1;
     st = convert_attrs(ld, n, nname, attrs, strs);
     if (st != WEFT_OK) goto done;
+    int n_attrs = (int)n->n_attribute;
+    /* RoiAlign before opset 16 had no coordinate_transformation_mode: it behaved as
+     * "output_half_pixel", which is no longer the default (half_pixel). attrs has a spare slot. */
+    if (strcmp(n->op_type, "RoiAlign") == 0 && ld->opset < 16 &&
+        !weft_onnx_find_attr(n_attrs, attrs, "coordinate_transformation_mode", WEFT_ATTR_STRING))
+        attrs[n_attrs++] = (weft_attr){.name = "coordinate_transformation_mode", .kind = WEFT_ATTR_STRING,
+                                       .s = "output_half_pixel"};
     bool rewritten = false;
     if (exact_double_cast(ld, n)) {
         st = weft_graph_add_op(ld->g, "Identity", nname, 1, ins, 0, NULL, 1, outs);
         rewritten = true;
     }
     if (st == WEFT_OK && !rewritten)
-        st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs, (int)n_out,
-                                 outs, &rewritten);
+        st = weft_onnx_qdq(ld->g, &ld->qt, n->op_type, nname, (int)n->n_input, ins, (const char *const *)n->input,
+                           n_attrs, attrs, (int)n_out, outs, &rewritten);
     if (st == WEFT_OK && !rewritten)
-        st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, (int)n->n_attribute, attrs,
-                               (int)n_out, outs);
+        st = weft_onnx_decompose(ld->g, n->op_type, nname, (int)n->n_input, ins, n_attrs, attrs, (int)n_out, outs,
+                                 &rewritten);
+    if (st == WEFT_OK && !rewritten)
+        st = weft_graph_add_op(ld->g, n->op_type, nname, (int)n->n_input, ins, n_attrs, attrs, (int)n_out, outs);
     if (st != WEFT_OK) {
         char where[320];
         snprintf(where, sizeof where, "ONNX node '%s' (%s)", nname, n->op_type);
@@ -608,6 +636,8 @@ static weft_status set_outputs(loader *ld, const Onnx__GraphProto *gp)
         if (!map_get(&ld->names, vi->name, &v))
             return weft_fail(WEFT_ERR_PARSE, "%s: graph output '%s' is not produced by any node, input or initializer",
                              ld->cx.src, vi->name);
+        if (weft_onnx_qkind_of(&ld->qt, v) == WEFT_ONNX_Q_RESULT)
+            return weft_onnx_qdq_output_error(&ld->cx, gp, vi->name);
         weft_status st = weft_graph_set_output(ld->g, v, vi->name);
         if (st != WEFT_OK) {
             char what[320];
@@ -674,6 +704,7 @@ static weft_status load(const void *data, size_t len, const char *src, const cha
     weft_status st = load_model(&ld, m);
     onnx__model_proto__free_unpacked(m, &pa);
     free(ld.names.slots);
+    weft_onnx_qtable_free(&ld.qt);
     if (st != WEFT_OK) {
         weft_graph_destroy(ld.g);
         return st;

@@ -12,6 +12,8 @@
  *   onnx_einsum.c  Einsum -> Transpose, Reshape, ReduceSum and one MatMul.
  *   onnx_conv3d.c  3-D Conv / MaxPool / AveragePool -> the 2-D ops; LRN -> AveragePool over
  *                  channels and elementwise ops.
+ *   onnx_qdq.c     QuantizeLinear / DequantizeLinear -> float ops (fake quantization), and the
+ *                  side table that remembers which INT32 constants were int8 or uint8.
  *
  * The protobuf-c message owns every string and array read here; the loader borrows them until
  * it frees the message at the end of the load. Every field is validated before use: a file
@@ -19,6 +21,7 @@
  */
 #ifndef WEFT_FRONTEND_ONNX_H
 #define WEFT_FRONTEND_ONNX_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,9 +38,12 @@ typedef struct weft_onnx_ctx {
     const char *model_dir; /* the folder external data paths are relative to; NULL: none */
 } weft_onnx_ctx;
 
-/* A decoded tensor: prod(shape) elements of `type`, dense, host byte order. */
+/* A decoded tensor: prod(shape) elements of `type`, dense, host byte order. INT8 and UINT8
+ * tensors decode to INT32 elements holding the same values (weft has no 8-bit integers);
+ * onnx_type says which they were. */
 typedef struct weft_onnx_tensor {
     weft_type type;
+    int32_t onnx_type; /* the TensorProto data type (ONNX__TENSOR_PROTO__DATA_TYPE__*) */
     int ndim;
     int64_t shape[WEFT_ONNX_MAX_DIMS];
     int64_t numel;
@@ -88,6 +94,41 @@ weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const w
  * *done = false and WEFT_OK. Refuses what it cannot express with the node and attribute named. */
 weft_status weft_onnx_conv3d(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                              int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done);
+
+/* onnx_qdq.c. What the loader knows of a value beyond its weft type, by weft_value: an INT32
+ * constant decoded from int8 or uint8 (QuantizeLinear's zero point fixes the integer range by
+ * it), or the result of a QuantizeLinear (float holding integers: refused as a graph output). */
+typedef enum weft_onnx_qkind {
+    WEFT_ONNX_Q_NONE,
+    WEFT_ONNX_Q_INT8,   /* a constant decoded from INT8 */
+    WEFT_ONNX_Q_UINT8,  /* a constant decoded from UINT8 */
+    WEFT_ONNX_Q_RESULT, /* a QuantizeLinear output */
+} weft_onnx_qkind;
+
+typedef struct weft_onnx_qtable {
+    int n;          /* kinds[0..n) are set; values from n on are WEFT_ONNX_Q_NONE */
+    uint8_t *kinds; /* weft_onnx_qkind per value, malloc'd */
+} weft_onnx_qtable;
+
+weft_onnx_qkind weft_onnx_qkind_of(const weft_onnx_qtable *qt, weft_value v);
+/* false: out of memory. */
+bool weft_onnx_qkind_set(weft_onnx_qtable *qt, weft_value v, weft_onnx_qkind k);
+void weft_onnx_qtable_free(weft_onnx_qtable *qt);
+/* QuantizeLinear and DequantizeLinear as float ops (other nodes: *done = false and WEFT_OK);
+ * a QuantizeLinear's output is marked WEFT_ONNX_Q_RESULT in qt. Refuses what it cannot express
+ * (a zero point that is not an int8 / uint8 constant, opset 19+ attributes, blocked scales)
+ * with the node named. in_names: the node's ONNX input names, for messages. */
+weft_status weft_onnx_qdq(weft_graph *g, weft_onnx_qtable *qt, const char *op_type, const char *nname, int n_in,
+                          const weft_value *ins, const char *const *in_names, int n_attrs, const weft_attr *attrs,
+                          int n_out, weft_value *outs, bool *done);
+/* A tensor `name` of ONNX data type dt that weft cannot hold (INT16, FLOAT8, INT4, ...): when a
+ * QuantizeLinear or DequantizeLinear node of gp reads it, fails naming that node and the
+ * quantization type; otherwise returns WEFT_OK and leaves the message alone. */
+weft_status weft_onnx_qdq_type_error(const weft_onnx_ctx *cx, const Onnx__GraphProto *gp, const char *name,
+                                     int32_t dt);
+/* Fails for graph output `name`, a QuantizeLinear result (float, not int8), naming the node of gp
+ * that produces it. */
+weft_status weft_onnx_qdq_output_error(const weft_onnx_ctx *cx, const Onnx__GraphProto *gp, const char *name);
 
 /* "[2, 3, 4]" into buf (truncated to fit). */
 void weft_onnx_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);

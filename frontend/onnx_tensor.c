@@ -6,8 +6,10 @@
  *      relative, without ".." components, and its realpath() must stay inside the model folder:
  *      a model file must not be able to read /etc/passwd through a weight.
  *   2. raw_data: fixed-width little-endian elements (bool: one byte each).
- *   3. the typed repeated field: float_data (FLOAT), int64_data (INT64), int32_data (INT32
- *      and BOOL).
+ *   3. the typed repeated field: float_data (FLOAT), int64_data (INT64), int32_data (INT32,
+ *      BOOL, INT8 and UINT8).
+ * INT8 and UINT8 (one byte each in raw and external data) are widened to INT32 elements of the
+ * same value: quantized models keep zero points and weights in them (onnx_qdq.c).
  * Whatever the source, the byte or element count must match prod(dims) exactly, and the shape
  * is checked before any allocation (negative dims, more than WEFT_ONNX_MAX_ELEMS elements), so
  * a corrupt file costs an error message, never a huge allocation or a crash.
@@ -37,6 +39,7 @@ const char *weft_onnx_dtype_name(int32_t dt)
     static const char *const names[] = {
         "UNDEFINED", "FLOAT",  "UINT8",  "INT8",   "UINT16",    "INT16",      "INT32",    "INT64", "STRING",
         "BOOL",      "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16",
+        "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4",
     };
     if (dt < 0 || (size_t)dt >= sizeof names / sizeof names[0]) return "?";
     return names[dt];
@@ -259,6 +262,29 @@ static void normalize_bool(unsigned char *p, int64_t numel)
     for (int64_t i = 0; i < numel; i++) p[i] = p[i] != 0;
 }
 
+/* The low byte of v as int8 (sign-extended) or uint8. */
+static int32_t narrow_value(int32_t v, bool is_signed)
+{
+    int32_t b = v & 0xff;
+    return is_signed && b >= 128 ? b - 256 : b;
+}
+
+/* out's data, one byte per element, -> INT32 elements of the same int8 or uint8 value. */
+static weft_status widen_bytes(const weft_onnx_ctx *cx, const char *what, bool is_signed, weft_onnx_tensor *out)
+{
+    int32_t *w = weft_malloc(out->numel > 0 ? (size_t)out->numel * sizeof *w : 1);
+    if (w == NULL) {
+        weft_onnx_tensor_release(out);
+        return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
+    }
+    const unsigned char *b = out->data;
+    for (int64_t i = 0; i < out->numel; i++) w[i] = narrow_value(b[i], is_signed);
+    free(out->owned);
+    out->owned = w;
+    out->data = w;
+    return WEFT_OK;
+}
+
 weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorProto *t, const char *what,
                                     weft_onnx_tensor *out)
 {
@@ -266,10 +292,13 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
     if (t == NULL) return weft_fail(WEFT_ERR_PARSE, "%s: %s: tensor missing", cx->src, what);
     if (!t->has_data_type) return weft_fail(WEFT_ERR_PARSE, "%s: %s has no data type", cx->src, what);
     weft_type ty;
-    if (!weft_onnx_dtype_to_type(t->data_type, &ty))
+    bool is_i8 = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
+    bool narrow = is_i8 || t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8; /* widened to INT32 */
+    if (narrow) ty = WEFT_TYPE_INT32;
+    else if (!weft_onnx_dtype_to_type(t->data_type, &ty))
         return weft_fail(WEFT_ERR_UNSUPPORTED,
-                         "%s: %s has data type %s (%d); supported: FLOAT, INT64, INT32, BOOL", cx->src, what,
-                         weft_onnx_dtype_name(t->data_type), (int)t->data_type);
+                         "%s: %s has data type %s (%d); supported: FLOAT, INT64, INT32, BOOL, INT8, UINT8", cx->src,
+                         what, weft_onnx_dtype_name(t->data_type), (int)t->data_type);
     if (t->segment != NULL)
         return weft_fail(WEFT_ERR_UNSUPPORTED, "%s: %s is a segment of a tensor; segments are not supported",
                          cx->src, what);
@@ -278,10 +307,11 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
     if (st != WEFT_OK) return st;
 
     out->type = ty;
+    out->onnx_type = t->data_type;
     out->ndim = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++) out->shape[d] = t->dims[d];
     out->numel = numel;
-    size_t esize = type_size(ty);
+    size_t esize = narrow ? 1 : type_size(ty); /* bytes per element in the file */
     int64_t bytes = numel * (int64_t)esize;
     char ds[256];
 
@@ -324,6 +354,14 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
             return weft_fail(WEFT_ERR_PARSE, "%s: %s: %s has %zu elements, expected %lld (dims %s)", cx->src, what,
                              field, have, (long long)numel, ds);
         }
+        if (narrow) {
+            int32_t *w = weft_malloc(numel > 0 ? (size_t)numel * sizeof *w : 1);
+            if (w == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
+            for (int64_t i = 0; i < numel; i++) w[i] = narrow_value(t->int32_data[i], is_i8);
+            out->owned = w;
+            out->data = w;
+            return WEFT_OK;
+        }
         if (ty == WEFT_TYPE_BOOL) {
             unsigned char *b = weft_malloc(numel > 0 ? (size_t)numel : 1);
             if (b == NULL) return weft_fail(WEFT_ERR_NOMEM, "%s: %s: out of memory", cx->src, what);
@@ -341,6 +379,7 @@ weft_status weft_onnx_tensor_decode(const weft_onnx_ctx *cx, const Onnx__TensorP
         }
         return WEFT_OK;
     }
+    if (narrow) return widen_bytes(cx, what, is_i8, out);
     if (out->owned != NULL) {
         from_le(out->owned, numel, esize);
         if (ty == WEFT_TYPE_BOOL) normalize_bool(out->owned, numel);
