@@ -1899,6 +1899,166 @@ class SelectiveScan(nn.Module):
         return x + self.out(y * nn.functional.silu(g))
 
 
+class Gat(nn.Module):
+    """A two-layer graph attention network over a run-time edge list: per-edge scores from
+    gathered endpoint features, a softmax over each node's incoming edges by scatter-add
+    (shifted by the global maximum), messages summed into their targets by scatter-add."""
+
+    def __init__(self, fin=32, hid=16, heads=4, classes=7):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(fin, hid * heads, bias=False), nn.Linear(hid * heads, classes, bias=False)
+        self.a1 = nn.Parameter(torch.randn(2, heads, hid) * 0.2)
+        self.a2 = nn.Parameter(torch.randn(2, 1, classes) * 0.2)
+        self.heads, self.hid = heads, hid
+
+    @staticmethod
+    def layer(x, edges, a, heads, dim):
+        n = x.shape[0]
+        h = x.view(n, heads, dim)
+        src, dst = edges[0], edges[1]
+        hs, hd = h.index_select(0, src), h.index_select(0, dst)
+        e = nn.functional.leaky_relu((hs * a[0]).sum(-1) + (hd * a[1]).sum(-1), 0.2)
+        w = torch.exp(e - e.max())
+        den = torch.zeros(n, heads).scatter_add(0, dst[:, None].expand(-1, heads), w)
+        msg = hs * (w / den.index_select(0, dst))[..., None]
+        out = torch.zeros(n, heads, dim).scatter_add(0, dst[:, None, None].expand(-1, heads, dim), msg)
+        return out
+
+    def forward(self, x, edges):
+        h = nn.functional.elu(self.layer(self.l1(x), edges, self.a1, self.heads, self.hid).flatten(1))
+        return self.layer(self.l2(h), edges, self.a2, 1, self.l2.out_features).squeeze(1).log_softmax(-1)
+
+
+def gat_inputs():
+    n, e = 300, 2400
+    src = torch.randint(0, n, (e,))
+    dst = torch.randint(0, n, (e,))
+    loops = torch.arange(n)
+    return torch.randn(n, 32), torch.stack([torch.cat([src, loops]), torch.cat([dst, loops])])
+
+
+class HifiGan(nn.Module):
+    """A HiFi-GAN-style vocoder generator: transposed 1-D convs upsampling 8x8x2x2 with
+    multi-receptive-field blocks of dilated convs and leaky ReLUs, tanh output."""
+
+    def __init__(self, mel=80, ch=128):
+        super().__init__()
+        self.pre = nn.Conv1d(mel, ch, 7, padding=3)
+        self.ups, self.res = nn.ModuleList(), nn.ModuleList()
+        c = ch
+        for r in (8, 8, 2, 2):
+            self.ups.append(nn.ConvTranspose1d(c, c // 2, 2 * r, r, padding=r // 2))
+            c //= 2
+            self.res.append(nn.ModuleList(nn.Conv1d(c, c, 3, dilation=d, padding=d) for d in (1, 3, 5)))
+        self.post = nn.Conv1d(c, 1, 7, padding=3)
+
+    def forward(self, x):
+        x = self.pre(x)
+        for up, res in zip(self.ups, self.res):
+            x = up(nn.functional.leaky_relu(x, 0.1))
+            for conv in res:
+                x = x + conv(nn.functional.leaky_relu(x, 0.1))
+        return torch.tanh(self.post(nn.functional.leaky_relu(x, 0.1)))
+
+
+class RealNvp(nn.Module):
+    """RealNVP density: checkerboard and channel-wise affine couplings (tanh-scaled log-scales
+    from small conv nets), a squeeze, and the log-determinant summed per sample."""
+
+    def __init__(self, c=3, hid=32):
+        super().__init__()
+        self.nets = nn.ModuleList(nn.Sequential(nn.Conv2d(cc, hid, 3, padding=1), nn.ReLU(), nn.Conv2d(hid, hid, 1),
+                                                nn.ReLU(), nn.Conv2d(hid, 2 * cc, 3, padding=1))
+                                  for cc in (c, c, 2 * c, 2 * c))
+        hh = torch.arange(16)[:, None] + torch.arange(16)[None]
+        self.register_buffer("mask", (hh % 2).float().view(1, 1, 16, 16))
+
+    def forward(self, x):
+        logdet = torch.zeros(x.shape[0])
+        for i in range(2):  # checkerboard couplings
+            m = self.mask if i == 0 else 1 - self.mask
+            s, t = self.nets[i](x * m).chunk(2, 1)
+            s = torch.tanh(s) * (1 - m)
+            x = x * m + (1 - m) * (x * torch.exp(s) + t)
+            logdet = logdet + s.flatten(1).sum(1)
+        n, c, h, w = x.shape
+        x = x.view(n, c, h // 2, 2, w // 2, 2).permute(0, 1, 3, 5, 2, 4).reshape(n, 4 * c, h // 2, w // 2)
+        for i in range(2, 4):  # channel couplings
+            a, b = x.chunk(2, 1)
+            if i == 3:
+                a, b = b, a
+            s, t = self.nets[i](a).chunk(2, 1)
+            s = torch.tanh(s)
+            b = b * torch.exp(s) + t
+            x = torch.cat([a, b], 1) if i == 2 else torch.cat([b, a], 1)
+            logdet = logdet + s.flatten(1).sum(1)
+        prior = -0.5 * (x ** 2).flatten(1).sum(1) - 0.5 * x[0].numel() * math.log(2 * math.pi)
+        return x, prior + logdet
+
+
+class PointNet2(nn.Module):
+    """PointNet++ set abstraction: farthest point sampling written as a 32-step loop (argmax of
+    the running minimum distance, a gather), 16 nearest neighbours by TopK, grouped local
+    coordinates through a shared MLP and a max pool, then a global MLP."""
+
+    def __init__(self, centers=32, k=16):
+        super().__init__()
+        self.centers, self.k = centers, k
+        self.local = nn.Sequential(nn.Conv2d(6, 32, 1), nn.ReLU(), nn.Conv2d(32, 64, 1), nn.ReLU())
+        self.glob = nn.Sequential(nn.Linear(67, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, pts, feats):
+        b, n, _ = pts.shape
+        dist = torch.full((b, n), 1e10)
+        far = torch.zeros(b, dtype=torch.long)
+        idx = []
+        for _ in range(self.centers):
+            idx.append(far)
+            c = pts.gather(1, far.view(b, 1, 1).expand(b, 1, 3))
+            dist = torch.minimum(dist, ((pts - c) ** 2).sum(-1))
+            far = dist.argmax(-1)
+        cidx = torch.stack(idx, 1)
+        cent = pts.gather(1, cidx[..., None].expand(b, self.centers, 3))
+        d = ((cent[:, :, None] - pts[:, None]) ** 2).sum(-1)
+        nn_idx = d.topk(self.k, -1, largest=False).indices
+        flat = (nn_idx + torch.arange(b)[:, None, None] * n).flatten()
+        grouped = pts.reshape(b * n, 3)[flat].view(b, self.centers, self.k, 3) - cent[:, :, None]
+        gfeat = feats.reshape(b * n, 3)[flat].view(b, self.centers, self.k, 3)
+        h = self.local(torch.cat([grouped, gfeat], -1).permute(0, 3, 1, 2)).amax(-1)
+        g = torch.cat([h.amax(-1), cent.mean(1)], -1)
+        return self.glob(g)
+
+
+class TokenMerge(nn.Module):
+    """ViT blocks with token merging (ToMe): alternate tokens split into two sets, each of one
+    set matched to its most similar in the other (cosine, argmax), the 24 best matches merged
+    by a scatter-add average, the rest kept, sorted by a gather."""
+
+    def __init__(self, d=64, r=24):
+        super().__init__()
+        self.r = r
+        self.blk = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True)
+        self.blk2 = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True)
+
+    def merge(self, x):
+        a, b = x[:, ::2], x[:, 1::2]
+        an, bn = nn.functional.normalize(a, dim=-1), nn.functional.normalize(b, dim=-1)
+        scores = an @ bn.transpose(1, 2)
+        best, dst = scores.max(-1)
+        order = best.argsort(-1, descending=True)
+        src_idx, keep_idx = order[:, :self.r], order[:, self.r:]
+        d = x.shape[-1]
+        src = a.gather(1, src_idx[..., None].expand(-1, -1, d))
+        keep = a.gather(1, keep_idx[..., None].expand(-1, -1, d))
+        to = dst.gather(1, src_idx)
+        summed = b.scatter_add(1, to[..., None].expand(-1, -1, d), src)
+        count = torch.ones(b.shape[:2]).scatter_add(1, to, torch.ones(to.shape))
+        return torch.cat([keep, summed / count[..., None]], 1)
+
+    def forward(self, x):
+        return self.blk2(self.merge(self.blk(x)))
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -2045,6 +2205,12 @@ MODELS = {
     "performer": (Performer, lambda: (torch.randn(2, 256, 64),)),
     "topk_attn": (TopkAttn, lambda: (torch.randn(2, 64, 64),)),
     "selective_scan": (SelectiveScan, lambda: (torch.randn(2, 24, 32),)),
+    # tenth batch: graph attention, a vocoder, a normalizing flow, PointNet++, token merging
+    "gat": (Gat, gat_inputs, 16),
+    "hifigan": (HifiGan, lambda: (torch.randn(1, 80, 32),)),
+    "realnvp": (RealNvp, lambda: (torch.randn(4, 3, 16, 16),)),
+    "pointnet2": (PointNet2, lambda: (torch.randn(2, 512, 3), torch.randn(2, 512, 3))),
+    "token_merge": (TokenMerge, lambda: (torch.randn(2, 98, 64),), 16),
 }
 
 
