@@ -22,7 +22,8 @@
  * Before an index is formed the coordinate is clamped in float to a range where clamping changes
  * no result (padded coordinates: [0, size - 1]; zeros, and bicubic's border: [-4, size + 2], every
  * tap beyond it reads 0 or the edge; bicubic's reflection: +-2^24), so no float-to-int
- * conversion overflows on a far-off or infinite grid value.
+ * conversion overflows on a far-off or infinite grid value (the clamps are ordered compares: a
+ * NaN grid value becomes the range's low end).
  * Refused: other ranks (5-D volumetric sampling included), non-float32 inputs, N mismatch.
  */
 #include <string.h>
@@ -95,9 +96,14 @@ static const weft_expr *unnormalize(weft_arena *a, const gs_params *p, const wef
     return weft_sub(a, weft_mul(a, g1, weft_f32(a, (double)(float)size / 2.0)), weft_f32(a, 0.5));
 }
 
+/* x clamped to [lo, hi] by ordered compares, a NaN x giving lo: float MIN / MAX make no promise
+ * for a NaN (the LLVM target gives them nnan), and the index converted from the clamped value
+ * must be a number (x86 takes select(x > lo, x, lo) as one maxps all the same). */
 static const weft_expr *clampf(weft_arena *a, const weft_expr *x, double lo, double hi)
 {
-    return weft_min(a, weft_max(a, x, weft_f32(a, lo)), weft_f32(a, hi));
+    const weft_expr *l = weft_f32(a, lo), *h = weft_f32(a, hi);
+    const weft_expr *c = weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, l), x, l);
+    return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, h), c, h);
 }
 
 /* x reflected into the span [low, low + span] (period 2 * span), as PyTorch's

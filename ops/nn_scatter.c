@@ -570,11 +570,13 @@ typedef struct loop_params {
     const weft_buffer **all;
 } loop_params;
 
-/* Buffers for the kernel's parameters, and which of them are n's data, indices, updates and
- * output. */
+/* Buffers for the kernel's parameters, which of them are n's data, indices, updates and
+ * output, and n's reduction. */
 static weft_status loop_buffers(weft_arena *a, const weft_graph *g, const weft_gnode *n, const int *params,
-                                int n_params, loop_params *lp)
+                                int n_params, loop_params *lp, scatter_red *red)
 {
+    weft_status st = scatter_reduction(n, red);
+    if (st != WEFT_OK) return st;
     lp->n = n_params;
     lp->all = weft_nn_loop_buffers(a, g, params, n_params);
     if (!lp->all) return weft_fail(WEFT_ERR_NOMEM, "out of memory building a scatter kernel");
@@ -633,9 +635,8 @@ static weft_status scatter_elements_loop(weft_arena *a, const weft_graph *g, con
 {
     loop_params lp;
     scatter_red red = SC_NONE;
-    weft_status st = loop_buffers(a, g, n, params, n_params, &lp);
-    if (st == WEFT_OK) st = scatter_reduction(n, &red);
-    int r = lp.D ? lp.D->ndim : 0, ax = 0;
+    weft_status st = loop_buffers(a, g, n, params, n_params, &lp, &red);
+    int r = st == WEFT_OK ? lp.D->ndim : 0, ax = 0;
     if (st == WEFT_OK) st = weft_nn_axis(n, "axis", weft_gnode_attr_int(n, "axis", 0), r, false, &ax);
     if (st != WEFT_OK) return st;
     /* loops over the updates: the dims other than the axis in order, the axis innermost */
@@ -660,8 +661,7 @@ static weft_status scatter_nd_loop(weft_arena *a, const weft_graph *g, const wef
 {
     loop_params lp;
     scatter_red red = SC_NONE;
-    weft_status st = loop_buffers(a, g, n, params, n_params, &lp);
-    if (st == WEFT_OK) st = scatter_reduction(n, &red);
+    weft_status st = loop_buffers(a, g, n, params, n_params, &lp, &red);
     if (st != WEFT_OK) return st;
     int r = lp.D->ndim, k = (int)lp.I->shape[lp.I->ndim - 1];
     int64_t rows = lp.I->size / k, slice = 1;
