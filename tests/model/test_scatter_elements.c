@@ -385,6 +385,38 @@ static void test_scatter_bool_data(void **state)
     }
 }
 
+/* Bool data with run-time indices over 40 rows: the loop kernel copies and stores bytes (one
+ * mask row per batch row, the last of repeated positions wins), LLVM and the interpreter. */
+static void test_scatter_bool_loop(void **state)
+{
+    (void)state;
+    enum { A = 3, B = 64, J = 40 };
+    static int64_t idx[A * J];
+    static uint8_t data[A * B], upd[A * J], out[A * B], ref[A * B];
+    for (int e = 0; e < A * B; e++) data[e] = (uint8_t)(e % 5 == 0);
+    for (int q = 0; q < A * J; q++) idx[q] = (q * 29) % B - (q % 7 == 0 ? B : 0), upd[q] = (uint8_t)(q % 3 != 0);
+    memcpy(ref, data, sizeof ref);
+    for (int q = 0; q < A * J; q++) ref[(q / J) * B + (idx[q] < 0 ? idx[q] + B : idx[q])] = upd[q];
+    weft_graph *g = NULL;
+    weft_value dv, iv, uv, y;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "data", WEFT_TYPE_BOOL, 2, (int64_t[]){A, B}, &dv), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "idx", WEFT_TYPE_INT64, 2, (int64_t[]){A, J}, &iv), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "upd", WEFT_TYPE_BOOL, 2, (int64_t[]){A, J}, &uv), WEFT_OK);
+    weft_attr at[1] = {{.name = "axis", .kind = WEFT_ATTR_INT, .i = 1}};
+    assert_int_equal(weft_graph_add_op(g, "ScatterElements", "sc", 3, (weft_value[]){dv, iv, uv}, 1, at, 1, &y), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, y, "y"), WEFT_OK);
+    for (int t = 1; t <= 3; t++) {
+        weft_model *m = compile_run(g, t);
+        assert_int_equal(loop_kernels(m), 1);
+        memset(out, 7, sizeof out);
+        assert_int_equal(weft_model_run(m, (const void *[]){data, idx, upd}, (void *[]){out}), WEFT_OK);
+        assert_memory_equal(out, ref, sizeof ref);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_scatter_plan_contents), cmocka_unit_test(test_scatter_bad),
         cmocka_unit_test(test_scatter_loop_kernel),
         cmocka_unit_test(test_scatter_nd_rows), cmocka_unit_test(test_scatter_bool_data),
+        cmocka_unit_test(test_scatter_bool_loop),
     };
     return cmocka_run_group_tests_name("model_scatter_elements", tests, NULL, NULL);
 }
