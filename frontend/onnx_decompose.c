@@ -619,6 +619,58 @@ static weft_status single_pixel_product(weft_graph *g, const char *nname, int n_
     return WEFT_OK;
 }
 
+/* ---- MaxUnpool -> a ScatterElements into zeros ----------------------------------------------- */
+
+/* MaxUnpool(X, I, output_shape?) puts each element of X at its position I in a zero output:
+ * MaxPool's Indices, flat over the whole NC... tensor. The output's spatial extents are
+ * output_shape's (a constant) or (in - 1) * stride - pads + kernel. One ScatterElements along the
+ * flattened output (on CPUs a loop kernel: ops/nn_scatter.c) between Reshapes; an index past the
+ * output lands nowhere. Shapes not known at load time leave the node as it is (refused). */
+static weft_status max_unpool(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,
+                              const weft_attr *attrs, weft_value *outs, bool *done)
+{
+    int64_t xs[8], is[8], k[6], st[6], pads[12], out[8], total = 1;
+    int nd = n_in >= 2 && ins[0] >= 0 && ins[1] >= 0 ? weft_graph_value_shape(g, ins[0], xs) : 0;
+    if (nd < 3 || nd > 5 || weft_graph_value_shape(g, ins[1], is) != nd) return WEFT_OK;
+    for (int d = 0; d < nd; d++)
+        if (xs[d] <= 0 || is[d] != xs[d]) return WEFT_OK;
+    int sp = nd - 2;
+    if (!ints_attr(n_attrs, attrs, "kernel_shape", sp, 0, 1, k) || k[0] == 0 ||
+        !ints_attr(n_attrs, attrs, "strides", sp, 1, 1, st) || !ints_attr(n_attrs, attrs, "pads", 2 * sp, 0, 0, pads))
+        return weft_fail(WEFT_ERR_INVALID_ARG, "MaxUnpool node '%s': attributes kernel_shape (required), strides and "
+                         "pads must hold %d, %d and %d positive (pads: non-negative) integers", nname, sp, sp, 2 * sp);
+    out[0] = xs[0], out[1] = xs[1];
+    for (int d = 0; d < sp; d++) out[2 + d] = (xs[2 + d] - 1) * st[d] - pads[d] - pads[sp + d] + k[d];
+    if (n_in >= 3 && ins[2] >= 0) {
+        int64_t os[8];
+        const int64_t *v = weft_graph_value_data(g, ins[2]);
+        if (!v || weft_graph_value_type(g, ins[2]) != WEFT_TYPE_INT64 || weft_graph_value_shape(g, ins[2], os) != 1 ||
+            os[0] != nd)
+            return weft_fail(WEFT_ERR_UNSUPPORTED, "MaxUnpool node '%s': input output_shape must be a constant int64 "
+                             "vector of %d elements", nname, nd);
+        for (int d = 0; d < nd; d++) out[d] = v[d];
+    }
+    for (int d = 0; d < nd; d++) {
+        if (out[d] < 1 || (d < 2 && out[d] != xs[d]))
+            return weft_fail(WEFT_ERR_SHAPE, "MaxUnpool node '%s': output dim %d is %lld (input dims N, C must stay, "
+                             "others be >= 1)", nname, d, (long long)out[d]);
+        total *= out[d];
+    }
+    weft_value flat_shape, out_shape, zeros_shape, xf, ifl, zeros, sc;
+    weft_attr axis0 = {.name = "axis", .kind = WEFT_ATTR_INT, .i = 0};
+    weft_status rc = weft_onnx_add_i64(g, nname, "flat", 1, (int64_t[]){-1}, &flat_shape);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "zeros_shape", 1, &total, &zeros_shape);
+    if (rc == WEFT_OK) rc = weft_onnx_add_i64(g, nname, "out_shape", nd, out, &out_shape);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Reshape", nname, "/x", 2, (weft_value[]){ins[0], flat_shape}, 0, NULL, &xf);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "Reshape", nname, "/i", 2, (weft_value[]){ins[1], flat_shape}, 0, NULL, &ifl);
+    if (rc == WEFT_OK) rc = weft_onnx_add_op1(g, "ConstantOfShape", nname, "/zeros", 1, &zeros_shape, 0, NULL, &zeros);
+    if (rc == WEFT_OK)
+        rc = weft_onnx_add_op1(g, "ScatterElements", nname, "/scatter", 3, (weft_value[]){zeros, ifl, xf}, 1, &axis0, &sc);
+    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", nname, 2, (weft_value[]){sc, out_shape}, 0, NULL, 1, outs);
+    *done = rc == WEFT_OK;
+    return rc;
+}
+
 weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *nname, int n_in, const weft_value *ins,
                                 int n_attrs, const weft_attr *attrs, int n_out, weft_value *outs, bool *done)
 {
@@ -638,6 +690,7 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
     }
     if (strcmp(op_type, "InstanceNormalization") == 0)
         return instance_norm(g, nname, n_in, ins, n_attrs, attrs, n_out, outs, done);
+    if (strcmp(op_type, "MaxUnpool") == 0 && n_out == 1) return max_unpool(g, nname, n_in, ins, n_attrs, attrs, outs, done);
     int64_t pads8[8];
     if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
         ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {

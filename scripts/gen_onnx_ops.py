@@ -4,7 +4,7 @@
 Range, Dropout with its mask; 1-D Conv / ConvTranspose / MaxPool / AveragePool / global pools,
 DepthToSpace, SpaceToDepth, InstanceNormalization and GroupNorm's export of it; Einsum;
 3-D Conv / ConvTranspose / MaxPool / AveragePool and LRN;
-Resize in modes nearest, linear and cubic; GridSample at opset 16), each with a fixed input and
+Resize in modes nearest, linear and cubic; GridSample at opset 16; MaxUnpool), each with a fixed input and
 PyTorch's output for it, checked by tests/model/test_onnx_ops.c. Run by hand; the tests and
 the build never need Python.
 
@@ -358,6 +358,23 @@ def hand_cases():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))], consts)
     yield "range_add", (2, 5), helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), \
         lambda t: t + torch.arange(0.25, 2.6, 0.5)
+    # MaxPool's Indices into MaxUnpool (PyTorch 1.13 cannot export max_unpool2d): the default
+    # output size (80 pooled elements: a loop kernel on CPUs), and output_shape restoring an odd
+    # input size (5x7 pooled to 2x3: 18, the search over rows)
+    for name, shape, given in (("maxunpool", (1, 4, 8, 10), False), ("maxunpool_output_shape", (1, 3, 5, 7), True)):
+        x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        out_shape = shape if given else (shape[0], shape[1], shape[2] // 2 * 2, shape[3] // 2 * 2)
+        inits = [numpy_helper.from_array(np.array(shape, np.int64), "oshape")] if given else []
+        nodes = [helper.make_node("MaxPool", ["x"], ["p", "i"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+                 helper.make_node("MaxUnpool", ["p", "i"] + (["oshape"] if given else []), ["y"], name="unpool",
+                                  kernel_shape=[2, 2], strides=[2, 2])]
+        graph = helper.make_graph(nodes, name, [x4], [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+                                  inits)
+
+        def unpool_ref(t, size=out_shape[2:]):
+            p, i = F.max_pool2d(t, 2, return_indices=True)
+            return F.max_unpool2d(p, i, 2, output_size=size)
+        yield name, shape, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), unpool_ref
     # Dropout in training mode with ratio 0 and its mask asked for (Swin's functional dropout)
     consts = [numpy_helper.from_array(np.array(0.0, np.float32), "ratio"),
               numpy_helper.from_array(np.array(True), "training")]

@@ -45,6 +45,7 @@
     X(convt_single_pixel) X(convt_single_pixel_crop) X(convt3d_single_pixel)                                           \
     X(maxpool_ceil) X(maxpool_ceil_pad) X(maxpool_ceil_2x2) X(maxpool_ceil_drop)                                        \
     X(hardsigmoid) X(hardswish_opset14) X(decoder_tiny) X(token_attention_ids) X(range_add) X(dropout_mask)          \
+    X(maxunpool) X(maxunpool_output_shape)                                                                             \
     X(conv1d_pad) X(conv1d_s2_d2) X(conv1d_depthwise) X(conv1d_bn_relu) X(convt1d_s2) X(maxpool1d) X(maxpool1d_ceil)   \
     X(avgpool1d_pad) X(avgpool1d_pad_incl) X(global_pool1d) X(pixel_shuffle) X(pixel_unshuffle)                        \
     X(depth_to_space_dcr) X(space_to_depth) X(instancenorm2d) X(instancenorm1d) X(groupnorm)                          \
