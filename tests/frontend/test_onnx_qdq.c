@@ -6,7 +6,8 @@
  * cannot run is refused with the node named: a zero point computed at run time, a quantized
  * graph output, an int16 zero point, opset 19+ attributes, QLinear ops. Also: a RoiAlign of
  * opset < 16 without coordinate_transformation_mode gets "output_half_pixel" (opset 10's
- * behaviour). Models are packed with protobuf-c here and loaded from memory. */
+ * behaviour), and MaxUnpool's refusals. Models are packed with protobuf-c here and loaded from
+ * memory. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,18 @@ static void tm_attr_str(tnode *t, const char *name, const char *v)
     a->has_s = 1;
     a->s.len = strlen(v);
     a->s.data = (uint8_t *)v;
+    t->ap[t->p.n_attribute++] = a;
+}
+
+static void tm_attr_ints(tnode *t, const char *name, size_t n, int64_t *v)
+{
+    Onnx__AttributeProto *a = &t->a[t->p.n_attribute];
+    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    a->name = (char *)name;
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->n_ints = n;
+    a->ints = v;
     t->ap[t->p.n_attribute++] = a;
 }
 
@@ -562,6 +575,41 @@ static void test_roi_align_mode_by_opset(void **state)
     assert_string_equal(mode, "half_pixel");
 }
 
+/* MaxUnpool (frontend/onnx_decompose.c) refuses, naming the node: no kernel_shape, an
+ * output_shape computed at run time, an output_shape that changes N. (Its values are checked
+ * by tests/model/test_onnx_ops.c's generated models.) */
+static void test_max_unpool_refused(void **state)
+{
+    (void)state;
+    static int64_t pshape[4] = {1, 2, 2, 3}, idx[12] = {0, 3, 5, 13, 14, 17, 19, 20, 23, 25, 26, 29}, k[2] = {2, 2};
+    static int64_t xshape[1] = {4}, oshape[4] = {2, 2, 4, 6}, od[1] = {4};
+    static float pooled[12];
+    for (int c = 0; c < 3; c++) {
+        tmodel m;
+        tm_init(&m, 1, xshape, "y");
+        tm_f32(&m, "p", 4, pshape, 12, pooled);
+        tm_i64(&m, "i", 4, pshape, 12, idx);
+        const char *os = "";
+        if (c == 1) {
+            tm_attr_int(tm_node(&m, "Cast", "shape_of_x", 1, (const char *const[]){"x"}, "os"), "to",
+                        ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+            os = "os";
+        } else if (c == 2) {
+            tm_i64(&m, "os", 1, od, 4, oshape);
+            os = "os";
+        }
+        tnode *u = tm_node(&m, "MaxUnpool", "up", os[0] ? 3 : 2, (const char *const[]){"p", "i", os}, "y");
+        if (c > 0) tm_attr_ints(u, "kernel_shape", 2, k);
+        static const char *const want[3][3] = {{"MaxUnpool node 'up'", "kernel_shape", NULL},
+                                               {"MaxUnpool node 'up'", "output_shape must be a constant", NULL},
+                                               {"MaxUnpool node 'up'", "output dim 0 is 2", NULL}};
+        static const weft_status codes[3] = {WEFT_ERR_INVALID_ARG, WEFT_ERR_UNSUPPORTED, WEFT_ERR_SHAPE};
+        weft_graph *g = NULL;
+        expect_error(tm_load(&m, &g), codes[c], want[c]);
+        assert_null(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_other_quantization_forms_refused),
         cmocka_unit_test(test_qlinear_ops_unsupported),
         cmocka_unit_test(test_roi_align_mode_by_opset),
+        cmocka_unit_test(test_max_unpool_refused),
     };
     return cmocka_run_group_tests_name("frontend_onnx_qdq", tests, NULL, NULL);
 }
