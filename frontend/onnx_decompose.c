@@ -404,18 +404,16 @@ static weft_status depth_space(weft_graph *g, const char *op, const char *nname,
 
 /* ---- InstanceNormalization -> ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div, Mul, Add -------- */
 
-/* p ([C]) as [C, 1, ...] (rank - 1 dims) to broadcast over [N, C, D1, ...]: a new constant
- * when p is one, else a Reshape. */
-static weft_status channel_param(weft_graph *g, const char *nname, const char *what, weft_value p, int rank,
-                                 int64_t C, weft_value *out)
+weft_status weft_onnx_axis_param(weft_graph *g, const char *nname, const char *what, weft_value p, int nd, int64_t C,
+                                 weft_value *out)
 {
     int64_t sh[8] = {C, 1, 1, 1, 1, 1, 1, 1};
     char name[300];
     sub_name(name, sizeof name, nname, what);
     const void *data = weft_graph_value_data(g, p);
-    if (data) return weft_graph_add_constant(g, name, weft_graph_value_type(g, p), rank - 1, sh, data, out);
+    if (data) return weft_graph_add_constant(g, name, weft_graph_value_type(g, p), nd, sh, data, out);
     weft_value s;
-    weft_status rc = weft_onnx_add_i64(g, name, "shape", rank - 1, sh, &s);
+    weft_status rc = weft_onnx_add_i64(g, name, "shape", nd, sh, &s);
     if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", name, 2, (weft_value[]){p, s}, 0, NULL, 1, out);
     return rc;
 }
@@ -450,8 +448,8 @@ static weft_status instance_norm(weft_graph *g, const char *nname, int n_in, con
     weft_attr ra = {.name = "axes", .kind = WEFT_ATTR_INTS, .n = r - 2, .ints = axes};
     weft_value scale, bias, ev, mean, d, sq, var, ve, sd, nrm, sc;
     char name[300];
-    weft_status rc = channel_param(g, nname, ".scale", ins[1], r, xs[1], &scale);
-    if (rc == WEFT_OK) rc = channel_param(g, nname, ".bias", ins[2], r, xs[1], &bias);
+    weft_status rc = weft_onnx_axis_param(g, nname, ".scale", ins[1], r - 1, xs[1], &scale);
+    if (rc == WEFT_OK) rc = weft_onnx_axis_param(g, nname, ".bias", ins[2], r - 1, xs[1], &bias);
     if (rc == WEFT_OK)
         rc = weft_graph_add_constant(g, sub_name(name, sizeof name, nname, ".epsilon"), WEFT_TYPE_FLOAT32, 0,
                                      (int64_t[]){1}, &eps, &ev);

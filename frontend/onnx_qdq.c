@@ -183,22 +183,11 @@ static weft_status zero_point(const qnode *q, const weft_onnx_qtable *qt, bool q
  * Reshape of a computed scale), as it is per tensor or along the last axis. */
 static weft_status layout_scale(const qnode *q, const qlayout *lay, weft_value *out)
 {
-    weft_graph *g = q->g;
-    weft_value p = q->ins[1];
-    int64_t sh[8] = {lay->c, 1, 1, 1, 1, 1, 1, 1};
-    int nd = 1 + lay->tail;
     if (lay->c == 0 || lay->tail == 0) {
-        *out = p;
+        *out = q->ins[1];
         return WEFT_OK;
     }
-    char name[300];
-    snprintf(name, sizeof name, "%s.scale", q->nname);
-    const void *data = weft_graph_value_data(g, p);
-    if (data) return weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, nd, sh, data, out);
-    weft_value s;
-    weft_status rc = weft_onnx_add_i64(g, name, "shape", nd, sh, &s);
-    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Reshape", name, 2, (weft_value[]){p, s}, 0, NULL, 1, out);
-    return rc;
+    return weft_onnx_axis_param(q->g, q->nname, ".scale", q->ins[1], 1 + lay->tail, lay->c, out);
 }
 
 /* The zero point's float values zf (zn of them) as a constant laid out like the scale. */

@@ -139,6 +139,13 @@ static weft_status default_provider(void *ud, const weft_te_func *f, weft_schedu
     return weft_schedule_default(s, caps);
 }
 
+/* The loop kernel of group grp (a lone node that is written as loops: weft_op_loop) on a target
+ * without thread binding, or NULL: it is compiled as such, with no schedule to choose or tune. */
+static weft_op_loop_fn loop_kernel(const weft_graph *g, const weft_group *grp, const weft_target_caps *caps)
+{
+    return grp->n_nodes == 1 && !caps->has_thread_binding ? weft_op_loop(g, &g->nodes[grp->nodes[0]]) : NULL;
+}
+
 static weft_status compile_kernels(weft_model *m, const weft_group *groups, int n_groups, const weft_target_caps *caps,
                                    weft_model_schedule_fn provider, void *ud)
 {
@@ -157,11 +164,9 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             weft_arena_destroy(a);
             return weft_fail(WEFT_ERR_NOMEM, "model: out of memory");
         }
-        /* A node written as loops (a scatter with run-time indices) is compiled as such on a
-         * host target: no schedule, nothing for a provider to choose; its tensor expressions give
-         * the parameters only (their FLOP count is another algorithm's: none is counted). */
-        const weft_gnode *lone = groups[gi].n_nodes == 1 ? &m->g->nodes[groups[gi].nodes[0]] : NULL;
-        weft_op_loop_fn loop = lone && weft_target_is_host(m->ops) ? weft_op_loop(m->g, lone) : NULL;
+        /* a loop kernel's tensor expressions give its parameters only (their FLOP count is
+         * another algorithm's: none is counted) */
+        weft_op_loop_fn loop = loop_kernel(m->g, &groups[gi], caps);
         char base[64];
         weft_status rc = weft_model_group_kernel(a, m->g, &groups[gi], &f, mk->params, &mk->n_params, base, sizeof base,
                                                  mk->step, &mk->n_steps);
@@ -189,7 +194,7 @@ static weft_status compile_kernels(weft_model *m, const weft_group *groups, int 
             weft_loop_func *lf = NULL;
             snprintf(mk->schedule_src, sizeof mk->schedule_src, "loops");
             mk->steps = strdup("# a loop kernel (no schedule)\n");
-            rc = mk->steps ? loop(a, m->g, lone, mk->params, mk->n_params, mk->name, &lf)
+            rc = mk->steps ? loop(a, m->g, &m->g->nodes[groups[gi].nodes[0]], mk->params, mk->n_params, mk->name, &lf)
                            : weft_fail(WEFT_ERR_NOMEM, "out of memory");
             if (rc == WEFT_OK) rc = m->ops->compile(m->target, lf, &mk->k);
         }
@@ -284,9 +289,7 @@ weft_status weft_model_each_kernel(const weft_graph *graph, const weft_target_ca
     /* a recurrence's step kernel is given once per step (n_steps), so tasks weigh it by the
      * times it runs */
     for (int gi = 0, rep = 0; rc == WEFT_OK && gi < n_groups; rep = 0, gi++) {
-        /* a loop kernel (a host target's scatter) has no schedule to tune */
-        if (groups[gi].n_nodes == 1 && !caps->has_thread_binding && weft_op_loop(g, &g->nodes[groups[gi].nodes[0]]))
-            continue;
+        if (loop_kernel(g, &groups[gi], caps)) continue; /* no schedule to tune */
         for (int64_t n_steps = 1; rc == WEFT_OK && rep < n_steps; rep++) {
             weft_arena *a = weft_arena_create();
             int *params = weft_malloc(sizeof(int) * (size_t)(groups[gi].n_inputs + groups[gi].n_outputs + WEFT_MODEL_MAX_STEP_PARAMS));

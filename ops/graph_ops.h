@@ -73,7 +73,8 @@ typedef weft_status (*weft_op_loop_fn)(weft_arena *a, const weft_graph *g, const
                                        int n_params, const char *name, weft_loop_func **out);
 /* The loop kernel node n takes on targets without thread binding (CPUs, the interpreter), or
  * NULL when it takes its tensor expressions: ScatterElements and ScatterND with run-time
- * indices over enough rows (ops/nn_scatter.c). Such a node is never fused. */
+ * indices over enough rows (ops/nn_scatter.c), TopK of many of a long row (ops/nn_topk.c).
+ * Such a node is never fused. */
 weft_op_loop_fn weft_op_loop(const weft_graph *g, const weft_gnode *n);
 
 /* The definition for op_type, or NULL (with weft_last_error naming the op). */

@@ -304,6 +304,20 @@ const weft_expr *weft_nn_bcast_load(weft_arena *a, const weft_tensor *in, int ou
     return weft_tload(a, in, in->ndim, x);
 }
 
+const weft_expr *weft_nn_clamp_float(weft_arena *a, const weft_expr *x, double lo, double hi)
+{
+    const weft_expr *l = weft_f32(a, lo), *h = weft_f32(a, hi);
+    const weft_expr *c = weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, l), x, l);
+    return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, h), c, h);
+}
+
+const weft_expr *weft_nn_flat_index(weft_arena *a, int nd, const int64_t *shape, const weft_expr *const *x)
+{
+    const weft_expr *f = nd ? x[0] : weft_i64(a, 0);
+    for (int d = 1; d < nd; d++) f = weft_add(a, weft_mul(a, f, weft_i64(a, shape[d])), x[d]);
+    return f;
+}
+
 void weft_nn_axes(const weft_tensor *t, const weft_expr **idx)
 {
     for (int d = 0; t && d < t->ndim; d++) idx[d] = weft_te_axis(t, d);
@@ -315,8 +329,7 @@ void weft_nn_axes(const weft_tensor *t, const weft_expr **idx)
 static void reshape_run(weft_arena *a, const weft_expr *const *o, const int64_t *shape, int o0, int o1,
                         const weft_tensor *in, int i0, int i1, const weft_expr **x)
 {
-    const weft_expr *flat = o1 > o0 ? o[o0] : weft_i64(a, 0);
-    for (int d = o0 + 1; d < o1; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, shape[d])), o[d]);
+    const weft_expr *flat = weft_nn_flat_index(a, o1 - o0, shape + o0, o + o0);
     int64_t stride = 1;
     for (int d = i1 - 1; d >= i0; d--) {
         const weft_expr *q = stride == 1 ? flat : weft_floordiv(a, flat, weft_i64(a, stride));

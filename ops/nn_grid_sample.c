@@ -96,16 +96,6 @@ static const weft_expr *unnormalize(weft_arena *a, const gs_params *p, const wef
     return weft_sub(a, weft_mul(a, g1, weft_f32(a, (double)(float)size / 2.0)), weft_f32(a, 0.5));
 }
 
-/* x clamped to [lo, hi] by ordered compares, a NaN x giving lo: float MIN / MAX make no promise
- * for a NaN (the LLVM target gives them nnan), and the index converted from the clamped value
- * must be a number (x86 takes select(x > lo, x, lo) as one maxps all the same). */
-static const weft_expr *clampf(weft_arena *a, const weft_expr *x, double lo, double hi)
-{
-    const weft_expr *l = weft_f32(a, lo), *h = weft_f32(a, hi);
-    const weft_expr *c = weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, l), x, l);
-    return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, h), c, h);
-}
-
 /* x reflected into the span [low, low + span] (period 2 * span), as PyTorch's
  * reflect_coordinates: |x - low| folded by its whole double flips, then mirrored. */
 static const weft_expr *reflect(weft_arena *a, const gs_params *p, const weft_expr *x, int64_t size)
@@ -124,9 +114,9 @@ static const weft_expr *reflect(weft_arena *a, const gs_params *p, const weft_ex
 static const weft_expr *pad_coord(weft_arena *a, const gs_params *p, const weft_expr *x, int64_t size)
 {
     switch (p->pad) {
-    case GS_BORDER: return clampf(a, x, 0.0, (double)(size - 1));
-    case GS_REFLECTION: return clampf(a, reflect(a, p, x, size), 0.0, (double)(size - 1));
-    default: return clampf(a, x, -4.0, (double)size + 2.0);
+    case GS_BORDER: return weft_nn_clamp_float(a, x, 0.0, (double)(size - 1));
+    case GS_REFLECTION: return weft_nn_clamp_float(a, reflect(a, p, x, size), 0.0, (double)(size - 1));
+    default: return weft_nn_clamp_float(a, x, -4.0, (double)size + 2.0);
     }
 }
 
@@ -238,8 +228,8 @@ static const weft_expr *sample_bicubic(weft_arena *a, const gs_params *p, const 
     /* far-off coordinates: every tap reads 0 (zeros) or the edge (border); reflection keeps the
      * int64 arithmetic exact */
     double big = 16777216.0;
-    x = p->pad == GS_REFLECTION ? clampf(a, x, -big, big) : clampf(a, x, -4.0, (double)W + 2.0);
-    y = p->pad == GS_REFLECTION ? clampf(a, y, -big, big) : clampf(a, y, -4.0, (double)H + 2.0);
+    x = p->pad == GS_REFLECTION ? weft_nn_clamp_float(a, x, -big, big) : weft_nn_clamp_float(a, x, -4.0, (double)W + 2.0);
+    y = p->pad == GS_REFLECTION ? weft_nn_clamp_float(a, y, -big, big) : weft_nn_clamp_float(a, y, -4.0, (double)H + 2.0);
     const weft_expr *fx = weft_call1(a, WEFT_INTRIN_FLOOR, x), *fy = weft_call1(a, WEFT_INTRIN_FLOOR, y);
     const weft_expr *wx[4], *wy[4], *ix[4], *iy[4], *okx[4], *oky[4];
     cubic_weights(a, weft_sub(a, x, fx), wx);

@@ -381,9 +381,7 @@ weft_status weft_nn_gather_compute(weft_arena *a, const weft_graph *g, const wef
     weft_nn_axes(Y, idx);
     const weft_expr *const *iidx = idx + ax; /* the output axes that walk the indices */
     if (I->data) {
-        const weft_expr *flat = I->ndim ? iidx[0] : weft_i64(a, 0);
-        for (int d = 1; d < I->ndim; d++) flat = weft_add(a, weft_mul(a, flat, weft_i64(a, I->shape[d])), iidx[d]);
-        sel = gather_const_index(a, I, dim, flat);
+        sel = gather_const_index(a, I, dim, weft_nn_flat_index(a, I->ndim, I->shape, iidx));
     }
     if (!sel) {
         if (!ins[1] && I->data)

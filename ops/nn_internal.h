@@ -100,9 +100,15 @@ const weft_expr *weft_nn_wrap_index(weft_arena *a, const weft_expr *v, int64_t d
 const weft_expr *weft_nn_softplus(weft_arena *a, const weft_expr *x);
 /* min(max(e, lo), hi) on int64 indices. */
 const weft_expr *weft_nn_clamp(weft_arena *a, const weft_expr *e, int64_t lo, int64_t hi);
+/* A float32 x clamped to [lo, hi] by ordered compares, a NaN giving lo: safe to convert to an
+ * index (float MIN / MAX make no promise for a NaN: the LLVM target gives them nnan; x86 takes
+ * select(x > lo, x, lo) as one maxps all the same). GridSample's and RoiAlign's coordinates. */
+const weft_expr *weft_nn_clamp_float(weft_arena *a, const weft_expr *x, double lo, double hi);
 /* Reads `in` broadcast against output axes idx[0..out_ndim) (numpy: right-aligned; dims of
  * extent 1 read index 0). */
 const weft_expr *weft_nn_bcast_load(weft_arena *a, const weft_tensor *in, int out_ndim, const weft_expr *const *idx);
+/* Row-major flat index of x[0..nd) in a tensor of the given shape (0 for nd = 0). */
+const weft_expr *weft_nn_flat_index(weft_arena *a, int nd, const int64_t *shape, const weft_expr *const *x);
 /* The axis variables of t in idx[0..t->ndim). */
 void weft_nn_axes(const weft_tensor *t, const weft_expr **idx);
 /* out[idx] = in[...] with the same elements in row-major order but another shape (Reshape,

@@ -95,14 +95,6 @@ weft_status weft_nn_roi_align_infer(weft_graph *g, const weft_gnode *n)
 
 /* ---- sampling ---------------------------------------------------------------------------- */
 
-/* x clamped to [lo, hi] by ordered compares (a NaN x gives lo): safe to convert to int. */
-static const weft_expr *clamp_f(weft_arena *a, const weft_expr *x, double lo, double hi)
-{
-    const weft_expr *l = weft_f32(a, lo), *h = weft_f32(a, hi);
-    const weft_expr *c = weft_select(a, weft_cmp(a, WEFT_EXPR_GT, x, l), x, l);
-    return weft_select(a, weft_cmp(a, WEFT_EXPR_LT, c, h), c, h);
-}
-
 /* One axis of a sample: the low and high taps and their weights. */
 typedef struct ra_axis {
     const weft_expr *lo, *hi;     /* int64 indices in [0, size) */
@@ -115,7 +107,7 @@ typedef struct ra_axis {
 static ra_axis sample_axis(weft_arena *a, const weft_expr *v, int64_t size)
 {
     ra_axis r;
-    const weft_expr *c = clamp_f(a, v, 0.0, (double)(size - 1));
+    const weft_expr *c = weft_nn_clamp_float(a, v, 0.0, (double)(size - 1));
     r.lo = weft_nn_clamp(a, weft_cast(a, WEFT_I64, c), 0, size - 1);
     r.hi = weft_nn_clamp(a, weft_add(a, r.lo, weft_i64(a, 1)), 0, size - 1);
     r.w_hi = weft_sub(a, c, weft_cast(a, WEFT_F32, r.lo));

@@ -600,14 +600,6 @@ static const weft_stmt *copy_data(weft_arena *a, const weft_buffer *Y, const wef
     return weft_for(a, r, weft_i64(a, 0), weft_i64(a, rows), rows > 1 ? WEFT_FOR_PARALLEL : WEFT_FOR_SERIAL, row);
 }
 
-/* Row-major flat index of x[0..nd) in a tensor of the given shape. */
-static const weft_expr *flat_index(weft_arena *a, int nd, const int64_t *shape, const weft_expr *const *x)
-{
-    const weft_expr *f = nd ? x[0] : weft_i64(a, 0);
-    for (int d = 1; d < nd; d++) f = weft_add(a, weft_mul(a, f, weft_i64(a, shape[d])), x[d]);
-    return f;
-}
-
 /* Y[dst] = upd, or Y[dst] ⊕= upd with a reduction, where `ok`. */
 static const weft_stmt *land(weft_arena *a, scatter_red red, const weft_buffer *Y, const weft_expr *dst,
                              const weft_expr *upd, const weft_expr *ok)
@@ -642,10 +634,10 @@ static weft_status scatter_elements_loop(weft_arena *a, const weft_graph *g, con
     /* loops over the updates: the dims other than the axis in order, the axis innermost */
     const weft_expr *u[WEFT_NN_MAX_DIMS] = {0}, *q[WEFT_NN_MAX_DIMS] = {0};
     for (int d = 0; d < r; d++) u[d] = weft_var(a, weft_arena_printf(a, "u%d", d), WEFT_I64);
-    const weft_expr *src = flat_index(a, r, lp.U->shape, u), *ok;
+    const weft_expr *src = weft_nn_flat_index(a, r, lp.U->shape, u), *ok;
     const weft_expr *j = wrap_in(a, weft_load(a, lp.I, src), lp.D->shape[ax], &ok);
     for (int d = 0; d < r; d++) q[d] = d == ax ? j : u[d];
-    const weft_stmt *body = land(a, red, lp.Y, flat_index(a, r, lp.D->shape, q), weft_load(a, lp.U, src), ok);
+    const weft_stmt *body = land(a, red, lp.Y, weft_nn_flat_index(a, r, lp.D->shape, q), weft_load(a, lp.U, src), ok);
     body = weft_for(a, u[ax], weft_i64(a, 0), weft_i64(a, lp.U->shape[ax]), WEFT_FOR_SERIAL, body);
     int outer = ax == 0 ? 1 : 0; /* the outermost loop, in parallel */
     for (int d = r - 1; d >= 0; d--)
@@ -667,15 +659,15 @@ static weft_status scatter_nd_loop(weft_arena *a, const weft_graph *g, const wef
     int64_t rows = lp.I->size / k, slice = 1;
     for (int d = k; d < r; d++) slice *= lp.D->shape[d];
     /* for each row t: the slice's position from its k indices, then its elements e */
-    const weft_expr *t = weft_var(a, "t", WEFT_I64), *e = weft_var(a, "e", WEFT_I64), *ok = NULL, *lead = NULL;
+    const weft_expr *t = weft_var(a, "t", WEFT_I64), *e = weft_var(a, "e", WEFT_I64), *ok = NULL;
+    const weft_expr *lead[WEFT_NN_MAX_DIMS] = {0};
     for (int d = 0; d < k; d++) {
         const weft_expr *okd;
-        const weft_expr *v = wrap_in(a, weft_load(a, lp.I, weft_add(a, weft_mul(a, t, weft_i64(a, k)), weft_i64(a, d))),
-                                     lp.D->shape[d], &okd);
+        lead[d] = wrap_in(a, weft_load(a, lp.I, weft_add(a, weft_mul(a, t, weft_i64(a, k)), weft_i64(a, d))),
+                          lp.D->shape[d], &okd);
         ok = ok ? weft_and(a, ok, okd) : okd;
-        lead = lead ? weft_add(a, weft_mul(a, lead, weft_i64(a, lp.D->shape[d])), v) : v;
     }
-    const weft_expr *dst = weft_add(a, weft_mul(a, lead, weft_i64(a, slice)), e);
+    const weft_expr *dst = weft_add(a, weft_mul(a, weft_nn_flat_index(a, k, lp.D->shape, lead), weft_i64(a, slice)), e);
     const weft_expr *upd = weft_load(a, lp.U, weft_add(a, weft_mul(a, t, weft_i64(a, slice)), e));
     const weft_stmt *body = weft_for(a, e, weft_i64(a, 0), weft_i64(a, slice), WEFT_FOR_SERIAL, land(a, red, lp.Y, dst, upd, ok));
     body = weft_for(a, t, weft_i64(a, 0), weft_i64(a, rows), WEFT_FOR_SERIAL, body);

@@ -336,6 +336,8 @@ static weft_status topk_loop(weft_arena *a, const weft_graph *g, const weft_gnod
     const weft_expr *at = weft_add(a, obase, weft_mul(a, t, weft_i64(a, inner)));
     const weft_stmt *writes[2] = {V ? weft_store(a, V, at, weft_load(a, bv, t)) : NULL,
                                   I ? weft_store(a, I, at, weft_load(a, bi, t)) : NULL};
+    /* bv starts zeroed: `enters` reads its last slot before the list is full (a select, not a
+     * branch), and that read must not be of uninitialised memory */
     const weft_stmt *body[4] = {
         weft_store(a, cb, zero, zero),
         weft_for(a, t, zero, weft_i64(a, k), WEFT_FOR_SERIAL, weft_store(a, bv, t, weft_nn_const(a, X->dtype, 0))),
