@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onnx.pb-c.h"
+#include "onnx_pack.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
@@ -158,24 +158,7 @@ static uint8_t *tiny_pack(const tiny *t, size_t *len)
         g.n_initializer = 1;
         g.initializer = inits;
     }
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-    op.domain = (char *)(t->opset_domain ? t->opset_domain : "");
-    op.has_version = 1;
-    op.version = t->opset ? t->opset : 13;
-    Onnx__OperatorSetIdProto *ops[] = {&op};
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    m.has_ir_version = 1;
-    m.ir_version = 7;
-    m.producer_name = "weft-test";
-    m.graph = &g;
-    m.n_opset_import = 1;
-    m.opset_import = ops;
-
-    *len = onnx__model_proto__get_packed_size(&m);
-    uint8_t *buf = malloc(*len);
-    assert_non_null(buf);
-    assert_int_equal(onnx__model_proto__pack(&m, buf), *len);
-    return buf;
+    return onnx_pack(&g, t->opset_domain ? t->opset_domain : "", t->opset ? t->opset : 13, len);
 }
 
 /* Packs the model, writes it as tmpdir/name and loads it from there. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx.pb-c.h"
+#include "onnx_pack.h"
 #include "weft/graph.h"
 #include "weft/onnx.h"
 
@@ -80,24 +80,7 @@ static weft_status load(int32_t in_type, Onnx__TensorProto *value, weft_graph **
     gp.output = outs;
     gp.n_initializer = 1;
     gp.initializer = inits;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-    op.domain = "";
-    op.has_version = 1;
-    op.version = 13;
-    Onnx__OperatorSetIdProto *ops[] = {&op};
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    m.has_ir_version = 1;
-    m.ir_version = 7;
-    m.graph = &gp;
-    m.n_opset_import = 1;
-    m.opset_import = ops;
-    size_t len = onnx__model_proto__get_packed_size(&m);
-    uint8_t *buf = malloc(len);
-    assert_non_null(buf);
-    assert_int_equal(onnx__model_proto__pack(&m, buf), len);
-    weft_status rc = weft_onnx_load_buffer(buf, len, NULL, g);
-    free(buf);
-    return rc;
+    return onnx_pack_load(&gp, 13, g);
 }
 
 static Onnx__TensorProto scalar_tensor(int32_t type, size_t n, int64_t *dims)

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ir/graph.h"
-#include "onnx.pb-c.h"
+#include "onnx_pack.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
@@ -198,25 +198,7 @@ static weft_status tm_load(tmodel *m, weft_graph **g)
     gp.output = m->outp;
     gp.n_initializer = (size_t)m->n_inits;
     gp.initializer = m->ip;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-    op.domain = "";
-    op.has_version = 1;
-    op.version = m->opset;
-    Onnx__OperatorSetIdProto *ops[] = {&op};
-    Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-    mp.has_ir_version = 1;
-    mp.ir_version = 7;
-    mp.graph = &gp;
-    mp.n_opset_import = 1;
-    mp.opset_import = ops;
-    size_t len = onnx__model_proto__get_packed_size(&mp);
-    uint8_t *buf = malloc(len);
-    assert_non_null(buf);
-    assert_int_equal(onnx__model_proto__pack(&mp, buf), len);
-    *g = NULL;
-    weft_status rc = weft_onnx_load_buffer(buf, len, NULL, g);
-    free(buf);
-    return rc;
+    return onnx_pack_load(&gp, m->opset, g);
 }
 
 /* Loads m, compiles it for `target` and runs it on x into y; WEFT_OK or the first failure. */
