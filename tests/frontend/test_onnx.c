@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onnx_pack.h"
+#include "onnx_test_util.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_pack.h"
+#include "onnx_test_util.h"
 #include "weft/graph.h"
 #include "weft/onnx.h"
 
@@ -94,17 +94,6 @@ static Onnx__TensorProto scalar_tensor(int32_t type, size_t n, int64_t *dims)
     return t;
 }
 
-static void expect(weft_status got, weft_status want, const char *const *needles)
-{
-    const char *msg = weft_last_error();
-    print_message("%s\n", got == WEFT_OK ? "ok" : msg);
-    assert_int_equal(got, want);
-    for (int i = 0; needles[i]; i++) {
-        if (!strstr(msg, needles[i])) print_error("missing '%s' in: %s\n", needles[i], msg);
-        assert_non_null(strstr(msg, needles[i]));
-    }
-}
-
 static void test_tensor_attribute_one_element(void **state)
 {
     (void)state;
@@ -147,13 +136,13 @@ static void test_tensor_attribute_refused(void **state)
     t2.n_float_data = 2;
     t2.float_data = two;
     weft_graph *g = NULL;
-    expect(load(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &t2, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(load(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &t2, &g), WEFT_ERR_UNSUPPORTED,
            (const char *const[]){"node 'cos' (ConstantOfShape)", "attribute 'value'", "2 elements", NULL});
     int32_t i32 = 1;
     Onnx__TensorProto t3 = scalar_tensor(ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, dims);
     t3.n_int32_data = 1;
     t3.int32_data = &i32;
-    expect(load(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &t3, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(load(ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &t3, &g), WEFT_ERR_UNSUPPORTED,
            (const char *const[]){"node 'cos' (ConstantOfShape)", "attribute 'value'", "INT32", NULL});
 }
 
@@ -164,7 +153,7 @@ static void test_input_types(void **state)
     assert_int_equal(load(ONNX__TENSOR_PROTO__DATA_TYPE__INT64, NULL, &g), WEFT_OK);
     assert_int_equal(weft_graph_value_type(g, weft_graph_input(g, 0)), WEFT_TYPE_INT64);
     weft_graph_destroy(g);
-    expect(load(ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, NULL, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(load(ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, NULL, &g), WEFT_ERR_UNSUPPORTED,
            (const char *const[]){"input 'x'", "DOUBLE", "FLOAT, INT64, INT32 or BOOL", NULL});
 }
 

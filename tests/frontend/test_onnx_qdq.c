@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ir/graph.h"
-#include "onnx_pack.h"
+#include "onnx_test_util.h"
 #include "weft/graph.h"
 #include "weft/model.h"
 #include "weft/onnx.h"
@@ -218,17 +218,6 @@ static weft_status tm_run(tmodel *m, const char *target, const float *x, float *
     return rc;
 }
 
-static void expect_error(weft_status got, weft_status want, const char *const *needles)
-{
-    const char *msg = weft_last_error();
-    print_message("%s\n", got == WEFT_OK ? "ok" : msg);
-    assert_int_equal(got, want);
-    for (int i = 0; needles[i]; i++) {
-        if (!strstr(msg, needles[i])) print_error("missing '%s' in: %s\n", needles[i], msg);
-        assert_non_null(strstr(msg, needles[i]));
-    }
-}
-
 static const char *const targets[] = {"llvm", "interp"};
 
 /* ---- per-tensor fake quantization vs a naive reference ----------------------------------- */
@@ -419,7 +408,7 @@ static void test_zero_point_computed_at_run_time_refused(void **state)
     tm_node(&m, "QuantizeLinear", "quant_x", 3, (const char *const[]){"x", "s", "zp"}, "xq");
     tm_node(&m, "DequantizeLinear", "dq", 3, (const char *const[]){"xq", "s", "zp0"}, "y");
     weft_graph *g = NULL;
-    expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                  (const char *const[]){"QuantizeLinear node 'quant_x'", "zero point 'zp'", "computed at run time",
                                        NULL});
     assert_null(g);
@@ -437,7 +426,7 @@ static void test_quantized_graph_output_refused(void **state)
     tm_raw(&m, "zp", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, none, 1, &zb);
     tm_node(&m, "QuantizeLinear", "quant_out", 3, (const char *const[]){"x", "s", "zp"}, "xq");
     weft_graph *g = NULL;
-    expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                  (const char *const[]){"graph output 'xq'", "node 'quant_out'", "int8 graph outputs are not supported",
                                        NULL});
     assert_null(g);
@@ -456,7 +445,7 @@ static void test_int16_zero_point_refused(void **state)
     tm_node(&m, "QuantizeLinear", "quant16", 3, (const char *const[]){"x", "s", "zp16"}, "xq");
     tm_node(&m, "DequantizeLinear", "dq", 3, (const char *const[]){"xq", "s", "zp16"}, "y");
     weft_graph *g = NULL;
-    expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                  (const char *const[]){"QuantizeLinear node 'quant16'", "zero point 'zp16'", "INT16", NULL});
     assert_null(g);
 }
@@ -477,7 +466,7 @@ static void test_other_quantization_forms_refused(void **state)
         tm_attr_int(tm_node(&m, "QuantizeLinear", "qa", 3, (const char *const[]){"x", "s", "zp"}, "xq"), attr[k], 1);
         tm_node(&m, "DequantizeLinear", "dq", 3, (const char *const[]){"xq", "s", "zp"}, "y");
         weft_graph *g = NULL;
-        expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+        expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                      (const char *const[]){"QuantizeLinear node 'qa'", attr[k], "not supported", NULL});
     }
     tmodel m;
@@ -487,7 +476,7 @@ static void test_other_quantization_forms_refused(void **state)
     tm_node(&m, "QuantizeLinear", "q32", 3, (const char *const[]){"x", "s", "zp"}, "xq");
     tm_node(&m, "DequantizeLinear", "dq", 3, (const char *const[]){"xq", "s", "zp"}, "y");
     weft_graph *g = NULL;
-    expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                  (const char *const[]){"QuantizeLinear node 'q32'", "zero point 'zp'", "INT32", NULL});
 }
 
@@ -507,7 +496,7 @@ static void test_qlinear_ops_unsupported(void **state)
     tm_node(&m, "QuantizeLinear", "q", 3, (const char *const[]){"x", "s", "z"}, "xq");
     tm_node(&m, "MatMulInteger", "mmi", 4, (const char *const[]){"xq", "w", "z", "z"}, "y");
     weft_graph *g = NULL;
-    expect_error(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
+    expect_refusal(tm_load(&m, &g), WEFT_ERR_UNSUPPORTED,
                  (const char *const[]){"unsupported op 'MatMulInteger'", "node 'mmi'", NULL});
 }
 
@@ -587,7 +576,7 @@ static void test_max_unpool_refused(void **state)
                                                {"MaxUnpool node 'up'", "output dim 0 is 2", NULL}};
         static const weft_status codes[3] = {WEFT_ERR_INVALID_ARG, WEFT_ERR_UNSUPPORTED, WEFT_ERR_SHAPE};
         weft_graph *g = NULL;
-        expect_error(tm_load(&m, &g), codes[c], want[c]);
+        expect_refusal(tm_load(&m, &g), codes[c], want[c]);
         assert_null(g);
     }
 }

@@ -1,9 +1,10 @@
-/* Packing a hand-built ONNX graph (protobuf-c structs) into model bytes, for the frontend tests.
- * Include after cmocka.h. */
-#ifndef WEFT_TESTS_FRONTEND_ONNX_PACK_H
-#define WEFT_TESTS_FRONTEND_ONNX_PACK_H
+/* Helpers of the frontend tests: packing a hand-built ONNX graph (protobuf-c structs) into
+ * model bytes, loading it, and checking a refusal's status and message. Include after cmocka.h. */
+#ifndef WEFT_TESTS_FRONTEND_ONNX_TEST_UTIL_H
+#define WEFT_TESTS_FRONTEND_ONNX_TEST_UTIL_H
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "onnx.pb-c.h"
 #include "weft/onnx.h"
@@ -40,6 +41,18 @@ static inline weft_status onnx_pack_load(Onnx__GraphProto *gp, int64_t opset, we
     weft_status rc = weft_onnx_load_buffer(buf, len, NULL, g);
     free(buf);
     return rc;
+}
+
+/* got is want, and weft_last_error() holds every one of needles (NULL-terminated). */
+static inline void expect_refusal(weft_status got, weft_status want, const char *const *needles)
+{
+    const char *msg = weft_last_error();
+    print_message("%s\n", got == WEFT_OK ? "ok" : msg);
+    assert_int_equal(got, want);
+    for (int i = 0; needles[i]; i++) {
+        if (!strstr(msg, needles[i])) print_error("missing '%s' in: %s\n", needles[i], msg);
+        assert_non_null(strstr(msg, needles[i]));
+    }
 }
 
 #endif
