@@ -23,11 +23,11 @@
  * floordiv(x * A + B, C) (A/C = in/out or 2in/2out: every common case) the stage reads
  * X at that index; otherwise it reads X at a select chain over the table's runs.
  *
- * linear: the dims whose extent changes are interpolated (at most 2, the last two of a
- * 4-D NCHW tensor in practice); per dim the kernel computes the source coordinate in float,
+ * linear: the dims whose extent changes are interpolated (at most 3: bilinear on NCHW,
+ * trilinear on NCDHW); per dim the kernel computes the source coordinate in float,
  * clamps it to >= 0, takes i0 = min(trunc(src), in - 1), i1 = min(i0 + 1, in - 1) and
  * lambda = src - i0 (PyTorch's and ONNX Runtime's formulation), and the output is the
- * weighted sum of the 2 or 4 taps. One stage, ELEMWISE-like (no reduction).
+ * weighted sum of the 2, 4 or 8 taps. One stage, ELEMWISE-like (no reduction).
  *
  * cubic: the same source coordinate without the clamp at 0, f = floor(src), t = src - f, taps
  * f-1 .. f+2 clamped into the input, with Keys' weights for cubic_coeff_a (PyTorch's bicubic:
@@ -216,11 +216,12 @@ static weft_status resize_params_read(const weft_graph *g, const weft_gnode *n, 
     if (p->linear) {
         int changed = 0;
         for (int d = 0; d < rank; d++) changed += p->out[d] != p->in[d] || p->scale[d] != 1.0;
-        if (changed > 2)
+        int most = p->cubic ? 2 : 3;
+        if (changed > most)
             return weft_nn_fail(WEFT_ERR_UNSUPPORTED, n,
-                                "mode=%s resizes %d axes (input %s, output %s); at most 2 are supported",
-                                p->cubic ? "cubic" : "linear", changed,
-                                weft_nn_shape_str(rank, p->in).s, weft_nn_shape_str(rank, p->out).s);
+                                "mode=%s resizes %d axes (input %s, output %s); at most %d are supported",
+                                p->cubic ? "cubic" : "linear", changed, weft_nn_shape_str(rank, p->in).s,
+                                weft_nn_shape_str(rank, p->out).s, most);
     }
     return WEFT_OK;
 }
@@ -392,6 +393,21 @@ static void cubic_taps(weft_arena *a, const resize_params *p, int d, const weft_
     }
 }
 
+/* The interpolation over the resized dims dims[level..nd) at the index x (the other dims
+ * already set), nested as PyTorch writes it: (1 - l0) * (inner at lo) + l0 * (inner at hi),
+ * the innermost dim last: x00 .. x11 in bilinear order, 8 corners in trilinear order. */
+static const weft_expr *linear_corners(weft_arena *a, const weft_tensor *X, const weft_expr **x, const int *dims,
+                                       const weft_expr *const *lo, const weft_expr *const *hi,
+                                       const weft_expr *const *lam, int level, int nd)
+{
+    if (level == nd) return weft_tload(a, X, X->ndim, x);
+    x[dims[level]] = lo[level];
+    const weft_expr *v0 = linear_corners(a, X, x, dims, lo, hi, lam, level + 1, nd);
+    x[dims[level]] = hi[level];
+    const weft_expr *v1 = linear_corners(a, X, x, dims, lo, hi, lam, level + 1, nd);
+    return weft_add(a, weft_mul(a, weft_sub(a, weft_f32(a, 1.0), lam[level]), v0), weft_mul(a, lam[level], v1));
+}
+
 weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const weft_gnode *n, const char *name,
                                    const weft_tensor *const *ins, weft_tensor **outs)
 {
@@ -444,8 +460,8 @@ weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const wef
         outs[0] = Y;
         return weft_nn_done(a, n);
     }
-    int dims[2], nd = 0;
-    const weft_expr *lo[2], *hi[2], *lam[2];
+    int dims[3], nd = 0;
+    const weft_expr *lo[3], *hi[3], *lam[3];
     for (int d = 0; d < X->ndim; d++) {
         x[d] = o[d];
         if (p.out[d] == p.in[d] && p.scale[d] == 1.0) continue;
@@ -453,31 +469,7 @@ weft_status weft_nn_resize_compute(weft_arena *a, const weft_graph *g, const wef
         if (!linear_taps(a, &p, d, o[d], &lo[nd], &hi[nd], &lam[nd])) return weft_nn_fail(WEFT_ERR_NOMEM, n, "out of memory");
         nd++;
     }
-    /* sum over the 2^nd corners: weight prod(c ? lambda : 1 - lambda) */
-    const weft_expr *acc = NULL;
-    if (nd == 0) acc = weft_tload(a, X, X->ndim, x);
-    if (nd == 1) {
-        int d = dims[0];
-        x[d] = lo[0];
-        const weft_expr *v0 = weft_tload(a, X, X->ndim, x);
-        x[d] = hi[0];
-        const weft_expr *v1 = weft_tload(a, X, X->ndim, x);
-        acc = weft_add(a, weft_mul(a, weft_sub(a, weft_f32(a, 1.0), lam[0]), v0), weft_mul(a, lam[0], v1));
-    }
-    if (nd == 2) {
-        /* PyTorch's order: h0l * (w0l * x00 + w1l * x01) + h1l * (w0l * x10 + w1l * x11) */
-        const weft_expr *row[2];
-        const weft_expr *w0 = weft_sub(a, weft_f32(a, 1.0), lam[1]);
-        for (int r = 0; r < 2; r++) {
-            x[dims[0]] = r ? hi[0] : lo[0];
-            x[dims[1]] = lo[1];
-            const weft_expr *v0 = weft_tload(a, X, X->ndim, x);
-            x[dims[1]] = hi[1];
-            const weft_expr *v1 = weft_tload(a, X, X->ndim, x);
-            row[r] = weft_add(a, weft_mul(a, w0, v0), weft_mul(a, lam[1], v1));
-        }
-        acc = weft_add(a, weft_mul(a, weft_sub(a, weft_f32(a, 1.0), lam[0]), row[0]), weft_mul(a, lam[0], row[1]));
-    }
+    const weft_expr *acc = linear_corners(a, X, x, dims, lo, hi, lam, 0, nd);
     weft_te_set_body(Y, WEFT_REDUCE_NONE, acc);
     outs[0] = Y;
     return weft_nn_done(a, n);

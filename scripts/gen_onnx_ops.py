@@ -136,6 +136,9 @@ TORCH_CASES = {
     "resize_bicubic_align_corners": (
         lambda: Fn(lambda x: F.interpolate(x, size=(7, 9), mode="bicubic", align_corners=True)), (1, 2, 4, 6), 13),
     "resize_bicubic_down": (lambda: Fn(lambda x: F.interpolate(x, size=(3, 4), mode="bicubic")), (1, 2, 7, 9), 13),
+    "resize_trilinear_x2": (lambda: Fn(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")), (1, 2, 3, 4, 5), 13),
+    "resize_trilinear_ac_sizes": (
+        lambda: Fn(lambda x: F.interpolate(x, size=(4, 7, 2), mode="trilinear", align_corners=True)), (1, 2, 3, 5, 6), 13),
     "pad_constant": (lambda: Fn(lambda x: F.pad(x, (1, 2, 0, 3), value=0.5)), (1, 2, 3, 4), 13),
     "pad_constant_opset10": (lambda: Fn(lambda x: F.pad(x, (2, 0, 1, 1), value=-1.5)), (1, 2, 3, 4), 10),
     "pad_crop": (lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, -2))), (1, 2, 5, 4), 13),

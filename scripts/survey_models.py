@@ -2059,6 +2059,387 @@ class TokenMerge(nn.Module):
         return self.blk2(self.merge(self.blk(x)))
 
 
+class SuperPoint(nn.Module):
+    """SuperPoint: a VGG encoder to 1/8 resolution (a 120x160 grey image: 15x20 cells), the
+    detector's softmax over 65 bins with the dustbin dropped and a pixel shuffle, simple NMS by
+    max-pool equality, L2-normalised descriptors upsampled bilinearly."""
+
+    def __init__(self):
+        super().__init__()
+        chans = (1, 32, 32, 64, 64, 64, 64, 128, 128)
+        self.enc = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(chans[:-1], chans[1:]))
+        self.det = nn.Sequential(nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(), nn.Conv2d(128, 65, 1))
+        self.desc = nn.Sequential(nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(), nn.Conv2d(128, 128, 1))
+
+    def forward(self, x):
+        for i, conv in enumerate(self.enc):
+            x = torch.relu(conv(x))
+            if i in (1, 3, 5):
+                x = nn.functional.max_pool2d(x, 2)
+        s = self.det(x).softmax(1)[:, :-1]
+        s = nn.functional.pixel_shuffle(s, 8)
+        keep = (s == nn.functional.max_pool2d(s, 9, 1, 4)).float()
+        d = nn.functional.normalize(self.desc(x), dim=1)
+        d = nn.functional.interpolate(d, scale_factor=2, mode="bilinear", align_corners=False)
+        return s * keep, d
+
+
+class Sinkhorn(nn.Module):
+    """SuperGlue's optimal-transport matcher: a learned projection of both descriptor sets,
+    cosine-like scores, a dustbin row and column, 20 log-domain Sinkhorn iterations
+    (logsumexp along rows, then columns)."""
+
+    def __init__(self, d=64, iters=20):
+        super().__init__()
+        self.proj = nn.Conv1d(d, d, 1)
+        self.alpha = nn.Parameter(torch.tensor(1.0))
+        self.iters = iters
+
+    def forward(self, d0, d1):
+        m0, m1 = self.proj(d0), self.proj(d1)
+        scores = torch.einsum("bdn,bdm->bnm", m0, m1) / m0.shape[1] ** 0.5
+        b, m, n = scores.shape
+        bins0 = self.alpha.expand(b, m, 1)
+        bins1 = self.alpha.expand(b, 1, n)
+        z = torch.cat([torch.cat([scores, bins0], -1), torch.cat([bins1, self.alpha.expand(b, 1, 1)], -1)], 1)
+        norm = -math.log(m + n)
+        log_mu = torch.cat([torch.full((m,), norm), torch.tensor([math.log(n) + norm])]).expand(b, -1)
+        log_nu = torch.cat([torch.full((n,), norm), torch.tensor([math.log(m) + norm])]).expand(b, -1)
+        u, v = torch.zeros_like(log_mu), torch.zeros_like(log_nu)
+        for _ in range(self.iters):
+            u = log_mu - torch.logsumexp(z + v.unsqueeze(1), 2)
+            v = log_nu - torch.logsumexp(z + u.unsqueeze(2), 1)
+        return z + u.unsqueeze(2) + v.unsqueeze(1) - norm
+
+
+def sparsemax(z):
+    """Sparsemax over the last dim: sort descending, cumulative sums, the support size k,
+    the threshold tau, max(z - tau, 0)."""
+    zs = z.sort(-1, descending=True).values
+    rng = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    support = (1 + rng * zs > zs.cumsum(-1)).to(z.dtype)
+    k = support.sum(-1, keepdim=True)
+    tau = ((zs * support).sum(-1, keepdim=True) - 1) / k
+    return torch.clamp(z - tau, min=0)
+
+
+class TabNet(nn.Module):
+    """TabNet: 3 decision steps, each an attentive transformer (Linear + BatchNorm, scaled by
+    the prior, sparsemax) masking the features, then a feature transformer of GLU blocks with
+    sqrt(0.5)-scaled residuals; ReLU'd decision outputs summed into a head."""
+
+    def __init__(self, f=32, nd=16, steps=3):
+        super().__init__()
+        self.steps, self.nd = steps, nd
+        self.bn = nn.BatchNorm1d(f)
+        self.att = nn.ModuleList(nn.Sequential(nn.Linear(nd, f, bias=False), nn.BatchNorm1d(f)) for _ in range(steps))
+        self.glu = nn.ModuleList(nn.ModuleList([nn.Sequential(nn.Linear(f, 4 * nd, bias=False), nn.BatchNorm1d(4 * nd)),
+                                                nn.Sequential(nn.Linear(2 * nd, 4 * nd, bias=False), nn.BatchNorm1d(4 * nd))])
+                                 for _ in range(steps + 1))
+        self.head = nn.Linear(nd, 4)
+        with torch.no_grad():
+            for mod in self.modules():
+                if isinstance(mod, nn.BatchNorm1d):
+                    mod.running_mean.normal_(0, 0.1)
+                    mod.running_var.uniform_(0.5, 1.5)
+
+    def feat(self, i, x):
+        a, b = self.glu[i]
+        h = nn.functional.glu(a(x), -1)
+        return (h + nn.functional.glu(b(h), -1)) * math.sqrt(0.5)
+
+    def forward(self, x):
+        x = self.bn(x)
+        prior = torch.ones_like(x)
+        a = self.feat(0, x)[:, self.nd:]
+        out = 0
+        for s in range(self.steps):
+            m = sparsemax(self.att[s](a) * prior)
+            prior = prior * (1.3 - m)
+            h = self.feat(s + 1, x * m)
+            out = out + torch.relu(h[:, :self.nd])
+            a = h[:, self.nd:]
+        return self.head(out)
+
+
+class PointTransformer(nn.Module):
+    """Point Transformer layer: 16 nearest neighbours by TopK, neighbours' keys, values and
+    positions gathered by advanced indexing x[batch, idx], vector attention (an MLP of
+    q - k + pos, softmax over the neighbours), a sum; two layers and a max pool."""
+
+    def __init__(self, d=64, k=16):
+        super().__init__()
+        self.k = k
+        self.inp = nn.Linear(3, d)
+        self.layers = nn.ModuleList(nn.ModuleDict(dict(
+            qkv=nn.Linear(d, 3 * d), pos=nn.Sequential(nn.Linear(3, d), nn.ReLU(), nn.Linear(d, d)),
+            att=nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d)), out=nn.Linear(d, d))) for _ in range(2))
+        self.head = nn.Linear(d, 8)
+
+    def forward(self, p):
+        b, n, _ = p.shape
+        d2 = ((p[:, :, None] - p[:, None]) ** 2).sum(-1)
+        idx = d2.topk(self.k, -1, largest=False).indices
+        bi = torch.arange(b)[:, None, None]
+        rel = p[:, :, None] - p[bi, idx]
+        x = self.inp(p)
+        for l in self.layers:
+            q, k, v = l["qkv"](x).chunk(3, -1)
+            pe = l["pos"](rel)
+            w = l["att"](q[:, :, None] - k[bi, idx] + pe).softmax(2)
+            x = x + l["out"]((w * (v[bi, idx] + pe)).sum(2))
+        return self.head(x.amax(1))
+
+
+class ConvNextV2(nn.Module):
+    """ConvNeXt-V2 blocks: depthwise 7x7, LayerNorm channels-last, pointwise MLP with GELU and
+    global response normalisation (the L2 norm over H and W, divided by its channel mean),
+    downsampling by LayerNorm + 2x2 stride-2 convs, three stages on 128x128."""
+
+    def __init__(self, dims=(32, 64, 128)):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dims[0], 4, 4)
+        self.blocks = nn.ModuleList()
+        self.down = nn.ModuleList()
+        for i, d in enumerate(dims):
+            self.blocks.append(nn.ModuleList(nn.ModuleDict(dict(
+                dw=nn.Conv2d(d, d, 7, padding=3, groups=d), ln=nn.LayerNorm(d), f1=nn.Linear(d, 4 * d),
+                f2=nn.Linear(4 * d, d))) for _ in range(2)))
+            if i + 1 < len(dims):
+                self.down.append(nn.Conv2d(d, dims[i + 1], 2, 2))
+        self.gamma = nn.ParameterList(nn.Parameter(torch.randn(4 * d) * 0.1) for d in dims for _ in range(2))
+        self.beta = nn.ParameterList(nn.Parameter(torch.randn(4 * d) * 0.1) for d in dims for _ in range(2))
+        self.head = nn.Linear(dims[-1], 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        j = 0
+        for i, blocks in enumerate(self.blocks):
+            for blk in blocks:
+                y = blk["ln"](blk["dw"](x).permute(0, 2, 3, 1))
+                y = nn.functional.gelu(blk["f1"](y))
+                gx = torch.norm(y, p=2, dim=(1, 2), keepdim=True)
+                nx = gx / (gx.mean(-1, keepdim=True) + 1e-6)
+                y = self.gamma[j] * (y * nx) + self.beta[j] + y
+                x = x + blk["f2"](y).permute(0, 3, 1, 2)
+                j += 1
+            if i < len(self.down):
+                x = self.down[i](x)
+        return self.head(x.mean((2, 3)))
+
+
+class SepConv(nn.Sequential):
+    def __init__(self, a, b):
+        super().__init__(nn.Conv2d(a, a, 3, padding=1, groups=a, bias=False), nn.Conv2d(a, b, 1, bias=False), nn.BatchNorm2d(b))
+
+
+class Xception(nn.Module):
+    """A reduced Xception on a 149x149 image (odd extents: 74, 72, 36, 18, 9): unpadded
+    stem convs, entry-flow blocks of separable convs with a 3x3/2 max pool and a strided 1x1
+    shortcut, two middle-flow blocks, global pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 32, 3, 2, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
+                                  nn.Conv2d(32, 64, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+        self.entry = nn.ModuleList()
+        for a, b in ((64, 128), (128, 256), (256, 364)):
+            self.entry.append(nn.ModuleDict(dict(body=nn.Sequential(SepConv(a, b), nn.ReLU(), SepConv(b, b), nn.MaxPool2d(3, 2, 1)),
+                                                 short=nn.Sequential(nn.Conv2d(a, b, 1, 2, bias=False), nn.BatchNorm2d(b)))))
+        self.middle = nn.ModuleList(nn.Sequential(*[m for _ in range(3) for m in (nn.ReLU(), SepConv(364, 364))]) for _ in range(2))
+        self.fc = nn.Linear(364, 100)
+        with torch.no_grad():
+            for mod in self.modules():
+                if isinstance(mod, nn.BatchNorm2d):
+                    mod.running_mean.normal_(0, 0.1)
+                    mod.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for i, blk in enumerate(self.entry):
+            y = torch.relu(x) if i else x
+            x = blk["body"](y) + blk["short"](x)
+        for blk in self.middle:
+            x = x + blk(x)
+        return self.fc(torch.relu(x).mean((2, 3)))
+
+
+class Stn(nn.Module):
+    """A spatial transformer network: a localisation CNN regresses a 2x3 affine matrix (started
+    at the identity), an affine grid (written out) + grid_sample warp the input, a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 8, 7), nn.MaxPool2d(2), nn.ReLU(), nn.Conv2d(8, 10, 5), nn.MaxPool2d(2), nn.ReLU())
+        self.theta = nn.Sequential(nn.Linear(10 * 3 * 3, 32), nn.ReLU(), nn.Linear(32, 6))
+        with torch.no_grad():
+            self.theta[2].weight.mul_(0.1)
+            self.theta[2].bias.copy_(torch.tensor([1.0, 0, 0, 0, 1, 0]))
+        self.cls = nn.Sequential(nn.Conv2d(1, 16, 5), nn.MaxPool2d(2), nn.ReLU(), nn.Conv2d(16, 32, 5), nn.MaxPool2d(2), nn.ReLU(),
+                                 nn.Flatten(), nn.Linear(32 * 4 * 4, 10))
+
+    def forward(self, x):
+        theta = self.theta(self.loc(x).flatten(1)).view(-1, 2, 3)
+        # affine_grid does not export (PyTorch 1.13): the base grid of pixel centres times theta
+        n, _, h, w = x.shape
+        ys = (torch.arange(h, dtype=torch.float32) * 2 + 1) / h - 1
+        xs = (torch.arange(w, dtype=torch.float32) * 2 + 1) / w - 1
+        base = torch.stack([xs.expand(h, w), ys[:, None].expand(h, w), torch.ones(h, w)], -1)
+        grid = (base.view(1, h * w, 3) @ theta.transpose(1, 2)).view(n, h, w, 2)
+        return self.cls(nn.functional.grid_sample(x, grid, align_corners=False)).log_softmax(-1)
+
+
+class VNet(nn.Module):
+    """A small 3-D segmentation net: strided 3-D convs down, trilinear upsampling (a 5-D Resize
+    over three axes) and skip concatenations up, PReLU activations, 32^3 input."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.e1 = nn.Sequential(nn.Conv3d(1, c, 3, padding=1), nn.PReLU(c))
+        self.e2 = nn.Sequential(nn.Conv3d(c, 2 * c, 2, 2), nn.PReLU(2 * c), nn.Conv3d(2 * c, 2 * c, 3, padding=1), nn.PReLU(2 * c))
+        self.e3 = nn.Sequential(nn.Conv3d(2 * c, 4 * c, 2, 2), nn.PReLU(4 * c), nn.Conv3d(4 * c, 4 * c, 3, padding=1), nn.PReLU(4 * c))
+        self.d2 = nn.Sequential(nn.Conv3d(6 * c, 2 * c, 3, padding=1), nn.PReLU(2 * c))
+        self.d1 = nn.Sequential(nn.Conv3d(3 * c, c, 3, padding=1), nn.PReLU(c))
+        self.out = nn.Conv3d(c, 2, 1)
+
+    def forward(self, x):
+        up = lambda t: nn.functional.interpolate(t, scale_factor=2, mode="trilinear", align_corners=False)
+        a = self.e1(x)
+        b = self.e2(a)
+        c = self.e3(b)
+        y = self.d2(torch.cat([up(c), b], 1))
+        y = self.d1(torch.cat([up(y), a], 1))
+        return self.out(y).softmax(1)
+
+
+class Gin(nn.Module):
+    """A graph isomorphism network over a batch of 8 graphs (300 nodes, 1200 run-time edges):
+    neighbour sums by scatter_add, (1 + eps) x + sum through 2-layer MLPs with BatchNorm, a
+    per-graph readout by scatter_add over a batch vector, a classifier over the layers' sums."""
+
+    def __init__(self, f=16, d=64, layers=3, graphs=8):
+        super().__init__()
+        self.graphs = graphs
+        self.eps = nn.Parameter(torch.randn(layers) * 0.1)
+        self.mlps = nn.ModuleList(nn.Sequential(nn.Linear(f if i == 0 else d, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d), nn.ReLU())
+                                  for i in range(layers))
+        self.cls = nn.Linear(d * layers, 5)
+
+    def forward(self, x, edges, batch):
+        src, dst = edges[0], edges[1]
+        pooled = []
+        for i, mlp in enumerate(self.mlps):
+            agg = torch.zeros_like(x).scatter_add(0, dst[:, None].expand(-1, x.shape[1]), x[src])
+            x = mlp((1 + self.eps[i]) * x + agg)
+            pooled.append(torch.zeros(self.graphs, x.shape[1]).scatter_add(0, batch[:, None].expand(-1, x.shape[1]), x))
+        return self.cls(torch.cat(pooled, 1))
+
+
+def gin_inputs():
+    n, e = 300, 1200
+    batch = torch.sort(torch.randint(0, 8, (n,))).values
+    return torch.randn(n, 16), torch.randint(0, n, (2, e)), batch
+
+
+class CtcGreedy(nn.Module):
+    """A speech recogniser with greedy CTC decoding in the graph: 1-D conv front end, a
+    bidirectional GRU, log-softmax over 29 symbols, argmax, repeats collapsed by comparing with
+    the previous frame, blanks masked to -1 (returned as float)."""
+
+    def __init__(self, mel=40, d=96, sym=29):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(mel, d, 5, 2, 2), nn.ReLU(), nn.Conv1d(d, d, 3, padding=1), nn.ReLU())
+        self.gru = nn.GRU(d, d, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * d, sym)
+
+    def forward(self, x):
+        h, _ = self.gru(self.conv(x).transpose(1, 2))
+        lp = self.fc(h).log_softmax(-1)
+        best = lp.argmax(-1)
+        prev = torch.cat([torch.full_like(best[:, :1], -1), best[:, :-1]], 1)
+        keep = (best != prev) & (best != 0)
+        return lp, torch.where(keep, best, torch.full_like(best, -1)).float()
+
+
+class SwinV2Attn(nn.Module):
+    """Swin-V2 window attention: cosine attention (normalised q and k, a clamped learned
+    logit scale), a continuous position bias from a small MLP over log-spaced relative
+    coordinates, gathered per window pair and squashed by 16 sigmoid; 7x7 windows on 28x28."""
+
+    def __init__(self, d=64, heads=4, win=7):
+        super().__init__()
+        self.h, self.win = heads, win
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.logit_scale = nn.Parameter(torch.log(10 * torch.ones(heads, 1, 1)))
+        self.cpb = nn.Sequential(nn.Linear(2, 128), nn.ReLU(), nn.Linear(128, heads, bias=False))
+        r = torch.arange(-(win - 1), win, dtype=torch.float32)
+        table = torch.stack(torch.meshgrid(r, r, indexing="ij"), -1)[None] / (win - 1) * 8
+        self.register_buffer("table", torch.sign(table) * torch.log2(table.abs() + 1) / math.log2(8))
+        c = torch.stack(torch.meshgrid(torch.arange(win), torch.arange(win), indexing="ij")).flatten(1)
+        rel = (c[:, :, None] - c[:, None]).permute(1, 2, 0) + (win - 1)
+        self.register_buffer("index", rel[..., 0] * (2 * win - 1) + rel[..., 1])
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, hh, ww, d = x.shape
+        w = self.win
+        t = x.view(b, hh // w, w, ww // w, w, d).permute(0, 1, 3, 2, 4, 5).reshape(-1, w * w, d)
+        q, k, v = self.qkv(t).view(t.shape[0], w * w, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        att = nn.functional.normalize(q, dim=-1) @ nn.functional.normalize(k, dim=-1).transpose(-2, -1)
+        att = att * torch.clamp(self.logit_scale, max=math.log(100.0)).exp()
+        bias = self.cpb(self.table).view(-1, self.h)[self.index.view(-1)].view(w * w, w * w, -1).permute(2, 0, 1)
+        att = att + 16 * torch.sigmoid(bias)
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(t.shape[0], w * w, d)
+        y = self.proj(y).view(b, hh // w, ww // w, w, w, d).permute(0, 1, 3, 2, 4, 5).reshape(b, hh, ww, d)
+        return x + self.ln(y)
+
+
+class Tft(nn.Module):
+    """Temporal Fusion Transformer pieces: a variable selection network (a gated residual
+    network per input variable: Linear, ELU, Linear, GLU, LayerNorm; softmax weights over 8
+    variables), an LSTM encoder, interpretable multi-head attention (shared values, heads
+    averaged) with a causal mask, GLU gates and a quantile head."""
+
+    def __init__(self, nv=8, d=32, heads=4, t=48):
+        super().__init__()
+        self.nv, self.h, self.d = nv, heads, d
+        self.emb = nn.Linear(1, d)
+        self.grn = nn.ModuleList(nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, 2 * d), nn.LayerNorm(d)]) for _ in range(nv))
+        self.sel = nn.ModuleList([nn.Linear(nv * d, d), nn.Linear(d, d), nn.Linear(d, 2 * nv), nn.LayerNorm(nv), nn.Linear(nv * d, nv)])
+        self.lstm = nn.LSTM(d, d, batch_first=True)
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d // heads)
+        self.o = nn.Linear(d // heads, d)
+        self.gate = nn.Linear(d, 2 * d)
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 3)
+        self.register_buffer("causal", torch.triu(torch.full((t, t), float("-inf")), 1))
+
+    @staticmethod
+    def grn_apply(m, x, skip):
+        l1, l2, l3, ln = m
+        h = l2(nn.functional.elu(l1(x)))
+        return ln(skip + nn.functional.glu(l3(h), -1))
+
+    def forward(self, x):
+        b, t, nv = x.shape
+        e = self.emb(x.unsqueeze(-1))  # b t nv d
+        per = torch.stack([self.grn_apply(self.grn[i], e[:, :, i], e[:, :, i]) for i in range(nv)], -2)
+        flat = e.reshape(b, t, nv * self.d)
+        l1, l2, l3, ln, skip = self.sel
+        w = ln(skip(flat) + nn.functional.glu(l3(l2(nn.functional.elu(l1(flat)))), -1)).softmax(-1)
+        v_in = (per * w.unsqueeze(-1)).sum(-2)
+        h, _ = self.lstm(v_in)
+        q = self.q(h).view(b, t, self.h, -1).transpose(1, 2)
+        k = self.k(h).view(b, t, self.h, -1).transpose(1, 2)
+        att = (q @ k.transpose(-1, -2) / math.sqrt(self.d // self.h) + self.causal).softmax(-1)
+        y = self.o((att @ self.v(h).unsqueeze(1)).mean(1))
+        y = self.ln(h + nn.functional.glu(self.gate(y), -1))
+        return self.head(y)
+
+
 def img(s=64):
     return (torch.randn(1, 3, s, s),)
 
@@ -2211,6 +2592,20 @@ MODELS = {
     "realnvp": (RealNvp, lambda: (torch.randn(4, 3, 16, 16),)),
     "pointnet2": (PointNet2, lambda: (torch.randn(2, 512, 3), torch.randn(2, 512, 3))),
     "token_merge": (TokenMerge, lambda: (torch.randn(2, 98, 64),), 16),
+    # eleventh batch: keypoints and matching, sparsemax, point attention, GRN, odd extents,
+    # affine warps, trilinear upsampling, graph sums, CTC decoding, cosine window attention, TFT
+    "superpoint": (SuperPoint, lambda: (torch.randn(1, 1, 120, 160),)),
+    "sinkhorn": (Sinkhorn, lambda: (torch.randn(2, 64, 100), torch.randn(2, 64, 90))),
+    "tabnet": (TabNet, lambda: (torch.randn(256, 32),)),
+    "point_transformer": (PointTransformer, lambda: (torch.randn(2, 256, 3),)),
+    "convnext_v2": (ConvNextV2, lambda: (torch.randn(1, 3, 128, 128),)),
+    "xception": (Xception, lambda: (torch.randn(1, 3, 149, 149),)),
+    "stn": (Stn, lambda: (torch.randn(4, 1, 28, 28),), 16),
+    "vnet": (VNet, lambda: (torch.randn(1, 1, 32, 32, 32),)),
+    "gin": (Gin, gin_inputs, 16),
+    "ctc_greedy": (CtcGreedy, lambda: (torch.randn(2, 40, 200),)),
+    "swinv2_attn": (SwinV2Attn, lambda: (torch.randn(1, 28, 28, 64),)),
+    "tft": (Tft, lambda: (torch.randn(4, 48, 8),)),
 }
 
 

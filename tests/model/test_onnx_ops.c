@@ -38,7 +38,8 @@
 #define CASES(X)                                                                                                       \
     X(resize_nearest_x2) X(resize_nearest_x3_opset10) X(resize_nearest_sizes) X(resize_nearest_down)                  \
     X(resize_nearest_exact) X(resize_nearest_half_pixel_ceil) X(resize_bilinear_x2) X(resize_bilinear_sizes)           \
-    X(resize_bicubic_x2) X(resize_bicubic_align_corners) X(resize_bicubic_down)                                        \
+    X(resize_bicubic_x2) X(resize_bicubic_align_corners) X(resize_bicubic_down) X(resize_trilinear_x2)                 \
+    X(resize_trilinear_ac_sizes)                                                                                       \
     X(resize_bilinear_align_corners) X(resize_bilinear_ac_down) X(resize_linear_half_pixel) X(resize_linear_1d)        \
     X(pad_constant) X(pad_constant_opset10) X(pad_crop) X(pad_reflect) X(pad_edge)                                     \
     X(convt_s2_p1_op1) X(convt_group_dilation) X(convt_s1_rect) X(convt_s3_asym) X(convt_depthwise)                   \
@@ -369,13 +370,18 @@ static void test_resize_bad_scales_sizes(void **state)
     weft_value dyn[3] = {b.x, -1, s};
     expect_fail(&b, "Resize", 3, dyn, 0, NULL, WEFT_ERR_UNSUPPORTED,
                 (const char *const[]){"Resize node 'bad'", "scales input must be a constant", NULL});
-    /* linear over 3 axes */
-    static const float sc3d[4] = {1, 2, 2, 2};
+    /* linear over 4 axes, cubic over 3 */
+    static const float sc4d[4] = {2, 2, 2, 2}, sc3d[4] = {1, 2, 2, 2};
     b = bad_new();
-    weft_value lin[3] = {b.x, -1, f32_const(&b, "scales", 4, sc3d)};
+    weft_value lin[3] = {b.x, -1, f32_const(&b, "scales", 4, sc4d)};
     weft_attr at[1] = {str_attr("mode", "linear")};
     expect_fail(&b, "Resize", 3, lin, 1, at, WEFT_ERR_UNSUPPORTED,
-                (const char *const[]){"Resize node 'bad'", "mode=linear resizes 3 axes", NULL});
+                (const char *const[]){"Resize node 'bad'", "mode=linear resizes 4 axes", "at most 3", NULL});
+    b = bad_new();
+    weft_value cub[3] = {b.x, -1, f32_const(&b, "scales", 4, sc3d)};
+    weft_attr atc[1] = {str_attr("mode", "cubic")};
+    expect_fail(&b, "Resize", 3, cub, 1, atc, WEFT_ERR_UNSUPPORTED,
+                (const char *const[]){"Resize node 'bad'", "mode=cubic resizes 3 axes", "at most 2", NULL});
 }
 
 static void test_pad_bad(void **state)
