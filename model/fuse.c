@@ -322,7 +322,9 @@ static bool in_list(const int *v, int n, int x)
  * matmul rule (which take one output) schedules it. Two outputs fell to the generic schedule:
  * MaxViT's stem conv, read by a BatchNorm and by a pooled shortcut, ran in 1.4 s at 0.4
  * GFLOP/s with its Winograd input transform inlined into the products; apart, 5 ms and a
- * 0.1 ms BatchNorm. (Judged on the final groups: a SiLU epilogue reads the product twice,
+ * 0.1 ms BatchNorm. A window pool (one output) likewise, for the pool rule: Xception's
+ * maxpool(body) + shortcut, read by the next shortcut conv and, through a ReLU, by the next
+ * body, ran as a scalar loop at 2.5 GFLOP/s (1 ms of 10.8). (Judged on the final groups: a SiLU epilogue reads the product twice,
  * inside the group.) Linear in the graph's size: which values leave their group is found in one
  * pass over the nodes' inputs. false: out of memory. */
 static bool split_two_output_epilogues(fctx *c)
@@ -362,7 +364,10 @@ static bool split_two_output_epilogues(fctx *c)
         }
     free(seen);
     for (int o = 0; o < n; o++) {
-        if (!needs_kernel(&g->nodes[o]) || g->nodes[o].def->pattern != WEFT_PATTERN_OUT_REDUCTION_REUSE) continue;
+        if (!needs_kernel(&g->nodes[o]) ||
+            !(g->nodes[o].def->pattern == WEFT_PATTERN_OUT_REDUCTION_REUSE ||
+              (is_window_pool(g, &g->nodes[o]) && g->nodes[o].n_outputs == 1)))
+            continue;
         int r = root[o];
         if (escapes[r] < 2) continue;
         /* members downstream of o within the group move to a new group rooted at the first */

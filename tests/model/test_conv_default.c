@@ -723,6 +723,64 @@ static void test_pool_apart_from_shared_producer(void **state)
     weft_graph_destroy(g);
 }
 
+/* A window pool whose epilogue has two outputs (Xception's maxpool(body) + shortcut, read by
+ * the next shortcut conv and, through a ReLU, by the next body): the pool is a kernel of its
+ * own, for the pool rule (in one kernel with the Add and the ReLU it had two outputs and no
+ * rule: a scalar loop at 2.5 GFLOP/s); the Add and the ReLU are the second kernel. Both
+ * outputs against C loops at 1 and 2 threads. */
+static void test_pool_two_output_epilogue_apart(void **state)
+{
+    (void)state;
+    enum { C = 8, H = 16, W = 16, OH = 8, OW = 8 };
+    static float x[C * H * W], sc[C * OH * OW], sum[C * OH * OW], rl[C * OH * OW];
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < C * OH * OW; i++) sc[i] = (float)((i * 53) % 97) / 48.0f - 1.0f;
+    weft_graph *g = NULL;
+    weft_value xv, sv, pv, av, rv;
+    assert_int_equal(weft_graph_create(&g), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "x", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, C, H, W}, &xv), WEFT_OK);
+    assert_int_equal(weft_graph_add_input(g, "s", WEFT_TYPE_FLOAT32, 4, (int64_t[]){1, C, OH, OW}, &sv), WEFT_OK);
+    weft_attr pa[3] = {{.name = "kernel_shape", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){3, 3}},
+                       {.name = "pads", .kind = WEFT_ATTR_INTS, .n = 4, .ints = (const int64_t[]){1, 1, 1, 1}},
+                       {.name = "strides", .kind = WEFT_ATTR_INTS, .n = 2, .ints = (const int64_t[]){2, 2}}};
+    assert_int_equal(weft_graph_add_op(g, "MaxPool", "pool", 1, &xv, 3, pa, 1, &pv), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Add", "add", 2, (weft_value[]){pv, sv}, 0, NULL, 1, &av), WEFT_OK);
+    assert_int_equal(weft_graph_add_op(g, "Relu", "relu", 1, &av, 0, NULL, 1, &rv), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, av, "sum"), WEFT_OK);
+    assert_int_equal(weft_graph_set_output(g, rv, "relu"), WEFT_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_model *m = NULL;
+        weft_model_options o = weft_model_options_default();
+        o.threads = threads;
+        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        assert_int_equal(weft_model_n_kernels(m), 2);
+        bool pool_alone = false;
+        for (int k = 0; k < 2; k++)
+            pool_alone |= !strncmp(weft_model_kernel_name(m, k), "maxpool_", 8) && !strstr(weft_model_kernel_name(m, k), "add");
+        assert_true(pool_alone);
+        memset(sum, 0, sizeof sum), memset(rl, 0, sizeof rl);
+        assert_int_equal(weft_model_run(m, (const void *[]){x, sc}, (void *[]){sum, rl}), WEFT_OK);
+        double err = 0;
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < OH; h++)
+                for (int w = 0; w < OW; w++) {
+                    float mx = -INFINITY;
+                    for (int dy = 0; dy < 3; dy++)
+                        for (int dx = 0; dx < 3; dx++) {
+                            int ih = 2 * h + dy - 1, iw = 2 * w + dx - 1;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W) mx = fmaxf(mx, x[(c * H + ih) * W + iw]);
+                        }
+                    int i = (c * OH + h) * OW + w;
+                    float a = mx + sc[i];
+                    err = fmax(err, fabs(sum[i] - a));
+                    err = fmax(err, fabs(rl[i] - fmaxf(a, 0)));
+                }
+        assert_true(err == 0);
+        weft_model_destroy(m);
+    }
+    weft_graph_destroy(g);
+}
+
 /* A window pool over a per-channel normalisation (PoolFormer's token mixer over GroupNorm):
  * y = (x - mean_hw(x)) * 0.5, out = AveragePool3x3(y) - y. The pool is a kernel apart from the
  * row reduction (in one kernel the pool recomputed the normalisation per tap in a scalar loop:
@@ -979,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_conv_read_twice_keeps_epilogue_apart),
         cmocka_unit_test(test_dilated_conv_in_bands),
         cmocka_unit_test(test_pool_apart_from_shared_producer),
+        cmocka_unit_test(test_pool_two_output_epilogue_apart),
         cmocka_unit_test(test_pool_apart_from_row_reduction),
         cmocka_unit_test(test_costly_producer_apart),
         cmocka_unit_test(test_pointwise_over_transposed_tokens),
