@@ -27,9 +27,8 @@
  * is kD * kH * kW (count_include_pad=1) or the product of the per-axis counts of taps inside
  * the input (count_include_pad=0), both products of per-axis factors, so the two passes
  * divide correctly. ceil_mode, count_include_pad and storage_order go to both 2-D nodes,
- * which go through weft_onnx_decompose again: a ceil_mode MaxPool becomes Pad + MaxPool per
- * pass, and what the 2-D op refuses (an AveragePool ceil_mode that changes the size,
- * dilations on AveragePool) it names. A pass whose kernel, stride and pads are all trivial is
+ * which go through weft_onnx_decompose again; what the 2-D op refuses (dilations on
+ * AveragePool) it names. A pass whose kernel, stride and pads are all trivial is
  * left out. MaxPool's Indices output is refused.
  *
  * auto_pad: SAME_UPPER / SAME_LOWER / VALID become explicit pads (the input dims are known);

@@ -25,18 +25,12 @@
  * constant of the input's shape for the mask); a Dropout that would drop is left to the op,
  * which refuses it.
  *
- * MaxPool with ceil_mode=1 (GoogLeNet, Inception) becomes Pad (the lowest float, the pads plus
- * the extra rows and columns the last windows reach) + MaxPool with ceil_mode=0 and no pads.
- * The output extent is PyTorch's: ceil((in + pads - window) / stride) + 1, less one when the
- * last window would start beyond the input and the begin padding. Other attribute values are
- * left to the op.
- *
  * 1-D Conv, ConvTranspose, MaxPool and AveragePool (input [N, C, W]) run as the 2-D op on
  * [N, C, 1, W] (the ops and their schedules are 2-D only): Unsqueeze (axis 2), the 2-D op with
  * kernel_shape [1, k], strides [1, s], dilations [1, d], output_padding [0, o], pads [0, b, 0, e]
  * and every other attribute as given, Squeeze (axis 2). Constant 3-D weights become a new
  * constant [F, C/g, 1, k]. The 2-D node goes through these rewrites again, so a 1-D
- * ConvTranspose becomes a sub-pixel Conv and a 1-D ceil_mode MaxPool a Pad + MaxPool. A per-axis
+ * ConvTranspose becomes a sub-pixel Conv. A per-axis
  * attribute of the wrong length is refused here, naming the node and the attribute; other bad
  * values reach the 2-D op, which names them. (Global pools and BatchNormalization take 3-D
  * inputs as they are.)
@@ -155,58 +149,6 @@ weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffi
     char name[300];
     snprintf(name, sizeof name, "%.200s.%.90s", base, suffix);
     return weft_graph_add_constant(g, name, WEFT_TYPE_INT64, 1, (int64_t[]){n}, v, out);
-}
-
-/* MaxPool ceil_mode=1 -> Pad + MaxPool; false when not a case for it. */
-static bool ceil_pool_plan(weft_graph *g, int n_in, const weft_value *ins, int n_attrs, const weft_attr *attrs,
-                           int64_t *pads8)
-{
-    const weft_attr *cm = weft_onnx_find_attr(n_attrs, attrs, "ceil_mode", WEFT_ATTR_INT);
-    if (!cm || cm->i == 0 || n_in != 1 || ins[0] < 0 || weft_graph_value_type(g, ins[0]) != WEFT_TYPE_FLOAT32) return false;
-    int64_t xs[8], k[2], s[2], d[2];
-    if (weft_graph_value_shape(g, ins[0], xs) != 4) return false;
-    const weft_attr *ks = weft_onnx_find_attr(n_attrs, attrs, "kernel_shape", WEFT_ATTR_INTS);
-    if (!ks || ks->n != 2 || ks->ints[0] < 1 || ks->ints[1] < 1) return false;
-    k[0] = ks->ints[0], k[1] = ks->ints[1];
-    if (!ints_attr(n_attrs, attrs, "strides", 2, 1, 1, s) || !ints_attr(n_attrs, attrs, "dilations", 2, 1, 1, d)) return false;
-    const weft_attr *ap = weft_onnx_find_attr(n_attrs, attrs, "auto_pad", WEFT_ATTR_STRING);
-    if ((ap && strcmp(ap->s, "NOTSET") != 0) || (!ap && any_attr(n_attrs, attrs, "auto_pad"))) return false;
-    const weft_attr *so = weft_onnx_find_attr(n_attrs, attrs, "storage_order", WEFT_ATTR_INT);
-    if (so && so->i != 0) return false;
-    const weft_attr *pa = weft_onnx_find_attr(n_attrs, attrs, "pads", WEFT_ATTR_INTS);
-    if ((!pa && any_attr(n_attrs, attrs, "pads")) || (pa && pa->n != 4)) return false;
-    memset(pads8, 0, 8 * sizeof *pads8);
-    for (int a = 0; a < 2; a++) {
-        int64_t pb = pa ? pa->ints[a] : 0, pe = pa ? pa->ints[2 + a] : 0, in = xs[2 + a];
-        int64_t keff = (k[a] - 1) * d[a] + 1, span = in + pb + pe - keff;
-        if (pb < 0 || pe < 0 || span < 0) return false;
-        int64_t out = (span + s[a] - 1) / s[a] + 1;
-        if ((out - 1) * s[a] >= in + pb) out--;
-        int64_t extra = (out - 1) * s[a] + keff - (in + pb + pe);
-        pads8[2 + a] = pb;
-        pads8[6 + a] = pe + (extra > 0 ? extra : 0);
-    }
-    return true;
-}
-
-static weft_status ceil_pool(weft_graph *g, const char *nname, const weft_value *ins, int n_attrs,
-                             const weft_attr *attrs, const int64_t *pads8, weft_value *outs)
-{
-    weft_value pv, cv, padded;
-    float lowest = -3.4028234663852886e38f;
-    weft_status rc = weft_onnx_add_i64(g, nname, "ceil_pads", 8, pads8, &pv);
-    char name[300];
-    snprintf(name, sizeof name, "%s.ceil_fill", nname);
-    if (rc == WEFT_OK) rc = weft_graph_add_constant(g, name, WEFT_TYPE_FLOAT32, 0, (int64_t[]){1}, &lowest, &cv);
-    snprintf(name, sizeof name, "%s/ceil_pad", nname);
-    if (rc == WEFT_OK) rc = weft_graph_add_op(g, "Pad", name, 3, (weft_value[]){ins[0], pv, cv}, 0, NULL, 1, &padded);
-    if (rc != WEFT_OK) return rc;
-    /* the node's attributes without pads and ceil_mode */
-    weft_attr kept[64];
-    int nk = 0;
-    for (int i = 0; i < n_attrs && nk < 64; i++)
-        if (strcmp(attrs[i].name, "pads") != 0 && strcmp(attrs[i].name, "ceil_mode") != 0) kept[nk++] = attrs[i];
-    return weft_graph_add_op(g, "MaxPool", nname, 1, &padded, nk, kept, 1, outs);
 }
 
 /* The constant scalar value of v as a double; false when v is not a one-element constant. */
@@ -689,13 +631,6 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
     if (strcmp(op_type, "InstanceNormalization") == 0)
         return instance_norm(g, nname, n_in, ins, n_attrs, attrs, n_out, outs, done);
     if (strcmp(op_type, "MaxUnpool") == 0 && n_out == 1) return max_unpool(g, nname, n_in, ins, n_attrs, attrs, outs, done);
-    int64_t pads8[8];
-    if (strcmp(op_type, "MaxPool") == 0 && n_out == 1 && n_attrs <= 64 &&
-        ceil_pool_plan(g, n_in, ins, n_attrs, attrs, pads8)) {
-        weft_status rc = ceil_pool(g, nname, ins, n_attrs, attrs, pads8, outs);
-        *done = rc == WEFT_OK;
-        return rc;
-    }
     subpixel p;
     if (strcmp(op_type, "ConvTranspose") == 0 && n_out == 1 && subpixel_plan(g, n_in, ins, n_attrs, attrs, &p))
         return single_pixel(&p) ? single_pixel_product(g, nname, n_in, ins, &p, outs, done)
