@@ -8,9 +8,11 @@ refuses. Run by hand (needs Debian's python3-torch, python3-torchvision); never 
     for f in OUT_DIR/*.onnx; do build/rel/weft show "$f" >/dev/null; done
 
 Per model it also writes the input it exported with and PyTorch's outputs for it (raw
-little-endian, C order): NAME.in0.bin, NAME.in1.bin ... and NAME.out0.bin ...; the ONNX inputs
-and outputs are named in0, in1, ... and out0, out1, ..., so
-    build/rel/weft run OUT_DIR/NAME.onnx --input in0=OUT_DIR/NAME.in0.bin --output DIR/
+little-endian, C order): NAME.in.in0.bin, NAME.in.in1.bin ... (the names `weft bench model`
+looks for next to a model: it times with them instead of zeros, which matters for TopK and
+other data-dependent ops) and NAME.out0.bin ...; the ONNX inputs and outputs are named in0,
+in1, ... and out0, out1, ..., so
+    build/rel/weft run OUT_DIR/NAME.onnx --input in0=OUT_DIR/NAME.in.in0.bin --output DIR/
 writes DIR/out0.bin ... to compare with them; `survey_models.py --check build/rel/weft OUT_DIR
 [NAME ...]` does that for every model and prints the largest relative difference;
 `survey_models.py --time-pytorch NAME [THREADS]` prints PyTorch's median time for one model.
@@ -2622,7 +2624,7 @@ def check(weft, out, names):
         if not os.path.exists(path):
             print("%-22s not exported" % name)
             continue
-        ins = sorted(f for f in os.listdir(out) if f.startswith(name + ".in") and f.endswith(".bin"))
+        ins = sorted(f for f in os.listdir(out) if f.startswith(name + ".in.") and f.endswith(".bin"))
         outs = sorted(f for f in os.listdir(out) if f.startswith(name + ".out") and f.endswith(".bin"))
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [weft, "run", path, "--threads", "1", "--output", tmp + "/"]
@@ -2699,7 +2701,7 @@ def main():
                               input_names=["in%d" % i for i in range(len(xs))],
                               output_names=["out%d" % i for i in range(len(ys))])
             for i, x in enumerate(xs):
-                x.numpy().tofile(os.path.join(out, "%s.in%d.bin" % (name, i)))
+                x.numpy().tofile(os.path.join(out, "%s.in.in%d.bin" % (name, i)))
             for i, y in enumerate(ys):
                 y.numpy().tofile(os.path.join(out, "%s.out%d.bin" % (name, i)))
             print(name, flush=True)
