@@ -233,14 +233,24 @@ static bool costly_broadcast(const weft_schedule *s, int p)
     return nodes >= COSTLY_NODES && read_broadcast(s, p, 0);
 }
 
-/* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp).
- * Factored into partials at a row loop, x's partial stage would be that stage's reader, and
- * compute_at wants every reader at the consumer itself: the stage could no longer be computed
- * at the row loop. */
+/* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp,
+ * a TopK round the rounds before it). Factored into partials at a row loop, x's partial stage
+ * is then that stage's reader, and compute_at wants every reader at the consumer itself: the
+ * partials are computed at the row loop too (weft_sched_rfactor_at), not inside x. */
 static bool reads_computed_stage(const weft_schedule *s, int x)
 {
     for (int q = 0; q < s->n_stages; q++)
         if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && weft_sched_reads(s, x, q)) return true;
+    return false;
+}
+
+/* Whether stage x reads a computed stage that is not a reduction (a softmax's exp row). */
+static bool reads_computed_row(const weft_schedule *s, int x)
+{
+    for (int q = 0; q < s->n_stages; q++)
+        if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && !s->stages[q].op->n_reduce &&
+            weft_sched_reads(s, x, q))
+            return true;
     return false;
 }
 
@@ -513,8 +523,9 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
             rc = weft_sched_row_stage_at(s, x, y, rows, lanes);
         else if (row_stage) rc = rows_in_vectors(s, x, lanes);
         else if (at_rows && reduces_last_axis_of(st->op, s->stages[y].op))
-            rc = weft_sched_wants_rfactor(st->op, lanes) && !reads_computed_stage(s, x) ? weft_sched_rfactor_at(s, x, y, rows, lanes)
-                                                         : weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, rows);
+            rc = weft_sched_wants_rfactor(st->op, lanes) && (!reads_computed_stage(s, x) || reads_computed_row(s, x))
+                     ? weft_sched_rfactor_at(s, x, y, rows, lanes, reads_computed_stage(s, x))
+                     : weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, rows);
         /* a long row read at unit stride: partial results in vectors, as for an output (the
          * selection rounds of a TopK, each a MAX or MIN over the row: DGCNN's 10 of 256) */
         else if (weft_sched_wants_rfactor(st->op, lanes)) {

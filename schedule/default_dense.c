@@ -287,7 +287,7 @@ weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t l
     return rc;
 }
 
-weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes)
+weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes, bool rf_at_rows)
 {
     const weft_tensor *op = s->stages[x].op;
     int64_t K = op->reduce_axis[0].extent;
@@ -306,7 +306,8 @@ weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *ro
     char last[WEFT_SCHED_NAME];
     snprintf(last, sizeof last, "%s", s->stages[x].iters[op->ndim - 1].name);
     rc = weft_sched_stepf(s, "compute_at %s %s %s", xname, yname, row_loop);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, xname, last);
+    if (rc == WEFT_OK && rf_at_rows) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, yname, row_loop);
+    else if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s", rf, xname, last);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "reorder %s %s.0 %s.1", rf, k, k);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rf, k);
     /* the final reduction of the partials across lanes, in registers (a reduction into one cell) */

@@ -114,10 +114,11 @@ bool weft_sched_wants_rfactor(const weft_tensor *op, int64_t lanes);
  * rows fused and parallel, OUT.rf at the row loop with k.1 vectorized innermost. */
 weft_status weft_sched_rfactor_rows(weft_schedule *s, const char *out, int64_t lanes, const weft_target_caps *caps);
 /* Root reduction x (weft_sched_wants_rfactor) computed at output y's row loop ROW_LOOP in vector
- * partials: k split by a vector (four on long rows) and rfactored, X.rf at the row loop too
- * with k.1 vectorized innermost, x's final reduction across the lanes in registers. Softmax,
- * layer norm and TopK rows at a reader's row loop ran as scalar loops before. */
-weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes);
+ * partials: k split by a vector (four on long rows) and rfactored, X.rf at x's row (or, with
+ * RF_AT_ROWS, at ROW_LOOP: x reads stages computed there, which X.rf then reads too) with k.1
+ * vectorized innermost, x's final reduction across the lanes in registers. Softmax, layer norm
+ * and TopK rows at a reader's row loop ran as scalar loops before. */
+weft_status weft_sched_rfactor_at(weft_schedule *s, int x, int y, const char *row_loop, int64_t lanes, bool rf_at_rows);
 weft_status weft_sched_pack_at(weft_schedule *s, const char *stage, const char *out, const char *loop, bool packed,
                                int64_t lanes);
 
