@@ -723,6 +723,16 @@ static void test_pool_apart_from_shared_producer(void **state)
     weft_graph_destroy(g);
 }
 
+/* g compiled for the host at `threads` threads. */
+static weft_model *compile_threads(const weft_graph *g, int threads)
+{
+    weft_model *m = NULL;
+    weft_model_options o = weft_model_options_default();
+    o.threads = threads;
+    assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+    return m;
+}
+
 /* A window pool whose epilogue has two outputs (Xception's maxpool(body) + shortcut, read by
  * the next shortcut conv and, through a ReLU, by the next body): the pool is a kernel of its
  * own, for the pool rule (in one kernel with the Add and the ReLU it had two outputs and no
@@ -749,10 +759,7 @@ static void test_pool_two_output_epilogue_apart(void **state)
     assert_int_equal(weft_graph_set_output(g, av, "sum"), WEFT_OK);
     assert_int_equal(weft_graph_set_output(g, rv, "relu"), WEFT_OK);
     for (int threads = 1; threads <= 2; threads++) {
-        weft_model *m = NULL;
-        weft_model_options o = weft_model_options_default();
-        o.threads = threads;
-        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_model *m = compile_threads(g, threads);
         assert_int_equal(weft_model_n_kernels(m), 2);
         bool pool_alone = false;
         for (int k = 0; k < 2; k++)
@@ -816,10 +823,7 @@ static void test_pool_apart_from_row_reduction(void **state)
     assert_int_equal(weft_graph_add_op(g, "Sub", "mix", 2, (weft_value[]){pv, yv}, 0, NULL, 1, &ov), WEFT_OK);
     assert_int_equal(weft_graph_set_output(g, ov, "out"), WEFT_OK);
     for (int threads = 1; threads <= 2; threads++) {
-        weft_model *m = NULL;
-        weft_model_options o = weft_model_options_default();
-        o.threads = threads;
-        assert_int_equal(weft_model_compile(g, &o, &m), WEFT_OK);
+        weft_model *m = compile_threads(g, threads);
         assert_int_equal(weft_model_n_kernels(m), 2);
         assert_int_equal(weft_model_run(m, (const void *[]){x}, (void *[]){out}), WEFT_OK);
         double err = 0;

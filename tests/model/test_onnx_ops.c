@@ -56,6 +56,15 @@ CASES(CASE)
 
 /* ---- ConvTranspose: the import-time rewrite and the op itself ---------------------------- */
 
+/* tests/data/onnx_ops/NAME.onnx loaded into *g and compiled for one thread. */
+static weft_model *load_compiled(const char *name, weft_graph **g)
+{
+    char path[256];
+    snprintf(path, sizeof path, DATA "%s.onnx", name);
+    assert_int_equal(weft_onnx_load(path, g), WEFT_OK);
+    return compile_for(name, *g, NULL, 1);
+}
+
 /* The frontend rewrites a ConvTranspose with constant weights and dilation 1 into a sub-pixel
  * Conv + pixel shuffle: the compiled model has a conv kernel and no convtranspose kernel. With
  * dilation 2 it keeps the op. Over a single input pixel it is a MatMul: a matmul kernel, no
@@ -65,11 +74,8 @@ static void test_conv_transpose_rewritten_on_import(void **state)
     (void)state;
     const char *names[4] = {"convt_s2_p1_op1", "convt_group_dilation", "convt_single_pixel_crop", "convt3d_single_pixel"};
     for (int c = 0; c < 4; c++) {
-        char path[256];
         weft_graph *g = NULL;
-        snprintf(path, sizeof path, DATA "%s.onnx", names[c]);
-        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
-        weft_model *m = compile_for(names[c], g, NULL, 1);
+        weft_model *m = load_compiled(names[c], &g);
         bool has_conv = false, has_convt = false, has_matmul = false;
         for (int k = 0; k < weft_model_n_kernels(m); k++) {
             const char *kn = weft_model_kernel_name(m, k);
@@ -94,11 +100,8 @@ static void test_ceil_maxpool_one_op(void **state)
     (void)state;
     const char *names[4] = {"maxpool_ceil", "maxpool_ceil_pad", "maxpool_ceil_2x2", "maxpool_ceil_drop"};
     for (int c = 0; c < 4; c++) {
-        char path[256];
         weft_graph *g = NULL;
-        snprintf(path, sizeof path, DATA "%s.onnx", names[c]);
-        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
-        weft_model *m = compile_for(names[c], g, NULL, 1);
+        weft_model *m = load_compiled(names[c], &g);
         assert_int_equal(weft_model_n_kernels(m), 1);
         const char *kn = weft_model_kernel_name(m, 0);
         print_message("%s: %s\n", names[c], kn);
@@ -596,11 +599,8 @@ static void test_rewrites_kernel_counts(void **state)
         int kernels;
     } want[] = {{"groupnorm", 1}, {"instancenorm2d", 1}, {"instancenorm1d", 1}, {"pixel_shuffle", 1}, {"conv1d_bn_relu", 1}};
     for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
-        char path[256];
         weft_graph *g = NULL;
-        snprintf(path, sizeof path, DATA "%s.onnx", want[c].name);
-        assert_int_equal(weft_onnx_load(path, &g), WEFT_OK);
-        weft_model *m = compile_for(want[c].name, g, NULL, 1);
+        weft_model *m = load_compiled(want[c].name, &g);
         print_message("%s: %d kernel(s)\n", want[c].name, weft_model_n_kernels(m));
         assert_true(weft_model_n_kernels(m) <= want[c].kernels);
         weft_model_destroy(m);
