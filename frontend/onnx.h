@@ -80,15 +80,15 @@ weft_status weft_onnx_decompose(weft_graph *g, const char *op_type, const char *
 const weft_attr *weft_onnx_find_attr(int n, const weft_attr *attrs, const char *name, weft_attr_kind kind);
 /* onnx_decompose.c's builders, shared with onnx_einsum.c: a 1-D int64 constant named
  * "<base>.<suffix>", and an op of one output named "<nname><suffix>". */
-/* p ([C]) as [C, 1, ...] (nd dims) to broadcast along an axis followed by nd - 1 others (a
- * channel param over [N, C, D1, ...], a per-axis quantization scale): a new constant named
- * "<nname><what>" when p is one, else a Reshape. */
-weft_status weft_onnx_axis_param(weft_graph *g, const char *nname, const char *what, weft_value p, int nd, int64_t C,
-                                 weft_value *out);
 weft_status weft_onnx_add_i64(weft_graph *g, const char *base, const char *suffix, int n, const int64_t *v,
                               weft_value *out);
 weft_status weft_onnx_add_op1(weft_graph *g, const char *op, const char *nname, const char *suffix, int n_in,
                               const weft_value *ins, int n_attrs, const weft_attr *attrs, weft_value *out);
+/* p ([C]) as [C, 1, ...] (nd dims) to broadcast along an axis followed by nd - 1 others (an
+ * InstanceNormalization channel param over [N, C, D1, ...], a per-axis quantization scale in
+ * onnx_qdq.c): a new constant named "<nname><what>" when p is one, else a Reshape. */
+weft_status weft_onnx_axis_param(weft_graph *g, const char *nname, const char *what, weft_value p, int nd, int64_t C,
+                                 weft_value *out);
 /* onnx_einsum.c: Einsum of one or two operands as Transpose / Reshape / ReduceSum / MatMul
  * (called by weft_onnx_decompose); refuses equations it cannot express with the node named. */
 weft_status weft_onnx_einsum(weft_graph *g, const char *nname, int n_in, const weft_value *ins, int n_attrs,

@@ -325,8 +325,8 @@ static bool in_list(const int *v, int n, int x)
  * 0.1 ms BatchNorm. A window pool (one output) likewise, for the pool rule: Xception's
  * maxpool(body) + shortcut, read by the next shortcut conv and, through a ReLU, by the next
  * body, ran as a scalar loop at 2.5 GFLOP/s (1 ms of 10.8). (Judged on the final groups: a
- * SiLU epilogue reads the product twice, inside the group.) Linear in the graph's size: which values leave their group is found in one
- * pass over the nodes' inputs. false: out of memory. */
+ * SiLU epilogue reads the product twice, inside the group.) Linear in the graph's size: which
+ * values leave their group is found in one pass over the nodes' inputs. false: out of memory. */
 static bool split_two_output_epilogues(fctx *c)
 {
     const weft_graph *g = c->g;

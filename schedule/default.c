@@ -233,25 +233,22 @@ static bool costly_broadcast(const weft_schedule *s, int p)
     return nodes >= COSTLY_NODES && read_broadcast(s, p, 0);
 }
 
-/* Whether stage x reads a stage that is computed, not inlined (a softmax's sum reads its exp,
- * a TopK round the rounds before it). Factored into partials at a row loop, x's partial stage
- * is then that stage's reader, and compute_at wants every reader at the consumer itself: the
- * partials are computed at the row loop too (weft_sched_rfactor_at), not inside x. */
-static bool reads_computed_stage(const weft_schedule *s, int x)
-{
-    for (int q = 0; q < s->n_stages; q++)
-        if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && weft_sched_reads(s, x, q)) return true;
-    return false;
-}
+/* What stage x reads among the stages that are computed, not inlined: none, only reductions
+ * (a TopK round the rounds before it), or a row that is no reduction (a softmax's sum its exp).
+ * Factored into partials at a row loop, x's partial stage is then such a stage's reader, and
+ * compute_at wants every reader at the consumer itself: the partials are computed at the row
+ * loop too (weft_sched_rfactor_at), not inside x. */
+typedef enum { READS_INPUTS, READS_REDUCTIONS, READS_ROW } computed_reads;
 
-/* Whether stage x reads a computed stage that is not a reduction (a softmax's exp row). */
-static bool reads_computed_row(const weft_schedule *s, int x)
+static computed_reads reads_computed(const weft_schedule *s, int x)
 {
+    computed_reads r = READS_INPUTS;
     for (int q = 0; q < s->n_stages; q++)
-        if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && !s->stages[q].op->n_reduce &&
-            weft_sched_reads(s, x, q))
-            return true;
-    return false;
+        if (q != x && s->stages[q].attach != WEFT_ATTACH_INLINE && s->stages[q].op->body && weft_sched_reads(s, x, q)) {
+            if (!s->stages[q].op->n_reduce) return READS_ROW;
+            r = READS_REDUCTIONS;
+        }
+    return r;
 }
 
 /* A plain matmul (one 2-D reduction over one axis, the rest elementwise) whose reused operand
@@ -526,10 +523,12 @@ weft_status weft_schedule_default(weft_schedule *s, const weft_target_caps *caps
          * (a softmax's exp); a plain loop when x reads only other reductions computed there
          * (TopK's rounds, each reading the one before: LLVM vectorizes that loop itself, and the
          * partials at the row loop ran 1.2x slower: 16 of 256 over 512 rows 0.53 -> 0.65 ms) */
-        else if (at_rows && reduces_last_axis_of(st->op, s->stages[y].op))
-            rc = weft_sched_wants_rfactor(st->op, lanes) && (!reads_computed_stage(s, x) || reads_computed_row(s, x))
-                     ? weft_sched_rfactor_at(s, x, y, rows, lanes, reads_computed_stage(s, x))
+        else if (at_rows && reduces_last_axis_of(st->op, s->stages[y].op)) {
+            computed_reads cr = reads_computed(s, x);
+            rc = weft_sched_wants_rfactor(st->op, lanes) && cr != READS_REDUCTIONS
+                     ? weft_sched_rfactor_at(s, x, y, rows, lanes, cr == READS_ROW)
                      : weft_sched_stepf(s, "compute_at %s %s %s", st->name, s->stages[y].name, rows);
+        }
         /* a long row read at unit stride: partial results in vectors, as for an output (the
          * selection rounds of a TopK, each a MAX or MIN over the row: DGCNN's 10 of 256) */
         else if (weft_sched_wants_rfactor(st->op, lanes)) {
