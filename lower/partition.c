@@ -51,10 +51,31 @@ static void split_terms(const weft_expr *cond, const weft_expr **terms, int *n)
     if (*n < MAX_TERMS) terms[(*n)++] = cond;
 }
 
+/* The terms of a reduction update's select: B[i] = B[i] op select(c, x, identity), as
+ * rfactor writes the moved-back last block of a split that does not divide its axis (the
+ * points it shares with the block before add the identity). Unswitched like a guard, every
+ * full block sums without the select. Other selects (padding reads) are left alone: their
+ * clamped reads without the select would lose the masked loads the target makes of them. */
+static void collect_update_select(const weft_stmt *s, const weft_expr **terms, int *n)
+{
+    const weft_expr *v = s->u.store.value;
+    if (!weft_expr_is_binary(v)) return;
+    const weft_expr *x = weft_expr_a(v), *y = weft_expr_b(v);
+    if (y->kind == WEFT_EXPR_LOAD) {
+        const weft_expr *t = x;
+        x = y, y = t;
+    }
+    if (x->kind != WEFT_EXPR_LOAD || y->kind != WEFT_EXPR_SELECT || weft_expr_load_buf(x) != s->u.store.buf ||
+        !weft_expr_equal(weft_expr_load_index(x), s->u.store.index))
+        return;
+    split_terms(weft_expr_sel_cond(y), terms, n);
+}
+
 static void collect_terms(const weft_stmt *s, const weft_expr **terms, int *n)
 {
     if (!s) return;
     switch (s->kind) {
+    case WEFT_STMT_STORE: collect_update_select(s, terms, n); break;
     case WEFT_STMT_FOR: collect_terms(s->u.loop.body, terms, n); break;
     case WEFT_STMT_SEQ:
         for (int i = 0; i < s->u.seq.n; i++) collect_terms(s->u.seq.items[i], terms, n);
@@ -185,9 +206,35 @@ typedef struct drop_set {
     int n;
 } drop_set;
 
+typedef struct drop_ctx {
+    pctx *c;
+    const drop_set *d;
+} drop_ctx;
+
+/* e with the dropped terms true in its selects' conditions (a select on true is its first arm). */
+static const weft_expr *select_without(void *ud, const weft_expr *e)
+{
+    const drop_ctx *dc = ud;
+    if (e->kind == WEFT_EXPR_INT || e->kind == WEFT_EXPR_FLOAT || e->kind == WEFT_EXPR_VAR) return e;
+    const weft_expr *m = weft_expr_map_children(dc->c->a, e, select_without, ud);
+    if (!m || m->kind != WEFT_EXPR_SELECT) return m;
+    const weft_expr *cond = drop_terms(dc->c, weft_expr_sel_cond(m), dc->d->terms, dc->d->n);
+    if (!cond) return NULL;
+    if (weft_expr_is_int_const(cond, 1)) return weft_expr_sel_true(m);
+    return cond == weft_expr_sel_cond(m) ? m : weft_select(dc->c->a, cond, weft_expr_sel_true(m), weft_expr_sel_false(m));
+}
+
 static const weft_stmt *without_terms(pctx *c, const weft_stmt *s, void *ud)
 {
     if (!s || c->nomem) return s;
+    if (s->kind == WEFT_STMT_STORE) {
+        const weft_expr *v = select_without(&(drop_ctx){c, ud}, s->u.store.value);
+        if (!v) {
+            c->nomem = true;
+            return s;
+        }
+        return v == s->u.store.value ? s : weft_store(c->a, s->u.store.buf, s->u.store.index, v);
+    }
     if (s->kind != WEFT_STMT_IF) return map_children(c, s, without_terms, ud);
     const drop_set *d = ud;
     const weft_expr *cond = drop_terms(c, s->u.cond.cond, d->terms, d->n);

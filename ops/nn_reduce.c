@@ -36,18 +36,37 @@ static weft_tensor *kept_stage(weft_arena *a, const char *name, const weft_tenso
     return weft_te_compute(a, name, nk, shape, names);
 }
 
-/* A reduction stage over X's kept dims with one reduction axis per reduced dim; xi receives
- * the full index list for reading X (kept axes and reduction axes in X's dim order). */
+/* A reduction stage over X's kept dims with one reduction axis per run of adjacent reduced
+ * dims; xi receives the full index list for reading X (kept axes and the reduction axes'
+ * parts in X's dim order). A run of dims d..e is one axis k of their product's extent, read
+ * as (k / (S[d+1]..S[e])) % S[d] ... k % S[e]: lowering recombines the parts to k, so the run
+ * is one contiguous stretch the default schedule can sum in vectors (a mean over 10x10 or 7x7
+ * planes is one reduction of 100 or 49, not rows shorter than a vector), as GlobalAveragePool
+ * reads its plane. */
 static weft_tensor *reduce_stage(weft_arena *a, const char *name, const weft_tensor *X, const bool *reduced,
                                  const weft_expr **xi)
 {
     weft_tensor *R = X ? kept_stage(a, name, X, reduced) : NULL;
     if (!R) return NULL;
-    int nr = 0, p = 0, r = 0;
-    for (int d = 0; d < X->ndim; d++) nr += reduced[d];
-    for (int d = 0; d < X->ndim; d++)
-        xi[d] = reduced[d] ? weft_te_reduce_axis(a, R, nr == 1 ? "k" : reduce_axis_names[r++], X->shape[d])
-                           : weft_te_axis(R, p++);
+    int runs = 0, p = 0, r = 0;
+    for (int d = 0; d < X->ndim; d++) runs += reduced[d] && (d == 0 || !reduced[d - 1]);
+    for (int d = 0; d < X->ndim;) {
+        if (!reduced[d]) {
+            xi[d] = weft_te_axis(R, p++), d++;
+            continue;
+        }
+        int e = d;
+        int64_t ext = X->shape[d];
+        while (e + 1 < X->ndim && reduced[e + 1]) ext *= X->shape[++e];
+        const weft_expr *k = weft_te_reduce_axis(a, R, runs == 1 ? "k" : reduce_axis_names[r++], ext);
+        int64_t inner = 1; /* product of the run's extents after dim j */
+        for (int j = e; j >= d; j--) {
+            const weft_expr *v = inner == 1 ? k : weft_floordiv(a, k, weft_i64(a, inner));
+            xi[j] = X->shape[j] == 1 ? weft_i64(a, 0) : j == d ? v : weft_floormod(a, v, weft_i64(a, X->shape[j]));
+            inner *= X->shape[j];
+        }
+        d = e + 1;
+    }
     return R;
 }
 

@@ -483,6 +483,40 @@ static void test_reduce_mean_keepdims_negative_axes(void **state)
     }
 }
 
+/* Adjacent reduced dims are one reduction axis of their product's extent (a mean over 5x7
+ * planes is one sum of 35, which the default schedule can take in vectors); dims apart are
+ * one axis per run. */
+static void test_reduce_adjacent_axes_one_axis(void **state)
+{
+    fx *f = *state;
+    weft_value x = fx_input(f, "x", F32, 4, SHAPE(2, 3, 5, 7));
+    float *X = fx_rand(f, 210);
+    weft_value y = fx_op(f, "ReduceMean", NULL, 1, &x, 2, ATTRS(attr_is("axes", 2, (const int64_t[]){2, 3}), attr_i("keepdims", 0)));
+    fx_assert_shape(f, y, 2, SHAPE(2, 3));
+    float *Y = fx_run1(f, (const void *[]){X});
+    double ref[6] = {0};
+    for (int i = 0; i < 6; i++)
+        for (int p = 0; p < 35; p++) ref[i] += X[i * 35 + p] / 35.0;
+    fx_check_f32(Y, ref, 6, 1e-5);
+    const weft_tensor *R = fx_tensor(f, "y.sum");
+    assert_int_equal(R->n_reduce, 1);
+    assert_int_equal(R->reduce_axis[0].extent, 35);
+
+    y = fx_op(f, "ReduceSum", NULL, 1, &x, 2, ATTRS(attr_is("axes", 3, (const int64_t[]){0, 2, 3}), attr_i("keepdims", 1)));
+    fx_assert_shape(f, y, 4, SHAPE(1, 3, 1, 1));
+    Y = fx_run1(f, (const void *[]){X});
+    for (int c = 0; c < 3; c++) {
+        ref[c] = 0;
+        for (int n = 0; n < 2; n++)
+            for (int p = 0; p < 35; p++) ref[c] += X[(n * 3 + c) * 35 + p];
+    }
+    fx_check_f32(Y, ref, 3, 1e-5);
+    R = fx_tensor(f, "y.red");
+    assert_int_equal(R->n_reduce, 2);
+    assert_int_equal(R->reduce_axis[0].extent, 2);
+    assert_int_equal(R->reduce_axis[1].extent, 35);
+}
+
 static void test_reduce_sum_axes_input_and_max_all(void **state)
 {
     fx *f = *state;
@@ -685,6 +719,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pools_with_padding, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_global_average_pool, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reduce_mean_keepdims_negative_axes, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_adjacent_axes_one_axis, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reduce_sum_axes_input_and_max_all, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_softmax_axis1_of_3d, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_layer_normalization_last_axis, fx_setup, fx_teardown),
