@@ -44,6 +44,32 @@ static void register_tile(const weft_target_caps *caps, int64_t M, int64_t N, in
     *mr = rows;
 }
 
+void weft_sched_matmul_blocks(const weft_target_caps *caps, int64_t M, int64_t N, int64_t K, int64_t lanes, int64_t *mr,
+                              int64_t *nr, int64_t *ncp)
+{
+    register_tile(caps, M, N, K, lanes, mr, nr);
+    /* Panel width: a multiple of nr whose K x nc panel of B fills at most half of L2 (at most
+     * 8 register tiles wide), dividing N when one does. */
+    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
+    int64_t m_max = (int64_t)(l2 / 2) / (K * 4 * *nr);
+    m_max = m_max < 1 ? 1 : m_max > 8 ? 8 : m_max;
+    int64_t nc = *nr;
+    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
+    int64_t n_tiles = (N + *nr - 1) / *nr;
+    for (int64_t m = 2; m <= m_max; m++) {
+        int64_t panels = (N + *nr * m - 1) / (*nr * m); /* parallel: every thread gets its share */
+        /* m divides the tile count: the last panel has no empty register tiles (each would be
+         * computed fully masked) */
+        if (n_tiles % m == 0 && (panels % threads == 0 || panels >= 4 * threads)) nc = *nr * m;
+    }
+    if (nc > N) nc = *nr;
+    if (N % nc) { /* as many panels, evened out: the last one is not mostly empty */
+        int64_t tiles = (N + *nr - 1) / *nr, panels = (N + nc - 1) / nc;
+        nc = *nr * ((tiles + panels - 1) / panels);
+    }
+    *ncp = nc;
+}
+
 weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps *caps)
 {
     int64_t lanes = caps && caps->vector_lanes_f32 > 1 ? caps->vector_lanes_f32 : 8;
@@ -73,27 +99,8 @@ weft_status weft_schedule_manual_matmul(weft_schedule *s, const weft_target_caps
     snprintf(rname, sizeof rname, "%s", s->stages[r].name);
     const weft_tensor *out = s->stages[t].op;
     int64_t M = out->shape[0], N = out->shape[1];
-    int64_t K = s->stages[r].op->reduce_axis[0].extent, mr, nr;
-    register_tile(caps, M, N, K, lanes, &mr, &nr);
-    /* Panel width: a multiple of nr whose K x nc panel of B fills at most half of L2 (at most
-     * 8 register tiles wide), dividing N when one does. */
-    long l2 = caps && caps->l2_bytes > 0 ? caps->l2_bytes : 512 * 1024;
-    int64_t m_max = (int64_t)(l2 / 2) / (K * 4 * nr);
-    m_max = m_max < 1 ? 1 : m_max > 8 ? 8 : m_max;
-    int64_t nc = nr;
-    int threads = caps && caps->max_threads > 0 ? caps->max_threads : 1;
-    int64_t n_tiles = (N + nr - 1) / nr;
-    for (int64_t m = 2; m <= m_max; m++) {
-        int64_t panels = (N + nr * m - 1) / (nr * m); /* parallel: every thread gets its share */
-        /* m divides the tile count: the last panel has no empty register tiles (each would be
-         * computed fully masked) */
-        if (n_tiles % m == 0 && (panels % threads == 0 || panels >= 4 * threads)) nc = nr * m;
-    }
-    if (nc > N) nc = nr;
-    if (N % nc) { /* as many panels, evened out: the last one is not mostly empty */
-        int64_t tiles = (N + nr - 1) / nr, panels = (N + nc - 1) / nc;
-        nc = nr * ((tiles + panels - 1) / panels);
-    }
+    int64_t K = s->stages[r].op->reduce_axis[0].extent, mr, nr, nc;
+    weft_sched_matmul_blocks(caps, M, N, K, lanes, &mr, &nr, &nc);
     const char *i0 = s->stages[t].iters[0].name, *j0 = s->stages[t].iters[1].name;
     char i[WEFT_SCHED_NAME], j[WEFT_SCHED_NAME];
     snprintf(i, sizeof i, "%s", i0);

@@ -176,4 +176,11 @@ int64_t weft_sched_row_streams(const weft_schedule *s, int r, int u, int v, int6
 weft_status weft_sched_apply_rows_kblock(weft_schedule *s, const char *out, const char *local, int u, int v, int64_t mr,
                                          int64_t kc, int64_t lanes, const int64_t *tiles, const weft_target_caps *caps);
 
+/* The packed matmul's blocking (schedule/manual.c) for C[M, N] = A[M, K] B[K, N]: an mr x nr
+ * register tile (rows of A broadcast, nr columns of B in vectors) from the register file, and
+ * the panel width nc (a multiple of nr) whose K x nc block of B, packed once per panel, fills
+ * at most half of L2. */
+void weft_sched_matmul_blocks(const weft_target_caps *caps, int64_t M, int64_t N, int64_t K, int64_t lanes, int64_t *mr,
+                              int64_t *nr, int64_t *nc);
+
 #endif

@@ -526,9 +526,35 @@ weft_status weft_llvm_narrow_for_branch(weft_llvm_cg *cg, const weft_expr *cond,
     return WEFT_OK;
 }
 
+/* Lanes 0..w-1 of v's lanes followed by fill's (a vector of v's type): lane i < n is v's lane
+ * i, the others fill's lane 0 (w > n widens v; w == n keeps the first n lanes of a wider v). */
+static LLVMValueRef lanes_resized(weft_llvm_cg *cg, LLVMValueRef v, LLVMValueRef fill, unsigned n, unsigned w)
+{
+    LLVMValueRef idx[64];
+    for (unsigned i = 0; i < w; i++) idx[i] = LLVMConstInt(cg->t_i32, i < n ? i : n, false);
+    return LLVMBuildShuffleVector(cg->b, v, fill, LLVMConstVector(idx, w), "");
+}
+
+/* A masked load or store of a lane count that is not a power of two is made at the next power
+ * of two, the added lanes masked off. LLVM 19's x86 backend left to widen a masked load of 9
+ * lanes with a mask computed at run time (AVX2: two vmaskmovps) loaded the ninth lane where its
+ * mask was false: a 3x3 conv over 9-wide rows, rows unrolled, returned the next row's values
+ * at the image's border. */
 static LLVMValueRef masked_intrinsic(weft_llvm_cg *cg, const char *name, LLVMTypeRef data_ty, LLVMTypeRef ptrs_ty,
                                      LLVMValueRef *args, unsigned n)
 {
+    bool load = !strcmp(name, "llvm.masked.load"), store = !strcmp(name, "llvm.masked.store");
+    unsigned lanes = LLVMGetTypeKind(data_ty) == LLVMVectorTypeKind ? LLVMGetVectorSize(data_ty) : 0, w = 1;
+    while (w < lanes) w *= 2;
+    if ((load || store) && lanes > 1 && w != lanes && w <= 64 && n == 4) {
+        LLVMTypeRef wty = LLVMVectorType(LLVMGetElementType(data_ty), w);
+        LLVMValueRef a[4] = {args[0], args[1], args[2], args[3]};
+        a[load ? 2 : 3] = lanes_resized(cg, args[load ? 2 : 3], LLVMConstNull(LLVMTypeOf(args[load ? 2 : 3])), lanes, w);
+        a[load ? 3 : 0] = lanes_resized(cg, args[load ? 3 : 0], LLVMGetPoison(data_ty), lanes, w);
+        LLVMTypeRef ovl[2] = {wty, ptrs_ty};
+        LLVMValueRef r = weft_llvm_intrinsic(cg, name, ovl, 2, a, 4);
+        return load ? lanes_resized(cg, r, LLVMGetPoison(wty), lanes, lanes) : r;
+    }
     LLVMTypeRef ovl[2] = {data_ty, ptrs_ty};
     return weft_llvm_intrinsic(cg, name, ovl, 2, args, n);
 }

@@ -134,8 +134,12 @@ static void check_clamped_taps(const weft_target_ops *L, weft_target *t, int H, 
     vec_kernel k = {0};
     char *ir = NULL, *llvm_ir = NULL;
     lower_vectorized(L, t, a, X, Y, lanes, &k, &ir, &llvm_ir);
-    char rep[64]; /* floordiv(w - 1, 2) over L lanes from a multiple of L covers L / 2 + 1 elements */
-    snprintf(rep, sizeof rep, "shufflevector <%d x float>", lanes / 2 + 1);
+    /* floordiv(w - 1, 2) over L lanes from a multiple of L covers L / 2 + 1 elements, loaded
+     * (masked) at the next power of two lanes when that is not one (9 -> 16) and shuffled */
+    int span = lanes / 2 + 1, pow2 = 1;
+    while (pow2 < span) pow2 *= 2;
+    char rep[64];
+    snprintf(rep, sizeof rep, "shufflevector <%d x float>", pow2);
     bool repeated = strstr(llvm_ir, rep) != NULL, gathers = strstr(llvm_ir, "llvm.masked.gather") != NULL;
     free(ir), free(llvm_ir);
     if (!repeated || gathers) fail_msg("clamped taps, %d lanes: want repeated loads (%s) and no gather", lanes, rep);

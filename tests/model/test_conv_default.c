@@ -142,6 +142,9 @@ static const conv_case cases[] = {
     {K_CONV, 1, 16, 13, 13, 16, 3, 3, 1, 6, 1, EPI_RELU, true, 6}, /* 61: 3 x 3 bands */
     {K_CONV, 2, 12, 9, 11, 20, 3, 3, 1, 4, 1, EPI_ADD, true, 4},   /* 62: batch, residual */
     {K_CONV, 1, 16, 10, 10, 16, 3, 3, 1, 5, 4, EPI_NONE, true, 5}, /* 63: grouped, 2 x 2 bands */
+    /* pointwise over 1024 pixels, 40 filters (no whole number of 6- or 8-filter tiles): the
+     * packed-panel form, residual epilogue */
+    {K_CONV, 1, 32, 32, 32, 40, 1, 1, 1, 0, 1, EPI_ADD, true, 0}, /* 64 */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -506,6 +509,13 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.knob_text, "split clip1 c 2"));
         assert_null(strstr(p.knob_text, "unroll conv0.red p.0"));
         assert_int_equal(p.bad_rc, WEFT_ERR_INVALID_ARG);
+        /* over a plane of several panels per thread: the packed matmul's form, filters as its
+         * rows, each panel's input channels packed once and read by every filter tile */
+        schedule_of(&cases[64], &caps, &p);
+        assert_non_null(strstr(p.text, "cache_read in0 local conv0.red"));
+        assert_non_null(strstr(p.text, "compute_at in0.local add1 n@h@w.0"));
+        assert_non_null(strstr(p.text, "split add1 c ")); /* filter tiles of the register tile's rows */
+        assert_non_null(strstr(p.text, "compute_at conv0.red add1 h@w.1"));
         /* planes of odd size: over pixels with few input channels (a partial last tile),
          * blocked with many */
         schedule_of(&cases[34], &caps, &p);
