@@ -528,6 +528,23 @@ static conv_tile choose_pixel_tile(int64_t F, int64_t P, int64_t lanes, const we
     return best;
 }
 
+/* The pixel reduction r (computed at its tile's loop) as a register tile: reduction loops
+ * outside, tf filters and tx / lanes pixel vectors unrolled, lanes vectorized. */
+static weft_status pixel_register_tile(weft_schedule *s, int r, int64_t tf, int64_t tx, int64_t lanes)
+{
+    char rname[WEFT_SCHED_NAME], it[6][WEFT_SCHED_NAME];
+    snprintf(rname, sizeof rname, "%s", s->stages[r].name);
+    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
+    weft_status rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)lanes);
+    if (rc == WEFT_OK)
+        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s.0 %s.1", rname, it[3], it[4], it[5], it[0], it[1], it[2],
+                              it[2]);
+    if (rc == WEFT_OK && tf > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[1]);
+    if (rc == WEFT_OK && tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[2]);
+    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
+    return rc;
+}
+
 /* A pointwise conv as the packed matmul (schedule/manual.c) with filters as its rows and
  * pixels as its columns: Y[n, f, q] = sum_c W[f, c] X[n, c, q] over the fused plane q = y@x,
  * in panels of nc pixels (parallel over images and panels), the panel's C x nc block of X
@@ -565,15 +582,7 @@ static weft_status schedule_pixel_panels(weft_schedule *s, const char *yname, co
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s.1", rname, yname, q);
     int r = weft_sched_find_stage(s, rname);
     if (rc != WEFT_OK || r < 0) return rc != WEFT_OK ? rc : WEFT_ERR_INTERNAL;
-    char it[6][WEFT_SCHED_NAME];
-    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
-    rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)lanes);
-    if (rc == WEFT_OK)
-        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s.0 %s.1", rname, it[3], it[4], it[5], it[0], it[1], it[2],
-                              it[2]);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[1]);
-    if (rc == WEFT_OK && nr > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[2]);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
+    rc = pixel_register_tile(s, r, mr, nr, lanes);
     const weft_tensor *x = weft_sched_reused_input(s->func, s->stages[r].op, 2);
     if (rc == WEFT_OK && x) {
         char xl[WEFT_SCHED_NAME];
@@ -666,17 +675,7 @@ static weft_status schedule_pixels(weft_schedule *s, int r, int y, const weft_ta
     if ((rc = weft_sched_stepf(s, "parallel %s %s", yname, fused)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "vectorize %s %s.1", yname, x1)) != WEFT_OK) return rc;
     if ((rc = weft_sched_stepf(s, "compute_at %s %s %s", rname, yname, fused)) != WEFT_OK) return rc;
-    r = weft_sched_find_stage(s, rname);
-    char it[6][WEFT_SCHED_NAME];
-    for (int d = 0; d < 6; d++) snprintf(it[d], sizeof it[d], "%s", s->stages[r].iters[d].name);
-    rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)lanes);
-    if (rc == WEFT_OK)
-        rc = weft_sched_stepf(s, "reorder %s %s %s %s %s %s %s.0 %s.1", rname, it[3], it[4], it[5], it[0], it[1], it[2],
-                              it[2]);
-    if (rc == WEFT_OK && t.tf > 1) rc = weft_sched_stepf(s, "unroll %s %s", rname, it[1]);
-    if (rc == WEFT_OK && t.tx > lanes) rc = weft_sched_stepf(s, "unroll %s %s.0", rname, it[2]);
-    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", rname, it[2]);
-    return rc;
+    return pixel_register_tile(s, weft_sched_find_stage(s, rname), t.tf, t.tx, lanes);
 }
 
 /* ---- convolution over output columns (weights left [F, C, KH, KW]) ------------------------- */
