@@ -577,7 +577,7 @@ static weft_status schedule_pixel_panels(weft_schedule *s, const char *yname, co
         rc = weft_sched_stepf(s, "reorder %s %s %s.0 %s.0 %s.1 %s.1 %s.2", yname, ax[0], q, ax[1], q, ax[1], q);
     char outer[2][WEFT_SCHED_NAME + 8], par[WEFT_SCHED_NAME];
     snprintf(outer[0], sizeof outer[0], "%s", ax[0]);
-    snprintf(outer[1], sizeof outer[1], "%s.0", q);
+    snprintf(outer[1], sizeof outer[1], "%.*s.0", WEFT_SCHED_NAME - 8, q);
     if (rc == WEFT_OK) rc = weft_sched_fuse_parallel(s, y, outer, 2, true, par);
     if (rc == WEFT_OK) rc = weft_sched_stepf(s, "compute_at %s %s %s.1", rname, yname, q);
     int r = weft_sched_find_stage(s, rname);
