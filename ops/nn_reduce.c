@@ -39,10 +39,10 @@ static weft_tensor *kept_stage(weft_arena *a, const char *name, const weft_tenso
 /* A reduction stage over X's kept dims with one reduction axis per run of adjacent reduced
  * dims; xi receives the full index list for reading X (kept axes and the reduction axes'
  * parts in X's dim order). A run of dims d..e is one axis k of their product's extent, read
- * as (k / (S[d+1]..S[e])) % S[d] ... k % S[e]: lowering recombines the parts to k, so the run
- * is one contiguous stretch the default schedule can sum in vectors (a mean over 10x10 or 7x7
- * planes is one reduction of 100 or 49, not rows shorter than a vector), as GlobalAveragePool
- * reads its plane. */
+ * as (k / (S[d+1]...S[e]), ..., (k / S[e]) % S[e-1], k % S[e]) (a dim of extent 1 as 0):
+ * lowering recombines the parts to k, so the run is one contiguous stretch the default
+ * schedule can sum in vectors (a mean over 10x10 or 7x7 planes is one reduction of 100 or 49,
+ * not rows shorter than a vector), as GlobalAveragePool reads its plane. */
 static weft_tensor *reduce_stage(weft_arena *a, const char *name, const weft_tensor *X, const bool *reduced,
                                  const weft_expr **xi)
 {
