@@ -702,24 +702,16 @@ weft_status weft_nn_global_pool_compute(weft_arena *a, const weft_graph *g, cons
     const weft_tensor *X = ins[0];
     bool is_max = is_max_pool(n);
     int ns = X->ndim - 2;
-    static const char *const rn[] = {"r0", "r1", "r2", "r3", "r4", "r5"};
-    /* the reduction over [N, C] (no extent-1 output axes, so it classifies as REDUCTION) */
-    weft_tensor *R = weft_te_compute(a, weft_nn_stage(a, name, ".red"), 2, X->shape, (const char *const[]){"n", "c"});
     int64_t count = 1;
     for (int d = 0; d < ns; d++) count *= X->shape[2 + d];
-    if (R) {
-        const weft_expr *idx[WEFT_NN_MAX_DIMS];
-        idx[0] = weft_te_axis(R, 0), idx[1] = weft_te_axis(R, 1);
-        if (ns == 2) {
-            /* one reduction axis over the whole plane (p / W, p % W): lowering recombines the
-             * index to p, so the plane is one contiguous run the default schedule can sum in
-             * vectors even when its rows are shorter than a vector (7x7, 9x9) */
-            const weft_expr *p = weft_te_reduce_axis(a, R, "p", count), *w = weft_i64(a, X->shape[3]);
-            idx[2] = weft_floordiv(a, p, w), idx[3] = weft_floormod(a, p, w);
-        } else
-            for (int d = 0; d < ns; d++) idx[2 + d] = weft_te_reduce_axis(a, R, rn[d], X->shape[2 + d]);
-        weft_te_set_body(R, is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_SUM, weft_tload(a, X, X->ndim, idx));
-    }
+    /* the reduction over [N, C] (no extent-1 output axes, so it classifies as REDUCTION), the
+     * spatial dims one axis "p" (lowering recombines its parts, so the plane is one contiguous
+     * run the default schedule sums in vectors even when rows are shorter than a vector) */
+    bool reduced[WEFT_NN_MAX_DIMS];
+    for (int d = 0; d < X->ndim; d++) reduced[d] = d >= 2;
+    const weft_expr *idx[WEFT_NN_MAX_DIMS];
+    weft_tensor *R = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".red"), X, reduced, "p", idx);
+    if (R) weft_te_set_body(R, is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_SUM, weft_tload(a, X, X->ndim, idx));
     const weft_gvalue *out = weft_nn_out_c(g, n, 0);
     weft_tensor *Y = weft_nn_compute(a, name, out->ndim, out->shape);
     if (Y) {

@@ -84,6 +84,12 @@ bool weft_nn_onnx_dtype(int64_t code, weft_dtype *out);
 const char *const *weft_nn_axis_names(int ndim);
 /* A compute tensor with the default axis names. */
 weft_tensor *weft_nn_compute(weft_arena *a, const char *name, int ndim, const int64_t *shape);
+/* A reduction stage over the dims of X with reduced[d] false (named like X's default axes
+ * there), with one reduction axis per run of adjacent reduced dims: a run's axis is its dims'
+ * product, named `axis` when there is one run ("k0", "k1", ... otherwise), and its parts are
+ * read by floordiv/floormod. xi receives the index list that reads X (ops/nn_reduce.c). */
+weft_tensor *weft_nn_reduce_stage(weft_arena *a, const char *name, const weft_tensor *X, const bool *reduced,
+                                  const char *axis, const weft_expr **xi);
 /* "<name><suffix>" in the arena. */
 const char *weft_nn_stage(weft_arena *a, const char *name, const char *suffix);
 /* ins[i] is present and has the graph value's dtype and shape (WEFT_ERR_INTERNAL otherwise). */

@@ -37,14 +37,13 @@ static weft_tensor *kept_stage(weft_arena *a, const char *name, const weft_tenso
 }
 
 /* A reduction stage over X's kept dims with one reduction axis per run of adjacent reduced
- * dims; xi receives the full index list for reading X (kept axes and the reduction axes'
- * parts in X's dim order). A run of dims d..e is one axis k of their product's extent, read
- * as (k / (S[d+1]...S[e]), ..., (k / S[e]) % S[e-1], k % S[e]) (a dim of extent 1 as 0):
- * lowering recombines the parts to k, so the run is one contiguous stretch the default
+ * dims (declared in ops/nn_internal.h). A run of dims d..e is one axis of their product's
+ * extent, read as (k / (S[d+1]...S[e]), ..., (k / S[e]) % S[e-1], k % S[e]) (a dim of extent 1
+ * as 0): lowering recombines the parts to k, so the run is one contiguous stretch the default
  * schedule can sum in vectors (a mean over 10x10 or 7x7 planes is one reduction of 100 or 49,
- * not rows shorter than a vector), as GlobalAveragePool reads its plane. */
-static weft_tensor *reduce_stage(weft_arena *a, const char *name, const weft_tensor *X, const bool *reduced,
-                                 const weft_expr **xi)
+ * not rows shorter than a vector). */
+weft_tensor *weft_nn_reduce_stage(weft_arena *a, const char *name, const weft_tensor *X, const bool *reduced,
+                                  const char *axis, const weft_expr **xi)
 {
     weft_tensor *R = X ? kept_stage(a, name, X, reduced) : NULL;
     if (!R) return NULL;
@@ -58,7 +57,7 @@ static weft_tensor *reduce_stage(weft_arena *a, const char *name, const weft_ten
         int e = d;
         int64_t ext = X->shape[d];
         while (e + 1 < X->ndim && reduced[e + 1]) ext *= X->shape[++e];
-        const weft_expr *k = weft_te_reduce_axis(a, R, runs == 1 ? "k" : reduce_axis_names[r++], ext);
+        const weft_expr *k = weft_te_reduce_axis(a, R, runs == 1 ? axis : reduce_axis_names[r++], ext);
         int64_t inner = 1; /* product of the run's extents after dim j */
         for (int j = e; j >= d; j--) {
             const weft_expr *v = inner == 1 ? k : weft_floordiv(a, k, weft_i64(a, inner));
@@ -224,11 +223,11 @@ weft_status weft_nn_reduce_compute(weft_arena *a, const weft_graph *g, const wef
     const weft_expr *xi[WEFT_NN_MAX_DIMS];
     weft_tensor *mx = NULL;
     if (k == R_LSE) {
-        mx = reduce_stage(a, weft_nn_stage(a, name, ".max"), X, reduced, xi);
+        mx = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".max"), X, reduced, "k", xi);
         if (mx) weft_te_set_body(mx, WEFT_REDUCE_MAX, weft_tload(a, X, X->ndim, xi));
     }
     const char *rname = single ? name : weft_nn_stage(a, name, k == R_MEAN || k == R_LSE ? ".sum" : ".red");
-    weft_tensor *R = reduce_stage(a, rname, X, reduced, xi);
+    weft_tensor *R = weft_nn_reduce_stage(a, rname, X, reduced, "k", xi);
     if (R) {
         const weft_expr *m = mx ? read_kept(a, mx, X->ndim, reduced, xi) : NULL;
         weft_te_set_body(R, reduce_ops[k].kind, reduce_pre(a, k, weft_tload(a, X, X->ndim, xi), m));
@@ -297,9 +296,9 @@ weft_status weft_nn_arg_compute(weft_arena *a, const weft_graph *g, const weft_g
     bool reduced[WEFT_NN_MAX_DIMS] = {false};
     reduced[ax] = true;
     const weft_expr *xi[WEFT_NN_MAX_DIMS];
-    weft_tensor *ext = reduce_stage(a, weft_nn_stage(a, name, ".ext"), X, reduced, xi);
+    weft_tensor *ext = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".ext"), X, reduced, "k", xi);
     if (ext) weft_te_set_body(ext, is_max ? WEFT_REDUCE_MAX : WEFT_REDUCE_MIN, weft_tload(a, X, r, xi));
-    weft_tensor *I = reduce_stage(a, keep ? weft_nn_stage(a, name, ".idx") : name, X, reduced, xi);
+    weft_tensor *I = weft_nn_reduce_stage(a, keep ? weft_nn_stage(a, name, ".idx") : name, X, reduced, "k", xi);
     if (I) {
         const weft_expr *hit = weft_cmp(a, WEFT_EXPR_EQ, weft_tload(a, X, r, xi), read_kept(a, ext, r, reduced, xi));
         const weft_expr *miss = weft_i64(a, last ? -1 : X->shape[ax]);
@@ -465,7 +464,7 @@ weft_status weft_nn_softmax_compute(weft_arena *a, const weft_graph *g, const we
     reduced[ax] = true;
     const weft_expr *xi[WEFT_NN_MAX_DIMS], *idx[WEFT_NN_MAX_DIMS];
 
-    weft_tensor *mx = reduce_stage(a, weft_nn_stage(a, name, ".max"), X, reduced, xi);
+    weft_tensor *mx = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".max"), X, reduced, "k", xi);
     if (mx) weft_te_set_body(mx, WEFT_REDUCE_MAX, weft_tload(a, X, r, xi));
     weft_tensor *e = weft_nn_compute(a, weft_nn_stage(a, name, ".exp"), r, X->shape);
     if (e) {
@@ -473,7 +472,7 @@ weft_status weft_nn_softmax_compute(weft_arena *a, const weft_graph *g, const we
         const weft_expr *d = weft_sub(a, weft_tload(a, X, r, idx), read_kept(a, mx, r, reduced, idx));
         weft_te_set_body(e, WEFT_REDUCE_NONE, weft_call1(a, WEFT_INTRIN_EXP, d));
     }
-    weft_tensor *s = reduce_stage(a, weft_nn_stage(a, name, ".sum"), X, reduced, xi);
+    weft_tensor *s = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".sum"), X, reduced, "k", xi);
     if (s) weft_te_set_body(s, WEFT_REDUCE_SUM, weft_tload(a, e, r, xi));
     weft_tensor *Y = weft_nn_compute(a, name, r, X->shape);
     if (Y) {
@@ -542,14 +541,14 @@ weft_status weft_nn_layernorm_compute(weft_arena *a, const weft_graph *g, const 
     const weft_expr *n_f = weft_f32(a, (double)count);
     const weft_expr *xi[WEFT_NN_MAX_DIMS], *idx[WEFT_NN_MAX_DIMS];
 
-    weft_tensor *sum = reduce_stage(a, weft_nn_stage(a, name, ".sum"), X, reduced, xi);
+    weft_tensor *sum = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".sum"), X, reduced, "k", xi);
     if (sum) weft_te_set_body(sum, WEFT_REDUCE_SUM, weft_tload(a, X, r, xi));
     weft_tensor *mean = kept_stage(a, weft_nn_stage(a, name, ".mean"), X, reduced);
     if (mean) {
         weft_nn_axes(mean, idx);
         weft_te_set_body(mean, WEFT_REDUCE_NONE, weft_div(a, weft_tload(a, sum, mean->ndim, idx), n_f));
     }
-    weft_tensor *sq = reduce_stage(a, weft_nn_stage(a, name, ".sqsum"), X, reduced, xi);
+    weft_tensor *sq = weft_nn_reduce_stage(a, weft_nn_stage(a, name, ".sqsum"), X, reduced, "k", xi);
     if (sq) {
         const weft_expr *d = weft_sub(a, weft_tload(a, X, r, xi), read_kept(a, mean, r, reduced, xi));
         weft_te_set_body(sq, WEFT_REDUCE_SUM, weft_mul(a, d, d));

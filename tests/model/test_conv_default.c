@@ -491,6 +491,11 @@ static void test_default_schedule_shapes(void **state)
             assert_non_null(strstr(p.text, "compute_at globalaveragepool0.red.rf globalaveragepool0.red n@c"));
             assert_non_null(strstr(p.text, "vectorize globalaveragepool0.red p.1"));
             assert_non_null(strstr(p.text, "compute_at globalaveragepool0.red globalaveragepool0 n@c@h@w"));
+            /* partial sums in one vector over 49, in 4 (AVX2) or 2 (AVX-512) over 200: the
+             * independent add chains of a long plane */
+            char split[64];
+            snprintf(split, sizeof split, "split globalaveragepool0.red p %d\n", ci == 18 ? bits[k] / 32 : 32);
+            if (!strstr(p.text, split)) fail_msg("case %d, %d bits: no '%s' in\n%s", ci, bits[k], split, p.text);
         }
         /* pointwise conv over pixels: unblocked weights, the reduction over the fused pixels
          * p and the write-back in vectors of them, filters unrolled */

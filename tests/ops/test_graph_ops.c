@@ -458,6 +458,24 @@ static void test_global_average_pool(void **state)
     }
     fx_check_f32(Y, ref, 6, 1e-5);
     assert_int_equal(weft_tensor_pattern(fx_tensor(f, "y.red")), WEFT_PATTERN_REDUCTION);
+    assert_int_equal(fx_tensor(f, "y.red")->n_reduce, 1);
+    assert_int_equal(fx_tensor(f, "y.red")->reduce_axis[0].extent, 20);
+
+    /* 3-D (GlobalMaxPool over a volume): the spatial dims are one axis too */
+    weft_value v = fx_input(f, "v", F32, 5, SHAPE(2, 3, 3, 5, 7));
+    y = fx_op(f, "GlobalMaxPool", "gmp", 1, &v, 0, NULL);
+    fx_assert_shape(f, y, 5, SHAPE(2, 3, 1, 1, 1));
+    float *V = fx_rand(f, 630);
+    Y = fx_run1(f, (const void *[]){V});
+    for (int nc = 0; nc < 6; nc++) {
+        double m = -INFINITY;
+        for (int i = 0; i < 105; i++) m = fmax(m, V[nc * 105 + i]);
+        ref[nc] = m;
+    }
+    fx_check_f32(Y, ref, 6, 0);
+    const weft_tensor *R = fx_tensor(f, "y.red");
+    assert_int_equal(R->n_reduce, 1);
+    assert_int_equal(R->reduce_axis[0].extent, 105);
 }
 
 /* ---- reductions -------------------------------------------------------------------------- */
