@@ -145,6 +145,8 @@ static const conv_case cases[] = {
     /* pointwise over 1024 pixels, 40 filters (no whole number of 6- or 8-filter tiles): the
      * packed-panel form, residual epilogue */
     {K_CONV, 1, 32, 32, 32, 40, 1, 1, 1, 0, 1, EPI_ADD, true, 0}, /* 64 */
+    /* a 2x2 kernel (a sub-pixel ConvTranspose's conv): blocked, taps along x */
+    {K_CONV, 1, 16, 12, 12, 32, 2, 2, 1, 1, 1, EPI_RELU, true, 0}, /* 65 */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -521,6 +523,12 @@ static void test_default_schedule_shapes(void **state)
         assert_non_null(strstr(p.text, "compute_at in0.local add1 n@h@w.0"));
         assert_non_null(strstr(p.text, "split add1 c ")); /* filter tiles of the register tile's rows */
         assert_non_null(strstr(p.text, "compute_at conv0.red add1 h@w.1"));
+        /* taps along x: the tile leaves a register per column for the broadcasts LLVM shares
+         * between neighbouring taps (AVX2: 2 filter vectors x 5 columns, not x 6) */
+        schedule_of(&cases[65], &caps, &p);
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        if (!strstr(p.text, bits[k] == 256 ? "split relu1 w 5\n" : "split relu1 w 8\n"))
+            fail_msg("%d bits: the 2x2 conv's tile:\n%s", bits[k], p.text);
         /* planes of odd size: over pixels with few input channels (a partial last tile),
          * blocked with many */
         schedule_of(&cases[34], &caps, &p);
