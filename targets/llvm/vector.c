@@ -626,6 +626,8 @@ weft_status weft_llvm_vector_if(weft_llvm_cg *cg, const weft_stmt *s)
 static bool residue_of(const weft_expr *e, const vloop *vl, int64_t R, int64_t *r)
 {
     int64_t a, b;
+    const weft_expr *unclamped = vl->no_clamp ? weft_llvm_clamp_arg(e) : NULL;
+    if (unclamped) return residue_of(unclamped, vl, R, r);
     switch ((weft_expr_kind)e->kind) {
     case WEFT_EXPR_INT: *r = ((e->u.imm_int % R) + R) % R; return true;
     case WEFT_EXPR_ADD:
@@ -787,6 +789,14 @@ static LLVMValueRef deinterleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMVa
     return LLVMBuildShuffleVector(cg->b, wide, LLVMGetPoison(wty), LLVMConstVector(sel, L), "");
 }
 
+/* Interleaved loads (a pixel shuffle's read): defined with the linear forms below. */
+typedef struct interleave {
+    int64_t A, R, r0;
+} interleave;
+static bool interleave_of(const weft_expr *idx, const vloop *vl, interleave *il);
+static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, const interleave *il,
+                                     LLVMValueRef lanes);
+
 /* Lane l of the vector reads base[idx at lane l]: a gather (disabled lanes of a mask read
  * nothing and are zero). */
 static weft_status gather_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef base, const weft_expr *idx, unsigned align,
@@ -817,15 +827,25 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     if (st != WEFT_OK) return st;
     int64_t stride, R, r0;
     clamped_rep cr;
+    interleave il;
     vloop vl = {cg->vvar, cg->lanes, cg->vmin_mult, false};
-    bool known = stride_of(idx, &vl, &stride), unclamped = false;
+    bool known = stride_of(idx, &vl, &stride), unclamped = false, interleaved = false;
     if (!known && cg->n_facts) { /* under a select's branch: clamps its condition proves idle */
         vloop vn = vl;
         vn.no_clamp = true;
         if (stride_of(idx, &vn, &stride) && (stride == 0 || stride == 1) && clamps_idle(idx, cg->facts, cg->fact_neg, cg->n_facts))
             known = unclamped = true;
+        else if (interleave_of(idx, &vn, &il) && clamps_idle(idx, cg->facts, cg->fact_neg, cg->n_facts))
+            interleaved = unclamped = true; /* a padded pixel shuffle's read, inside the image */
     }
-    if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
+    if (!known && !interleaved) interleaved = interleave_of(idx, &vl, &il);
+    if (interleaved) {
+        st = index_at_lane(cg, idx, 0, unclamped, &i); /* lane 0: plane r0 */
+        if (st != WEFT_OK) return st;
+        LLVMValueRef o = LLVMConstInt(cg->t_i64, (unsigned long long)(-il.A * il.r0), 1);
+        LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, base, &i, 1, "");
+        ld = interleaved_load(cg, mty, LLVMBuildGEP2(cg->b, mty, p, &o, 1, ""), align, &il, all_true(cg));
+    } else if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
         st = weft_expr_uses_var(idx, cg->vvar) ? index_at_lane(cg, idx, 0, unclamped, &i) : weft_llvm_index(cg, idx, &i);
         if (st != WEFT_OK) return st;
         ld = LLVMBuildLoad2(cg->b, mty, LLVMBuildInBoundsGEP2(cg->b, mty, base, &i, 1, ""), "");
@@ -969,6 +989,75 @@ static void lin_add(lin *l, const weft_expr *e, int64_t m, bool strip)
     }
 }
 
+/* ---- interleaved loads: a pixel shuffle's read ------------------------------------------ */
+
+/* idx = rest + A * floormod(x, R) + floordiv(x, R), rest without the variable, x of stride 1
+ * with a known residue r0 of its lane-0 value modulo R, 2 <= R <= MAX_INTERLEAVE, A != 0: lane
+ * l reads plane (r0 + l) % R (A elements apart) at element (r0 + l) / R, i.e. R runs of
+ * contiguous elements interleaved. A depth-to-space (PixelShuffle, a sub-pixel ConvTranspose's
+ * phases put back together) reads its input so along a row: X[c, h % 2, w % 2, h / 2, w / 2]. */
+enum { MAX_INTERLEAVE = 4 };
+
+static bool interleave_of(const weft_expr *idx, const vloop *vl, interleave *il)
+{
+    lin l = {.ok = true};
+    lin_add(&l, idx, 1, false);
+    if (!l.ok) return false;
+    const weft_expr *mod = NULL, *div = NULL;
+    int64_t A = 0, s;
+    for (int i = 0; i < l.n; i++) {
+        const weft_expr *e = l.atom[i];
+        if (!l.coef[i] || !weft_expr_uses_var(e, vl->v)) continue;
+        if ((e->kind != WEFT_EXPR_FLOORMOD && e->kind != WEFT_EXPR_FLOORDIV) || e->u.bin.b->kind != WEFT_EXPR_INT) return false;
+        if (e->kind == WEFT_EXPR_FLOORMOD && !mod) mod = e, A = l.coef[i];
+        else if (e->kind == WEFT_EXPR_FLOORDIV && !div && l.coef[i] == 1) div = e;
+        else return false;
+    }
+    if (!mod || !div) return false;
+    int64_t R = mod->u.bin.b->u.imm_int;
+    if (R < 2 || R > MAX_INTERLEAVE || R > vl->lanes || div->u.bin.b->u.imm_int != R || !weft_expr_equal(mod->u.bin.a, div->u.bin.a))
+        return false;
+    if (!stride_of(mod->u.bin.a, vl, &s) || s != 1 || !residue_of(mod->u.bin.a, vl, R, &il->r0)) return false;
+    il->A = A, il->R = R;
+    return true;
+}
+
+/* The interleaved read (interleave_of) whose residue-0 plane's first element is at p: one masked
+ * load per plane of the elements its lanes read (element j of plane q is lane j * R + q - r0;
+ * it is read when that lane is on in `lanes`, an i1 vector of L), then one shuffle of the
+ * planes' vectors into the lanes. */
+static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, const interleave *il,
+                                     LLVMValueRef lanes)
+{
+    unsigned L = (unsigned)cg->lanes, R = (unsigned)il->R, r0 = (unsigned)il->r0, n = (r0 + L - 1) / R + 1;
+    LLVMTypeRef nty = LLVMVectorType(mty, n);
+    LLVMValueRef parts[MAX_INTERLEAVE], sel[MAX_LANES], off = LLVMConstNull(LLVMTypeOf(lanes)); /* index L: off */
+    for (unsigned q = 0; q < R; q++) {
+        for (unsigned j = 0; j < n; j++) {
+            long lane = (long)(j * R + q) - (long)r0;
+            sel[j] = LLVMConstInt(cg->t_i32, lane >= 0 && lane < (long)L ? (unsigned long long)lane : L, 0);
+        }
+        LLVMValueRef m = LLVMBuildShuffleVector(cg->b, lanes, off, LLVMConstVector(sel, n), "");
+        LLVMValueRef o = LLVMConstInt(cg->t_i64, (unsigned long long)(il->A * (int64_t)q), 1);
+        LLVMValueRef pq = LLVMBuildGEP2(cg->b, mty, p, &o, 1, "");
+        LLVMValueRef args[4] = {pq, LLVMConstInt(cg->t_i32, align, 0), m, LLVMConstNull(nty)};
+        parts[q] = masked_intrinsic(cg, "llvm.masked.load", nty, LLVMTypeOf(pq), args, 4);
+    }
+    /* concatenate the planes' vectors pairwise (a missing one as zeros): plane q at q * n */
+    unsigned cnt = R, w = n;
+    while (cnt > 1) {
+        LLVMValueRef cat[MAX_LANES];
+        for (unsigned k = 0; k < 2 * w; k++) cat[k] = LLVMConstInt(cg->t_i32, k, 0);
+        for (unsigned k = 0; k < cnt; k += 2) {
+            LLVMValueRef b = k + 1 < cnt ? parts[k + 1] : LLVMConstNull(LLVMTypeOf(parts[k]));
+            parts[k / 2] = LLVMBuildShuffleVector(cg->b, parts[k], b, LLVMConstVector(cat, 2 * w), "");
+        }
+        cnt = (cnt + 1) / 2, w *= 2;
+    }
+    for (unsigned l = 0; l < L; l++) sel[l] = LLVMConstInt(cg->t_i32, ((r0 + l) % R) * n + (r0 + l) / R, 0);
+    return LLVMBuildShuffleVector(cg->b, parts[0], LLVMGetPoison(LLVMTypeOf(parts[0])), LLVMConstVector(sel, L), "");
+}
+
 /* True when the comparison term (an integer >=, >, <=, <) implies d >= 0, where d is
  * sum(sign_i * e_i) + k: d minus the term's slack (lhs - rhs >= 0 for >=, ...) is a constant >= 0. */
 static bool term_implies(const weft_expr *term, bool neg, const weft_expr *const *e, const int64_t *sign, int n, int64_t k)
@@ -1039,7 +1128,13 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     int64_t s;
     if (stride_of(idx, &vl, &s)) return WEFT_OK; /* no clamp in the way: the plain load path */
     vl.no_clamp = true;
-    if (!stride_of(idx, &vl, &s) || (s != 1 && !(s == 2 && cg->slow_gather && cg->lanes <= 64))) return WEFT_OK;
+    interleave il = {0, 0, 0};
+    if (!stride_of(idx, &vl, &s)) {
+        if (!interleave_of(idx, &vl, &il)) return WEFT_OK;
+        s = 0; /* an interleaved read (a pixel shuffle's, padded) */
+    } else if (s != 1 && !(s == 2 && cg->slow_gather && cg->lanes <= 64)) {
+        return WEFT_OK;
+    }
     const weft_expr *terms[64];
     int n_terms = 0;
     flatten_and(weft_expr_sel_cond(e), terms, &n_terms, 64);
@@ -1065,7 +1160,10 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     LLVMValueRef mask = cg->vmask ? LLVMBuildAnd(cg->b, c, cg->vmask, "") : c;
     LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, bp, &base, 1, ""); /* lane 0's address: may lie outside when masked */
     LLVMValueRef ld;
-    if (s == 2) {
+    if (il.R) {
+        LLVMValueRef o = LLVMConstInt(cg->t_i64, (unsigned long long)(-il.A * il.r0), 1);
+        ld = interleaved_load(cg, mty, LLVMBuildGEP2(cg->b, mty, p, &o, 1, ""), align, &il, mask);
+    } else if (s == 2) {
         ld = deinterleaved_load(cg, mty, p, align, 2, mask); /* 2L contiguous elements, the even ones */
     } else {
         LLVMValueRef args[4] = {p, LLVMConstInt(cg->t_i32, align, 0), mask, LLVMConstNull(vty)};
