@@ -84,26 +84,22 @@ static conv_tile choose_tile(const int64_t *shape, int64_t taps_x, const weft_ta
         /* Taps along x (a reduction loop rx of 2 or more): LLVM unrolls rx and shares the
          * broadcasts of neighbouring taps, which keeps a broadcast per spatial position live
          * beside the tf weight vectors (schedule_blocked's fo-outside order): with two or more
-         * filter vectors the tile then fits tf * rows + rows + 1 registers, its columns the cap
-         * itself where the cap's divisor would be small (33 columns: 5 with a last partial
-         * tile, not 3). AVX2's 2 x 6 tile with 2x2 taps spilled its accumulators every step:
-         * the DCGAN generator's sub-pixel convs (128 -> 4 x 64 at 9x9 to 17x17, Zen 3, 1
-         * thread) 0.48-0.51 -> 0.25-0.27 ms with 2 x 5. One filter vector keeps its columns
-         * (a 9x9 16 -> 3 conv at 64x64: 1.8 ms with 4 columns, 1.5 with 8). */
-        bool taps = taps_x > 1 && tf > 1 && rows > (vector_regs(caps) - 1) / (tf + 1);
-        if (taps) rows = (vector_regs(caps) - 1) / (tf + 1);
-        for (int cand = 0; cand < (taps ? 2 : 1); cand++) {
-            /* rows from columns, then whole rows, then whole images (tiny images, batches) */
-            int64_t tx = cand ? (rows < OW ? rows : OW) : weft_sched_fit_tile(OW, rows, 1), ty = 1, tn = 1;
-            if (tx == OW && rows / tx >= 2) ty = weft_sched_fit_tile(OH, rows / tx, 1);
-            if (tx == OW && ty == OH && rows / (tx * ty) >= 2) tn = weft_sched_fit_tile(N, rows / (tx * ty), 1);
-            double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
-                         (double)N / (double)(ceil_div(N, tn) * tn);
-            double score = (double)(tf * tn * tx * ty) * eff;
-            if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
-                best_score = score;
-                best = (conv_tile){tf, tn, ty, tx};
-            }
+         * filter vectors the tile then fits tf * rows + rows + 1 registers. AVX2's 2 x 6 tile
+         * with 2x2 taps spilled its accumulators every step: the DCGAN generator's sub-pixel
+         * convs (128 -> 4 x 64 at 9x9 to 17x17, Zen 3, 1 thread) 0.48-0.51 -> 0.25-0.27 ms
+         * with 2 x 5. One filter vector keeps its columns (a 9x9 16 -> 3 conv at 64x64: 1.8 ms
+         * with 4 columns, 1.5 with 8). */
+        if (taps_x > 1 && tf > 1 && rows > (vector_regs(caps) - 1) / (tf + 1)) rows = (vector_regs(caps) - 1) / (tf + 1);
+        /* rows from columns, then whole rows, then whole images (tiny images, batches) */
+        int64_t tx = weft_sched_fit_tile(OW, rows, 1), ty = 1, tn = 1;
+        if (tx == OW && rows / tx >= 2) ty = weft_sched_fit_tile(OH, rows / tx, 1);
+        if (tx == OW && ty == OH && rows / (tx * ty) >= 2) tn = weft_sched_fit_tile(N, rows / (tx * ty), 1);
+        double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
+                     (double)N / (double)(ceil_div(N, tn) * tn);
+        double score = (double)(tf * tn * tx * ty) * eff;
+        if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
+            best_score = score;
+            best = (conv_tile){tf, tn, ty, tx};
         }
     }
     return best;
