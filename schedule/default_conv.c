@@ -377,7 +377,7 @@ static weft_status schedule_window(weft_schedule *s, int r, int y, const weft_ta
     return rc;
 }
 
-/* A global pool: the one reduction R is 2-D [N, C] over the spatial dims of a 3-D, 4-D or 5-D
+/* A global pool: the one reduction R is 2-D [N, C] over the spatial dims of a 4-D or 5-D
  * input, as one reduction axis p (GlobalAveragePool, GlobalMaxPool: ops/nn_conv.c reads
  * X[n, c, p / W, p % W] in 2-D, which lowering recombines to one contiguous run per plane). Planes of at least a
  * vector get per-channel vector partial sums along the plane (rfactor), then one horizontal
@@ -400,9 +400,9 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
     if (r < 0 || s->stages[r].is_output) return false;
     const weft_tensor *R = s->stages[r].op;
     if (R->ndim != 2 || R->n_reduce != 1 || R->shape[1] < lanes || !R->body || R->body->kind != WEFT_EXPR_TLOAD ||
-        weft_expr_tload_n(R->body) < 3 || weft_expr_tload_idx(R->body, 0) != R->axis[0].var ||
+        weft_expr_tload_n(R->body) < 4 || weft_expr_tload_idx(R->body, 0) != R->axis[0].var ||
         weft_expr_tload_idx(R->body, 1) != R->axis[1].var)
-        return false; /* the plane: the input's trailing dims */
+        return false; /* the plane: the input's trailing dims (rows of a 3-D input: the row rules) */
     for (int i = 0; i < s->n_stages; i++) { /* the rest: elementwise over N x C at most */
         const weft_tensor *op = s->stages[i].op;
         int64_t n = 1;
@@ -436,8 +436,7 @@ static bool global_pool(weft_schedule *s, const weft_target_caps *caps, weft_sta
             at_out = strlen(yfused) < WEFT_SCHED_NAME;
         }
         /* up to 4 vectors of partial sums (independent add chains) when the plane has at
-         * least 4 iterations of them: rows of 768 (a mean over the last dim) took 1.1x the
-         * time of the generic row rule's 4 accumulators with one */
+         * least 4 iterations of them: 96 planes of 56x56 0.033 -> 0.020 ms (Zen 3, 1 thread) */
         int64_t plane = R->reduce_axis[0].extent, acc = plane >= 16 * lanes ? 4 : plane >= 8 * lanes ? 2 : 1;
         *rc = weft_sched_stepf(s, "split %s %s %lld", rname, it[2], (long long)(lanes * acc));
         if (*rc == WEFT_OK) *rc = weft_sched_stepf(s, "rfactor %s %s.1", rname, it[2]);

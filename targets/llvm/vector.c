@@ -1015,7 +1015,10 @@ static bool interleave_of(const weft_expr *idx, const vloop *vl, interleave *il)
     }
     if (!mod || !div) return false;
     int64_t R = mod->u.bin.b->u.imm_int;
-    if (R < 2 || R > MAX_INTERLEAVE || R > vl->lanes || div->u.bin.b->u.imm_int != R || !weft_expr_equal(mod->u.bin.a, div->u.bin.a))
+    /* at most 64 lanes: the planes' vectors (L / R + 1 elements each) concatenate to at most
+     * 4 x 33 lanes in interleaved_load's shuffles */
+    if (R < 2 || R > MAX_INTERLEAVE || R > vl->lanes || vl->lanes > 64 || div->u.bin.b->u.imm_int != R ||
+        !weft_expr_equal(mod->u.bin.a, div->u.bin.a))
         return false;
     if (!stride_of(mod->u.bin.a, vl, &s) || s != 1 || !residue_of(mod->u.bin.a, vl, R, &il->r0)) return false;
     il->A = A, il->R = R;
