@@ -89,7 +89,8 @@ static conv_tile choose_tile(const int64_t *shape, int64_t taps_x, const weft_ta
          * convs (128 -> 4 x 64 at 9x9 to 17x17, Zen 3, 1 thread) 0.48-0.51 -> 0.25-0.27 ms
          * with 2 x 5. One filter vector keeps its columns (a 9x9 16 -> 3 conv at 64x64: 1.8 ms
          * with 4 columns, 1.5 with 8). */
-        if (taps_x > 1 && tf > 1 && rows > (vector_regs(caps) - 1) / (tf + 1)) rows = (vector_regs(caps) - 1) / (tf + 1);
+        int64_t tap_rows = (vector_regs(caps) - 1) / (tf + 1);
+        if (taps_x > 1 && tf > 1 && rows > tap_rows) rows = tap_rows;
         /* rows from columns, then whole rows, then whole images (tiny images, batches) */
         int64_t tx = weft_sched_fit_tile(OW, rows, 1), ty = 1, tn = 1;
         if (tx == OW && rows / tx >= 2) ty = weft_sched_fit_tile(OH, rows / tx, 1);

@@ -794,7 +794,7 @@ typedef struct interleave {
     int64_t A, R, r0;
 } interleave;
 static bool interleave_of(const weft_expr *idx, const vloop *vl, interleave *il);
-static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, const interleave *il,
+static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p0, unsigned align, const interleave *il,
                                      LLVMValueRef lanes);
 
 /* Lane l of the vector reads base[idx at lane l]: a gather (disabled lanes of a mask read
@@ -840,11 +840,9 @@ weft_status weft_llvm_vector_load(weft_llvm_cg *cg, const weft_expr *e, LLVMValu
     }
     if (!known && !interleaved) interleaved = interleave_of(idx, &vl, &il);
     if (interleaved) {
-        st = index_at_lane(cg, idx, 0, unclamped, &i); /* lane 0: plane r0 */
+        st = index_at_lane(cg, idx, 0, unclamped, &i);
         if (st != WEFT_OK) return st;
-        LLVMValueRef o = LLVMConstInt(cg->t_i64, (unsigned long long)(-il.A * il.r0), 1);
-        LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, base, &i, 1, "");
-        ld = interleaved_load(cg, mty, LLVMBuildGEP2(cg->b, mty, p, &o, 1, ""), align, &il, all_true(cg));
+        ld = interleaved_load(cg, mty, LLVMBuildGEP2(cg->b, mty, base, &i, 1, ""), align, &il, all_true(cg));
     } else if (known && stride == 0) { /* at lane 0: the index may use the variable (floordiv of a block) */
         st = weft_expr_uses_var(idx, cg->vvar) ? index_at_lane(cg, idx, 0, unclamped, &i) : weft_llvm_index(cg, idx, &i);
         if (st != WEFT_OK) return st;
@@ -1025,14 +1023,16 @@ static bool interleave_of(const weft_expr *idx, const vloop *vl, interleave *il)
     return true;
 }
 
-/* The interleaved read (interleave_of) whose residue-0 plane's first element is at p: one masked
- * load per plane of the elements its lanes read (element j of plane q is lane j * R + q - r0;
- * it is read when that lane is on in `lanes`, an i1 vector of L), then one shuffle of the
- * planes' vectors into the lanes. */
-static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p, unsigned align, const interleave *il,
+/* The interleaved read (interleave_of) whose lane 0 reads p0 (plane r0): one masked load per
+ * plane of the elements its lanes read (element j of plane q is lane j * R + q - r0; it is
+ * read when that lane is on in `lanes`, an i1 vector of L), then one shuffle of the planes'
+ * vectors into the lanes. */
+static LLVMValueRef interleaved_load(weft_llvm_cg *cg, LLVMTypeRef mty, LLVMValueRef p0, unsigned align, const interleave *il,
                                      LLVMValueRef lanes)
 {
     unsigned L = (unsigned)cg->lanes, R = (unsigned)il->R, r0 = (unsigned)il->r0, n = (r0 + L - 1) / R + 1;
+    LLVMValueRef back = LLVMConstInt(cg->t_i64, (unsigned long long)(-il->A * il->r0), 1);
+    LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, p0, &back, 1, ""); /* plane 0's element */
     LLVMTypeRef nty = LLVMVectorType(mty, n);
     LLVMValueRef parts[MAX_INTERLEAVE], sel[MAX_LANES], off = LLVMConstNull(LLVMTypeOf(lanes)); /* index L: off */
     for (unsigned q = 0; q < R; q++) {
@@ -1164,8 +1164,7 @@ weft_status weft_llvm_vector_select_load(weft_llvm_cg *cg, const weft_expr *e, L
     LLVMValueRef p = LLVMBuildGEP2(cg->b, mty, bp, &base, 1, ""); /* lane 0's address: may lie outside when masked */
     LLVMValueRef ld;
     if (il.R) {
-        LLVMValueRef o = LLVMConstInt(cg->t_i64, (unsigned long long)(-il.A * il.r0), 1);
-        ld = interleaved_load(cg, mty, LLVMBuildGEP2(cg->b, mty, p, &o, 1, ""), align, &il, mask);
+        ld = interleaved_load(cg, mty, p, align, &il, mask);
     } else if (s == 2) {
         ld = deinterleaved_load(cg, mty, p, align, 2, mask); /* 2L contiguous elements, the even ones */
     } else {
