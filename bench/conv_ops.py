@@ -21,6 +21,12 @@ dw3_14_480     depthwise 3x3, 480 channels at 14x14, SiLU
 dw5_14_672     depthwise 5x5, 672 channels at 14x14, SiLU
 dw5_7_1152     depthwise 5x5, 1152 channels at 7x7, SiLU
 pw_16_96       pointwise 16 -> 96 at 112x112, SiLU
+pw_64_256_56   pointwise 64 -> 256 at 56x56, ReLU (ResNet-50's bottlenecks, stages 1 to 4 ...)
+pw_512_128_28  pointwise 512 -> 128 at 28x28, ReLU
+pw_256_1024_14 pointwise 256 -> 1024 at 14x14, ReLU
+pw_1024_256_14 pointwise 1024 -> 256 at 14x14, ReLU
+pw_512_2048_7  pointwise 512 -> 2048 at 7x7, ReLU
+pw_2048_512_7  pointwise 2048 -> 512 at 7x7, ReLU
 maxpool64      3x3 stride 2 max-pool, 64 channels at 112x112 (ResNet)
 """
 import os
@@ -74,6 +80,8 @@ def main(argv):
     conv(out, rng, "dw5_14_672", 672, 672, 14, 5, 1, 2, 672, "silu")
     conv(out, rng, "dw5_7_1152", 1152, 1152, 7, 5, 1, 2, 1152, "silu")
     conv(out, rng, "pw_16_96", 16, 96, 112, 1, 1, 0, 1, "silu")
+    for C, F, H in ((64, 256, 56), (512, 128, 28), (256, 1024, 14), (1024, 256, 14), (512, 2048, 7), (2048, 512, 7)):
+        conv(out, rng, "pw_%d_%d_%d" % (C, F, H), C, F, H, 1, 1, 0, 1, "relu")
     pool = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)]
     save(out, "maxpool64", pool, 64, 112, 64, 56, [], rng)
     return 0

@@ -463,18 +463,24 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
      * and an injective stage reads it back as NCHW (plus the bias). Flat (a pointwise conv
      * whose weights stay [F, C, 1, 1]): over [N, F, OH*OW], read back the same way. */
     int64_t shape[4] = {X->shape[0], F, w.out[0], w.out[1]};
-    bool flat = spec->flat && !fb && group == 1 && w.k[0] == 1 && w.k[1] == 1 && w.s[0] == 1 && w.s[1] == 1 &&
-                P == X && w.out[0] == X->shape[2] && w.out[1] == X->shape[3];
+    bool pointwise = group == 1 && w.k[0] == 1 && w.k[1] == 1 && w.s[0] == 1 && w.s[1] == 1 && P == X &&
+                     w.out[0] == X->shape[2] && w.out[1] == X->shape[3];
+    bool flat = spec->flat && !fb && pointwise;
+    /* Blocked and pointwise over rows of more than one column: the pixels fused as well, R [N,
+     * F/fb, OH*OW, 1, fb], so register tiles run along the whole plane instead of within a row
+     * (a 7-column row in tiles of 6 computed 12 columns for 7). */
+    bool bflat = fb && pointwise && w.out[1] > 1 && w.out[0] > 1;
     int64_t rshape[5] = {X->shape[0], fb ? Wt->shape[0] : F, w.out[0], w.out[1], fb};
-    if (flat) rshape[2] = w.out[0] * w.out[1];
+    if (flat || bflat) rshape[2] = w.out[0] * w.out[1];
+    if (bflat) rshape[3] = 1;
     bool own_out = has_b || fb || flat || spec->columns;
     weft_tensor *R = weft_te_compute(a, own_out ? spec->red_name : spec->out_name, fb ? 5 : flat ? 3 : 4, rshape,
-                                     (const char *const[]){"n", fb ? "fo" : "f", flat ? "p" : "y", "x", "fi"});
+                                     (const char *const[]){"n", fb ? "fo" : "f", flat || bflat ? "p" : "y", "x", "fi"});
     if (R) {
         const weft_expr *nv = weft_te_axis(R, 0), *f = weft_te_axis(R, 1);
         const weft_expr *ow = weft_i64(a, w.out[1]);
-        const weft_expr *y = flat ? weft_floordiv(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 2);
-        const weft_expr *x = flat ? weft_floormod(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 3);
+        const weft_expr *y = flat || bflat ? weft_floordiv(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 2);
+        const weft_expr *x = flat || bflat ? weft_floormod(a, weft_te_axis(R, 2), ow) : weft_te_axis(R, 3);
         const weft_expr *rc = cpg > 1 ? weft_te_reduce_axis(a, R, "rc", cpg) : weft_i64(a, 0);
         const weft_expr *ry = weft_te_reduce_axis(a, R, "ry", nt[0]);
         const weft_expr *rx = weft_te_reduce_axis(a, R, "rx", nt[1]);
@@ -501,8 +507,9 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
             const weft_expr *v;
             if (fb) {
                 const weft_expr *blk = weft_i64(a, fb);
+                const weft_expr *yi = bflat ? weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]) : idx[2];
                 v = weft_tload(a, R, 5,
-                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), idx[2], idx[3],
+                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), yi, bflat ? weft_i64(a, 0) : idx[3],
                                                      weft_floormod(a, idx[1], blk)});
             } else if (flat) {
                 const weft_expr *pix = weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]);

@@ -92,20 +92,34 @@ static conv_tile choose_tile(const int64_t *shape, int64_t taps_x, const weft_ta
         int64_t tap_rows = (vector_regs(caps) - 1) / (tf + 1);
         if (taps_x > 1 && tf > 1 && rows > tap_rows) rows = tap_rows;
         /* rows from columns, then whole rows, then whole images (tiny images, batches) */
-        int64_t tx = weft_sched_fit_tile(OW, rows, 1), ty = 1, tn = 1;
-        if (tx == OW && rows / tx >= 2) ty = weft_sched_fit_tile(OH, rows / tx, 1);
-        if (tx == OW && ty == OH && rows / (tx * ty) >= 2) tn = weft_sched_fit_tile(N, rows / (tx * ty), 1);
-        double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
-                     (double)N / (double)(ceil_div(N, tn) * tn);
-        double score = (double)(tf * tn * tx * ty) * eff;
-        if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
-            best_score = score;
-            best = (conv_tile){tf, tn, ty, tx};
+        int64_t tx = weft_sched_fit_tile(OW, rows, 1);
+        /* rows: the nearest divisor, or first (single columns: a pointwise conv's fused
+         * pixels, schedule_blocked) as many as fit in tiles evened out, the last one partial:
+         * 196 pixels in 33 tiles of 6 rather than 49 of 4, 49 in 4 of 13 rather than 16 */
+        for (int c = OW == 1 ? 1 : 0; c >= 0; c--) {
+            int64_t ty = 1, tn = 1;
+            if (tx == OW && rows / tx >= 2)
+                ty = c ? ceil_div(OH, ceil_div(OH, rows / tx)) : weft_sched_fit_tile(OH, rows / tx, 1);
+            if (tx == OW && ty == OH && rows / (tx * ty) >= 2) tn = weft_sched_fit_tile(N, rows / (tx * ty), 1);
+            double eff = (double)OW / (double)(ceil_div(OW, tx) * tx) * (double)OH / (double)(ceil_div(OH, ty) * ty) *
+                         (double)N / (double)(ceil_div(N, tn) * tn);
+            double score = (double)(tf * tn * tx * ty) * eff;
+            if (score > best_score + 1e-9 || (score > best_score - 1e-9 && tf > best.tf)) {
+                best_score = score;
+                best = (conv_tile){tf, tn, ty, tx};
+            }
         }
     }
     return best;
 }
 
+
+/* Whether the blocked reduction R runs over Y's pixels fused (a pointwise conv: R [N, F/fb,
+ * OH*OW, 1, fb], ops/nn_conv.c). */
+static bool blocked_flat(const weft_tensor *R, const weft_tensor *Y)
+{
+    return R->shape[3] == 1 && Y->shape[3] > 1 && R->shape[2] == Y->shape[2] * Y->shape[3];
+}
 
 /* The blocked reduction of the kernel's one 4-D output, or -1 when the kernel does not have
  * this pattern. */
@@ -124,8 +138,9 @@ static int blocked_reduction(const weft_schedule *s, int *out)
     }
     if (y < 0 || r < 0 || s->stages[y].op->n_reduce) return -1;
     const weft_tensor *R = s->stages[r].op, *Y = s->stages[y].op;
-    if (R->ndim != 5 || Y->ndim != 4 || R->shape[0] != Y->shape[0] || R->shape[2] != Y->shape[2] ||
-        R->shape[3] != Y->shape[3] || R->shape[4] < 2 || R->shape[1] * R->shape[4] < Y->shape[1] ||
+    if (R->ndim != 5 || Y->ndim != 4 || R->shape[0] != Y->shape[0] || R->shape[4] < 2 ||
+        !(blocked_flat(R, Y) || (R->shape[2] == Y->shape[2] && R->shape[3] == Y->shape[3])) ||
+        R->shape[1] * R->shape[4] < Y->shape[1] ||
         (R->shape[1] - 1) * R->shape[4] >= Y->shape[1] || !weft_sched_reads_through(s, y, r))
         return -1;
     /* Every other stage is elementwise or injective (padding, bias, epilogue). */
@@ -822,13 +837,22 @@ static weft_status schedule_blocked(weft_schedule *s, int r, int y, const weft_t
 
     /* The output: f -> (f.0, f.1 = tf, f.2 = fb); n, y, x -> (.0, .1 = tn, ty, tx). Loops:
      * n.0 f.0 y.0 x.0 | f.1 n.1 y.1 x.1 f.2. */
+    /* Pixels fused in R: Y's rows and columns fused alike, its tile loops n, f, y@x. */
+    bool flat = blocked_flat(R, s->stages[y].op);
     const weft_stage *ys = &s->stages[y];
     char ax[4][WEFT_SCHED_NAME];
     for (int d = 0; d < 4; d++) snprintf(ax[d], sizeof ax[d], "%s", ys->iters[d].name);
+    if (flat) {
+        char q[WEFT_SCHED_NAME * 2 + 2];
+        snprintf(q, sizeof q, "%s@%s", ax[2], ax[3]);
+        if (strlen(q) + 8 >= WEFT_SCHED_NAME) return WEFT_ERR_INTERNAL;
+        if ((rc = weft_sched_stepf(s, "fuse %s %s %s", yname, ax[2], ax[3])) != WEFT_OK) return rc;
+        memcpy(ax[2], q, strlen(q) + 1); /* shorter than WEFT_SCHED_NAME - 8 */
+    }
     char outer[4][WEFT_SCHED_NAME + 4], inner[6][WEFT_SCHED_NAME + 4], fin[2][WEFT_SCHED_NAME + 4];
     int n_outer = 0, n_inner = 0, n_fin = 0;
     const int64_t tile[4] = {t.tn, 0, t.ty, t.tx}, ext[4] = {R->shape[0], 0, OH, OW};
-    for (int d = 0; d < 4 && rc == WEFT_OK; d++) {
+    for (int d = 0; d < (flat ? 3 : 4) && rc == WEFT_OK; d++) {
         if (d == 1) {
             if (t.tf > 1) {
                 rc = weft_sched_stepf(s, "split %s %s %lld %lld", yname, ax[1], (long long)t.tf, (long long)fb);

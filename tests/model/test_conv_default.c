@@ -147,6 +147,9 @@ static const conv_case cases[] = {
     {K_CONV, 1, 32, 32, 32, 40, 1, 1, 1, 0, 1, EPI_ADD, true, 0}, /* 64 */
     /* a 2x2 kernel (a sub-pixel ConvTranspose's conv): blocked, taps along x */
     {K_CONV, 1, 16, 12, 12, 32, 2, 2, 1, 1, 1, EPI_RELU, true, 0}, /* 65 */
+    /* pointwise over 7x7 planes with many input channels: blocked, register tiles along the
+     * fused pixels (49 = 8 x 6 + 1 with AVX2), batch, residual */
+    {K_CONV, 2, 96, 7, 7, 40, 1, 1, 1, 0, 1, EPI_ADD, true, 0}, /* 66 */
 };
 
 static bool has_knob_value(const weft_knob_space *ks, int i, int64_t v)
@@ -538,6 +541,14 @@ static void test_default_schedule_shapes(void **state)
         assert_int_equal(p.knob_rc, WEFT_OK);
         schedule_of(&cases[36], &caps, &p);
         assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        /* blocked pointwise convs tile the fused pixels, not the 7- or 9-column rows (a tile
+         * of 6 columns computed 12 for 7) */
+        assert_non_null(strstr(p.text, "fuse conv0 y x"));
+        schedule_of(&cases[66], &caps, &p); /* 49 pixels in 4 tiles of 13 (AVX-512), 5 of 10 (AVX2) */
+        assert_non_null(strstr(p.text, "vectorize conv0.red fi"));
+        assert_non_null(strstr(p.text, "fuse add1 h w"));
+        if (!strstr(p.text, bits[k] == 512 ? "split add1 h@w 13\n" : "split add1 h@w 10\n"))
+            fail_msg("%d bits: the pointwise conv's tile:\n%s", bits[k], p.text);
         /* depthwise over 20 columns: with AVX2's 16 registers two vectors of columns (a
          * masked tail) by 4 rows, 8 accumulators; with AVX-512 the divisor rule (20 columns) */
         schedule_of(&cases[11], &caps, &p);
