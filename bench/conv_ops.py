@@ -27,6 +27,8 @@ pw_256_1024_14 pointwise 256 -> 1024 at 14x14, ReLU
 pw_1024_256_14 pointwise 1024 -> 256 at 14x14, ReLU
 pw_512_2048_7  pointwise 512 -> 2048 at 7x7, ReLU
 pw_2048_512_7  pointwise 2048 -> 512 at 7x7, ReLU
+pw_s2_512_1024 pointwise stride 2, 512 -> 1024 at 28x28 (ResNet-50's downsampling shortcuts)
+pw_s2_1024_2048 pointwise stride 2, 1024 -> 2048 at 14x14
 maxpool64      3x3 stride 2 max-pool, 64 channels at 112x112 (ResNet)
 """
 import os
@@ -82,6 +84,8 @@ def main(argv):
     conv(out, rng, "pw_16_96", 16, 96, 112, 1, 1, 0, 1, "silu")
     for C, F, H in ((64, 256, 56), (512, 128, 28), (256, 1024, 14), (1024, 256, 14), (512, 2048, 7), (2048, 512, 7)):
         conv(out, rng, "pw_%d_%d_%d" % (C, F, H), C, F, H, 1, 1, 0, 1, "relu")
+    for C, F, H in ((512, 1024, 28), (1024, 2048, 14)):
+        conv(out, rng, "pw_s2_%d_%d" % (C, F), C, F, H, 1, 2, 0, 1, None)
     pool = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)]
     save(out, "maxpool64", pool, 64, 112, 64, 56, [], rng)
     return 0
