@@ -622,21 +622,9 @@ static weft_status schedule_pixel_panels(weft_schedule *s, const char *yname, co
             const weft_stage *xs = &s->stages[xi];
             char last[WEFT_SCHED_NAME];
             snprintf(last, sizeof last, "%s", xs->iters[xs->op->ndim - 1].name);
-            int nd = xs->op->ndim;
-            if (xs->op->shape[nd - 1] % lanes == 0) {
+            if (xs->op->shape[xs->op->ndim - 1] % lanes == 0) {
                 rc = weft_sched_stepf(s, "split %s %s %lld", xl, last, (long long)lanes);
                 if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", xl, last);
-            } else if (nd >= 2 && xs->op->shape[nd - 2] > 1 && xs->op->shape[nd - 2] * xs->op->shape[nd - 1] >= lanes) {
-                /* the panel's rows (whole rows of a plane whose width is not whole vectors)
-                 * copied as one run per channel, in vectors with a partial last one: the
-                 * rows are contiguous in the plane and in the copy */
-                char rows[WEFT_SCHED_NAME * 2 + 2];
-                snprintf(rows, sizeof rows, "%s@%s", xs->iters[nd - 2].name, last);
-                if (strlen(rows) + 4 < WEFT_SCHED_NAME) {
-                    rc = weft_sched_stepf(s, "fuse %s %s %s", xl, xs->iters[nd - 2].name, last);
-                    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "split %s %s %lld", xl, rows, (long long)lanes);
-                    if (rc == WEFT_OK) rc = weft_sched_stepf(s, "vectorize %s %s.1", xl, rows);
-                }
             }
         }
     }

@@ -150,7 +150,7 @@ static const conv_case cases[] = {
     /* pointwise over 7x7 planes with many input channels: blocked, register tiles along the
      * fused pixels (49 = 8 x 6 + 1 with AVX2), batch, residual */
     {K_CONV, 2, 96, 7, 7, 40, 1, 1, 1, 0, 1, EPI_ADD, true, 0}, /* 66 */
-    /* pointwise over pixel panels of an 18-column plane: the packed rows copied as one run */
+    /* pointwise over pixel panels of an 18-column plane (a panel's rows are not whole vectors) */
     {K_CONV, 1, 32, 24, 18, 40, 1, 1, 1, 0, 1, EPI_RELU, true, 0}, /* 67 */
 };
 
@@ -552,11 +552,7 @@ static void test_default_schedule_shapes(void **state)
         if (!strstr(p.text, bits[k] == 512 ? "split add1 h@w 13\n" : "split add1 h@w 10\n"))
             fail_msg("%d bits: the pointwise conv's tile:\n%s", bits[k], p.text);
         schedule_of(&cases[67], &caps, &p); /* AVX2: pixel panels of 72 over 18-column rows */
-        if (bits[k] == 256) {
-            assert_non_null(strstr(p.text, "cache_read in0 local conv0.red"));
-            assert_non_null(strstr(p.text, "fuse in0.local ax2 ax3"));
-            assert_non_null(strstr(p.text, "vectorize in0.local ax2@ax3.1"));
-        }
+        if (bits[k] == 256) assert_non_null(strstr(p.text, "cache_read in0 local conv0.red"));
         /* depthwise over 20 columns: with AVX2's 16 registers two vectors of columns (a
          * masked tail) by 4 rows, 8 accumulators; with AVX-512 the divisor rule (20 columns) */
         schedule_of(&cases[11], &caps, &p);
