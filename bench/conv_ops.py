@@ -21,7 +21,7 @@ dw3_14_480     depthwise 3x3, 480 channels at 14x14, SiLU
 dw5_14_672     depthwise 5x5, 672 channels at 14x14, SiLU
 dw5_7_1152     depthwise 5x5, 1152 channels at 7x7, SiLU
 pw_16_96       pointwise 16 -> 96 at 112x112, SiLU
-pw_64_256_56   pointwise 64 -> 256 at 56x56, ReLU (ResNet-50's bottlenecks, stages 1 to 4 ...)
+pw_64_256_56   pointwise 64 -> 256 at 56x56, ReLU (ResNet-50's bottleneck 1x1 convs, this and the next five)
 pw_512_128_28  pointwise 512 -> 128 at 28x28, ReLU
 pw_256_1024_14 pointwise 256 -> 1024 at 14x14, ReLU
 pw_1024_256_14 pointwise 1024 -> 256 at 14x14, ReLU
