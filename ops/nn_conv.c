@@ -505,14 +505,14 @@ weft_tensor *weft_conv2d_stages(weft_arena *a, const weft_conv2d_spec *spec, con
             const weft_expr *idx[4];
             weft_nn_axes(Y, idx);
             const weft_expr *v;
+            /* fused pixels (flat, bflat): y * OW + x */
+            const weft_expr *pix = flat || bflat ? weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]) : NULL;
             if (fb) {
                 const weft_expr *blk = weft_i64(a, fb);
-                const weft_expr *yi = bflat ? weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]) : idx[2];
                 v = weft_tload(a, R, 5,
-                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), yi, bflat ? weft_i64(a, 0) : idx[3],
-                                                     weft_floormod(a, idx[1], blk)});
+                               (const weft_expr *[]){idx[0], weft_floordiv(a, idx[1], blk), bflat ? pix : idx[2],
+                                                     bflat ? weft_i64(a, 0) : idx[3], weft_floormod(a, idx[1], blk)});
             } else if (flat) {
-                const weft_expr *pix = weft_add(a, weft_mul(a, idx[2], weft_i64(a, w.out[1])), idx[3]);
                 v = weft_tload(a, R, 3, (const weft_expr *[]){idx[0], idx[1], pix});
             } else v = weft_tload(a, R, 4, idx);
             weft_te_set_body(Y, WEFT_REDUCE_NONE, has_b ? weft_add(a, v, weft_te_at(a, B, idx[1])) : v);
